@@ -1,0 +1,44 @@
+// Package metal is Splash's compute layer: every numeric kernel the model's
+// forward pass needs, behind one narrow Backend interface.
+//
+// Two implementations are planned: "cpu" (portable Go, the reference that every
+// optimised kernel is tested against, plus amd64/arm64 assembly chosen at run
+// time) and "metal" (darwin, Metal shaders). Tensors live in host memory; on
+// Apple silicon the same bytes are shared with the GPU without copies.
+//
+// # Weight layout
+//
+// A weight matrix is a Tensor of Rows×Cols elements stored row-major, Rows
+// being the output dimension and Cols the input (reduction) dimension, exactly
+// as a Hugging Face nn.Linear weight. Quantized tensors are grouped along Cols
+// in groups of GroupSize (32) elements, each group with its own scale:
+//
+//	Q8: Data = Rows*Cols int8 quants, row-major;
+//	    then, at offset ScaleOffset(), Rows*(Cols/32) float16 scales, row-major.
+//	    x[r][c] = scale[r][c/32] * q[r][c].
+//	Q4: Data = Rows*Cols/2 bytes: for each row, for each group of 32 values,
+//	    16 bytes where byte j holds q[j]+8 in its low nibble and q[j+16]+8 in
+//	    its high nibble (q in [-8, 7]); then, at ScaleOffset(),
+//	    Rows*(Cols/32) float16 scales. x[r][c] = scale[r][c/32] * q[r][c].
+//
+// Scales follow the quants, starting at a 64-byte aligned offset, so the quant
+// blocks of every row are contiguous and SIMD-friendly. Quantization is
+// symmetric: Q8 uses scale = max|x|/127; Q4 uses scale = m/-8 where m is the
+// group's value of largest magnitude (so it maps to -8 exactly), and
+// q = clamp(round(x/scale), -8, 7). Cols must be a multiple of 32 for Q8 and
+// Q4; other tensors stay F32/BF16.
+//
+// # KV cache
+//
+// Attention reads keys and values from a paged cache: fixed-size blocks of
+// BlockSize token slots, addressed through a per-sequence block table, as in
+// vLLM's PagedAttention. Token position p of a sequence lives in slot
+// table[p/BlockSize]*BlockSize + p%BlockSize.
+//
+// # Batch invariance
+//
+// Every kernel computes each output element with a reduction order that
+// depends only on that row's inputs, never on the number of rows in the call,
+// on the other rows, or on the thread count. A row's logits are therefore
+// bit-identical whether it runs alone or in a batch.
+package metal

@@ -1,0 +1,80 @@
+package model
+
+import (
+	"fmt"
+)
+
+// Config is the architecture and dimensions of a model, with fields named as
+// in the Hugging Face config.json.
+type Config struct {
+	Architecture          string       `json:"architecture"` // e.g. "Qwen3ForCausalLM", from config.json "architectures"[0]
+	ModelType             string       `json:"model_type,omitempty"`
+	HiddenSize            int          `json:"hidden_size"`
+	IntermediateSize      int          `json:"intermediate_size"`
+	NumHiddenLayers       int          `json:"num_hidden_layers"`
+	NumAttentionHeads     int          `json:"num_attention_heads"`
+	NumKeyValueHeads      int          `json:"num_key_value_heads"`
+	HeadDim               int          `json:"head_dim"` // hidden_size/num_attention_heads when absent
+	VocabSize             int          `json:"vocab_size"`
+	RMSNormEps            float64      `json:"rms_norm_eps"`
+	RopeTheta             float64      `json:"rope_theta"`
+	RopeScaling           *RopeScaling `json:"rope_scaling,omitempty"`
+	MaxPositionEmbeddings int          `json:"max_position_embeddings"`
+	TieWordEmbeddings     bool         `json:"tie_word_embeddings"`
+	AttentionBias         bool         `json:"attention_bias,omitempty"` // q/k/v projection biases (not supported yet: rejected)
+	BOSTokenID            []int        `json:"bos_token_id,omitempty"`
+	EOSTokenID            []int        `json:"eos_token_id,omitempty"`
+}
+
+// RopeScaling is config.json's "rope_scaling". Only rope_type "llama3" (and
+// "default"/absent) is supported.
+type RopeScaling struct {
+	RopeType                      string  `json:"rope_type"`
+	Factor                        float64 `json:"factor"`
+	LowFreqFactor                 float64 `json:"low_freq_factor"`
+	HighFreqFactor                float64 `json:"high_freq_factor"`
+	OriginalMaxPositionEmbeddings int     `json:"original_max_position_embeddings"`
+}
+
+// KVDim is the width of one token's keys (and of its values) in one layer.
+func (c *Config) KVDim() int { return c.NumKeyValueHeads * c.HeadDim }
+
+// QDim is the width of one token's queries in one layer.
+func (c *Config) QDim() int { return c.NumAttentionHeads * c.HeadDim }
+
+// Check reports the first inconsistency in the dimensions, naming it.
+func (c *Config) Check() error {
+	pos := []struct {
+		name string
+		v    int
+	}{
+		{"hidden_size", c.HiddenSize}, {"intermediate_size", c.IntermediateSize},
+		{"num_hidden_layers", c.NumHiddenLayers}, {"num_attention_heads", c.NumAttentionHeads},
+		{"num_key_value_heads", c.NumKeyValueHeads}, {"head_dim", c.HeadDim}, {"vocab_size", c.VocabSize},
+	}
+	for _, p := range pos {
+		if p.v <= 0 {
+			return fmt.Errorf("model: config %s = %d, must be positive", p.name, p.v)
+		}
+	}
+	if c.NumAttentionHeads%c.NumKeyValueHeads != 0 {
+		return fmt.Errorf("model: config num_attention_heads %d is not a multiple of num_key_value_heads %d",
+			c.NumAttentionHeads, c.NumKeyValueHeads)
+	}
+	if c.HeadDim%2 != 0 {
+		return fmt.Errorf("model: config head_dim %d must be even for RoPE", c.HeadDim)
+	}
+	if c.RMSNormEps <= 0 {
+		return fmt.Errorf("model: config rms_norm_eps %g must be positive", c.RMSNormEps)
+	}
+	if c.RopeTheta <= 0 {
+		return fmt.Errorf("model: config rope_theta %g must be positive", c.RopeTheta)
+	}
+	if c.AttentionBias {
+		return fmt.Errorf("model: config attention_bias = true is not supported")
+	}
+	if s := c.RopeScaling; s != nil && s.RopeType != "" && s.RopeType != "default" && s.RopeType != "llama3" {
+		return fmt.Errorf("model: rope_scaling type %q is not supported (want llama3)", s.RopeType)
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/splash-inference/splash/metal"
+)
+
+// Tensors is a set of named weight tensors in the kernels' layout: an open
+// Hugging Face checkpoint or Splash package. The tensors' Data may point into
+// memory-mapped files, valid until Close.
+type Tensors interface {
+	// Tensor returns the named tensor, or an error naming it when absent.
+	Tensor(name string) (*metal.Tensor, error)
+	// Names lists every tensor, sorted.
+	Names() []string
+	Close() error
+}
+
+// Model is a causal language model whose forward pass reads and writes a
+// paged KV cache it does not own: the caller (the scheduler and KV manager)
+// decides which blocks each sequence uses.
+type Model interface {
+	Config() *Config
+	// NewKVCache allocates a paged cache sized for this model.
+	NewKVCache(numBlocks, blockSize int) *metal.KVCache
+	// Forward evaluates one batch and returns the logits it asked for (see
+	// Batch). The returned slice is reused by the next call.
+	// Forward is not safe for concurrent use.
+	Forward(b *Batch, kv *metal.KVCache) ([]float32, error)
+}
+
+// Batch is one forward pass over rows of different sequences: a prompt chunk,
+// a single decode token, or a block of draft tokens to verify can all sit in
+// the same batch.
+type Batch struct {
+	Rows []Row
+}
+
+// Row is a run of consecutive tokens of one sequence.
+type Row struct {
+	Start  int     // position of Tokens[0] in the sequence; positions before it are already in the cache
+	Tokens []int32 // tokens at positions Start, Start+1, ...
+	Blocks []int32 // the sequence's block table, covering positions 0..Start+len(Tokens)-1
+	// Logits is how many of the row's last positions need logits: 0 for
+	// none (a prefill chunk that is not the prompt's last), 1 for the next
+	// token, len(Tokens) for every position (verification, prompt logprobs).
+	Logits int
+}
+
+// NumLogits returns the number of logit vectors Forward returns for b; they
+// come in row order, each row's positions in order, VocabSize floats each.
+func (b *Batch) NumLogits() int {
+	n := 0
+	for _, r := range b.Rows {
+		n += r.Logits
+	}
+	return n
+}
+
+// Builder constructs an architecture's model from its config and weights.
+type Builder func(cfg *Config, w Tensors, be metal.Backend) (Model, error)
+
+// Registry maps Hugging Face architecture names ("Qwen3ForCausalLM") to
+// builders. It is filled once, by Architectures, and never mutated after.
+type Registry map[string]Builder
+
+// Architectures returns the registry of every supported architecture.
+func Architectures() Registry {
+	return Registry{
+		// filled by the architecture files
+	}
+}
+
+// Build constructs the model for cfg.Architecture.
+func (r Registry) Build(cfg *Config, w Tensors, be metal.Backend) (Model, error) {
+	b, ok := r[cfg.Architecture]
+	if !ok {
+		names := make([]string, 0, len(r))
+		for n := range r {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("model: architecture %q is not supported (supported: %v)", cfg.Architecture, names)
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	return b(cfg, w, be)
+}
