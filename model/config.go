@@ -73,8 +73,16 @@ func (c *Config) Check() error {
 	if c.AttentionBias {
 		return fmt.Errorf("model: config attention_bias = true is not supported")
 	}
-	if s := c.RopeScaling; s != nil && s.RopeType != "" && s.RopeType != "default" && s.RopeType != "llama3" {
-		return fmt.Errorf("model: rope_scaling type %q is not supported (want llama3)", s.RopeType)
+	if s := c.RopeScaling; s != nil {
+		switch s.RopeType {
+		case "", "default":
+		case "llama3":
+			if s.Factor <= 0 || s.LowFreqFactor <= 0 || s.HighFreqFactor <= s.LowFreqFactor || s.OriginalMaxPositionEmbeddings <= 0 {
+				return fmt.Errorf("model: rope_scaling llama3 needs factor > 0, 0 < low_freq_factor < high_freq_factor and original_max_position_embeddings > 0, got %+v", *s)
+			}
+		default:
+			return fmt.Errorf("model: rope_scaling type %q is not supported (want llama3)", s.RopeType)
+		}
 	}
 	return nil
 }

@@ -69,7 +69,8 @@ type Registry map[string]Builder
 // Architectures returns the registry of every supported architecture.
 func Architectures() Registry {
 	return Registry{
-		// filled by the architecture files
+		"Qwen3ForCausalLM": newQwen3,
+		"LlamaForCausalLM": newLlama,
 	}
 }
 

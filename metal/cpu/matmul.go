@@ -1,0 +1,89 @@
+package cpu
+
+import (
+	"unsafe"
+
+	"github.com/splash-inference/splash/metal"
+)
+
+// matmulTask computes out[r][o] = dot(W[o], x[r]) for output rows o in a
+// range. Each weight row is read (and, if not f32, widened into the worker's
+// scratch) once, then dotted with every activation row, so the weights stream
+// from memory once per call however many rows the batch has.
+type matmulTask struct {
+	b       *Backend
+	out, x  []float32
+	rows    int
+	w       *metal.Tensor
+	wf32    []float32 // W as float32 when its dtype is F32
+	in, dim int       // w.Cols, w.Rows
+}
+
+func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
+	t := &b.mm
+	*t = matmulTask{b: b, out: out[:rows*w.Rows], x: x[:rows*w.Cols], rows: rows, w: w, in: w.Cols, dim: w.Rows}
+	if w.DType == metal.F32 {
+		t.wf32 = f32s(w.Data)
+	}
+	b.pool.run(t, w.Rows, 16)
+	*t = matmulTask{}
+}
+
+func (t *matmulTask) run(lo, hi, worker int) {
+	in := t.in
+	for o := lo; o < hi; o++ {
+		var wrow []float32
+		if t.wf32 != nil {
+			wrow = t.wf32[o*in : (o+1)*in]
+		} else {
+			wrow = t.b.workerScratch(worker, in)
+			t.w.DequantizeRow(wrow, o)
+		}
+		for r := 0; r < t.rows; r++ {
+			t.out[r*t.dim+o] = dot(wrow, t.x[r*in:(r+1)*in])
+		}
+	}
+}
+
+// dot returns Σ a[i]·b[i] accumulated in float32 in a fixed order: eight
+// partial sums over i mod 8, added pairwise ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)),
+// then the tail in order. The order depends only on len(a), which keeps every
+// caller batch-invariant.
+func dot(a, b []float32) float32 {
+	n := len(a)
+	b = b[:n]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
+		s0 += aa[0] * bb[0]
+		s1 += aa[1] * bb[1]
+		s2 += aa[2] * bb[2]
+		s3 += aa[3] * bb[3]
+		s4 += aa[4] * bb[4]
+		s5 += aa[5] * bb[5]
+		s6 += aa[6] * bb[6]
+		s7 += aa[7] * bb[7]
+	}
+	s := ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))
+	for ; i < n; i++ {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// f32s views little-endian float32 bytes as a slice without copying (the
+// platforms Splash runs on are little-endian and tolerate unaligned loads).
+func f32s(b []byte) []float32 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+func (b *Backend) Embed(out []float32, w *metal.Tensor, ids []int32) {
+	n := w.Cols
+	for r, id := range ids {
+		w.DequantizeRow(out[r*n:(r+1)*n], int(id))
+	}
+}
