@@ -21,7 +21,9 @@ type stdio struct {
 // commands returns the subcommands of splash. Each lives in its own file as
 // newXxxCmd(s *stdio) *ff.Command.
 func commands(s *stdio) []*ff.Command {
-	return []*ff.Command{}
+	return []*ff.Command{
+		newPackCmd(s),
+	}
 }
 
 // run parses args (without the program name) and runs the chosen command.

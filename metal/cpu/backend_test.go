@@ -1,0 +1,228 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/splash-inference/splash/metal"
+)
+
+func randVec(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
+func maxRelErr(got []float32, want []float64) float64 {
+	d, m := 0.0, 1e-30
+	for i := range want {
+		d = math.Max(d, math.Abs(float64(got[i])-want[i]))
+		m = math.Max(m, math.Abs(want[i]))
+	}
+	return d / m
+}
+
+func TestMatMulMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	be := New(2)
+	defer be.Close()
+	for _, d := range []metal.DType{metal.F32, metal.F16, metal.BF16, metal.Q8, metal.Q4} {
+		for _, shape := range [][3]int{{1, 1, 32}, {3, 17, 64}, {7, 33, 96}, {16, 130, 160}} {
+			rows, out, in := shape[0], shape[1], shape[2]
+			w, err := metal.Quantize(d, randVec(rng, out*in), out, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deq := w.Dequantize()
+			x := randVec(rng, rows*in)
+			want := make([]float64, rows*out)
+			for r := 0; r < rows; r++ {
+				for o := 0; o < out; o++ {
+					for i := 0; i < in; i++ {
+						want[r*out+o] += float64(x[r*in+i]) * float64(deq[o*in+i])
+					}
+				}
+			}
+			got := make([]float32, rows*out)
+			be.MatMul(got, x, rows, w)
+			if e := maxRelErr(got, want); e > 1e-5 {
+				t.Errorf("%s %v: relative error %g", d, shape, e)
+			}
+		}
+	}
+}
+
+// TestMatMulBatchInvariant: a row's result is bit-identical whatever the
+// number of rows in the call and the number of threads.
+func TestMatMulBatchInvariant(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	one, two := New(1), New(2)
+	defer one.Close()
+	defer two.Close()
+	for _, d := range []metal.DType{metal.F32, metal.BF16, metal.Q8, metal.Q4} {
+		const out, in = 67, 224
+		w, _ := metal.Quantize(d, randVec(rng, out*in), out, in)
+		x := randVec(rng, 7*in)
+		alone := make([]float32, out)
+		one.MatMul(alone, x[3*in:4*in], 1, w)
+		batch := make([]float32, 7*out)
+		two.MatMul(batch, x, 7, w)
+		for o := range alone {
+			if math.Float32bits(alone[o]) != math.Float32bits(batch[3*out+o]) {
+				t.Fatalf("%s: output %d alone %v, in batch %v", d, o, alone[o], batch[3*out+o])
+			}
+		}
+	}
+}
+
+func TestMatMulDoesNotAllocate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	be := New(2)
+	defer be.Close()
+	w, _ := metal.Quantize(metal.Q4, randVec(rng, 256*256), 256, 256)
+	x, out := randVec(rng, 4*256), make([]float32, 4*256)
+	be.MatMul(out, x, 4, w) // warm up per-worker scratch
+	if n := testing.AllocsPerRun(20, func() { be.MatMul(out, x, 4, w) }); n != 0 {
+		t.Fatalf("MatMul allocates %v times per call", n)
+	}
+}
+
+func TestElementwise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	be := New(1)
+	defer be.Close()
+	const dim = 48
+	x, g := randVec(rng, 3*dim), randVec(rng, dim)
+	out := make([]float32, len(x))
+	be.RMSNorm(out, x, g, dim, 1e-5)
+	want := make([]float64, len(x))
+	for r := 0; r < 3; r++ {
+		ss := 0.0
+		for _, v := range x[r*dim : (r+1)*dim] {
+			ss += float64(v) * float64(v)
+		}
+		inv := 1 / math.Sqrt(ss/dim+1e-5)
+		for i := 0; i < dim; i++ {
+			want[r*dim+i] = float64(x[r*dim+i]) * inv * float64(g[i])
+		}
+	}
+	if e := maxRelErr(out, want); e > 1e-6 {
+		t.Errorf("RMSNorm relative error %g", e)
+	}
+
+	gate, up := randVec(rng, 50), randVec(rng, 50)
+	wantS := make([]float64, 50)
+	for i := range gate {
+		v := float64(gate[i])
+		wantS[i] = v / (1 + math.Exp(-v)) * float64(up[i])
+	}
+	be.SiLUMul(gate, up)
+	if e := maxRelErr(gate, wantS); e > 1e-6 {
+		t.Errorf("SiLUMul relative error %g", e)
+	}
+
+	// RoPE: 2 rows, 3 heads of 8, rotate-half pairs (i, i+4).
+	const heads, hd = 3, 8
+	q := randVec(rng, 2*heads*hd)
+	inv := []float32{1, 0.1, 0.01, 0.001}
+	pos := []int32{5, 1000}
+	wantR := make([]float64, len(q))
+	for r, p := range pos {
+		for h := 0; h < heads; h++ {
+			b := (r*heads + h) * hd
+			for i := 0; i < hd/2; i++ {
+				a := float64(p) * float64(inv[i])
+				x0, x1 := float64(q[b+i]), float64(q[b+i+hd/2])
+				wantR[b+i] = x0*math.Cos(a) - x1*math.Sin(a)
+				wantR[b+i+hd/2] = x0*math.Sin(a) + x1*math.Cos(a)
+			}
+		}
+	}
+	be.RoPE(q, pos, heads, hd, inv)
+	if e := maxRelErr(q, wantR); e > 1e-6 {
+		t.Errorf("RoPE relative error %g", e)
+	}
+}
+
+// TestAttentionPaged compares paged attention through a scrambled block
+// table with a float64 computation over contiguous keys and values.
+func TestAttentionPaged(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, tc := range []struct{ heads, kvHeads, hd, bs, n int }{
+		{4, 2, 16, 4, 13}, {2, 2, 8, 16, 40}, {8, 1, 32, 5, 23},
+	} {
+		be := New(2)
+		dim := tc.kvHeads * tc.hd
+		nb := (tc.n+tc.bs-1)/tc.bs + 3
+		kv := &metal.KVLayer{BlockSize: tc.bs, NumBlocks: nb, Dim: dim,
+			K: make([]float32, nb*tc.bs*dim), V: make([]float32, nb*tc.bs*dim)}
+		perm := rng.Perm(nb)
+		table := make([]int32, (tc.n+tc.bs-1)/tc.bs)
+		for i := range table {
+			table[i] = int32(perm[i])
+		}
+		keys, vals := randVec(rng, tc.n*dim), randVec(rng, tc.n*dim)
+		slots := make([]int32, tc.n)
+		for p := range slots {
+			slots[p] = table[p/tc.bs]*int32(tc.bs) + int32(p%tc.bs)
+		}
+		be.WriteKV(kv, keys, vals, slots)
+		// queries at three positions, as a verify row would have
+		qpos := []int32{0, int32(tc.n / 2), int32(tc.n - 1)}
+		rows := make([]metal.AttnRow, len(qpos))
+		for i, p := range qpos {
+			rows[i] = metal.AttnRow{Pos: p, Blocks: table}
+		}
+		q := randVec(rng, len(qpos)*tc.heads*tc.hd)
+		out := make([]float32, len(q))
+		be.Attention(out, q, kv, rows, tc.heads, tc.kvHeads, tc.hd)
+		want := make([]float64, len(q))
+		for r, p := range qpos {
+			for h := 0; h < tc.heads; h++ {
+				kh := h / (tc.heads / tc.kvHeads)
+				qv := q[(r*tc.heads+h)*tc.hd:]
+				sc := make([]float64, p+1)
+				mx := math.Inf(-1)
+				for s := 0; s <= int(p); s++ {
+					for i := 0; i < tc.hd; i++ {
+						sc[s] += float64(qv[i]) * float64(keys[s*dim+kh*tc.hd+i])
+					}
+					sc[s] /= math.Sqrt(float64(tc.hd))
+					mx = math.Max(mx, sc[s])
+				}
+				sum := 0.0
+				for s := range sc {
+					sc[s] = math.Exp(sc[s] - mx)
+					sum += sc[s]
+				}
+				for s := range sc {
+					for i := 0; i < tc.hd; i++ {
+						want[(r*tc.heads+h)*tc.hd+i] += sc[s] / sum * float64(vals[s*dim+kh*tc.hd+i])
+					}
+				}
+			}
+		}
+		if e := maxRelErr(out, want); e > 1e-5 {
+			t.Errorf("%+v: relative error %g", tc, e)
+		}
+		be.Close()
+	}
+}
+
+func TestEmbed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	be := New(1)
+	defer be.Close()
+	w, _ := metal.Quantize(metal.Q8, randVec(rng, 10*64), 10, 64)
+	out := make([]float32, 2*64)
+	be.Embed(out, w, []int32{7, 2})
+	deq := w.Dequantize()
+	for i := 0; i < 64; i++ {
+		if out[i] != deq[7*64+i] || out[64+i] != deq[2*64+i] {
+			t.Fatal("embedding rows differ from the dequantized table")
+		}
+	}
+}

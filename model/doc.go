@@ -1,0 +1,48 @@
+// Package model loads causal language models and runs their forward pass
+// over a paged KV cache that the caller owns.
+//
+// # Architectures
+//
+// Qwen3ForCausalLM and LlamaForCausalLM (Llama 2 and 3, with the llama3
+// rope_scaling) share one dense transformer (transformer.go); Qwen3 adds an
+// RMSNorm over each query and key head. Architectures().Build checks every
+// weight against the config and names the first missing or misshapen tensor.
+//
+// # Sources
+//
+// Open reads either a Hugging Face checkpoint directory (config.json plus
+// model.safetensors, or shards listed in model.safetensors.index.json; f32,
+// f16 and bf16 tensors, memory-mapped and used in place) or a Splash package.
+//
+// # Splash package format (format_version 1)
+//
+// A package is a directory:
+//
+//	splash.json             the manifest (below)
+//	target/weights.bin      the target model's tensors
+//	draft/weights.bin       optional draft model's tensors
+//	tokenizer.json          copied from the checkpoint
+//	tokenizer_config.json   copied (holds the chat template), when present
+//	generation_config.json  copied, when present
+//
+// Each weights.bin is the concatenation of its tensors in name order, each
+// starting at a 64-byte aligned offset, each exactly in the metal package's
+// layout (see package metal: f32, bf16, or q8/q4 groups of 32 with float16
+// scales after the quants), so loading is mmap plus slicing — no copy, no
+// conversion. Norm vectors are always f32; a matrix whose width is not a
+// multiple of 32 is stored as bf16 in a q8/q4 package.
+//
+// splash.json holds: format_version; name; quant (f32, bf16, q8, q4);
+// context_length; draft_block_size; target and draft, each with the model
+// config (HF field names), the weights file and, per tensor, name, dtype,
+// rows, cols, offset and size; tokenizer and chat_template file names; and
+// files, the size and SHA-256 of every file. OpenPackage checks the format
+// version, every size and (unless asked not to) every checksum, and every
+// tensor's bounds and byte count, so a truncated or corrupted package fails
+// with an error naming the file instead of producing garbage.
+//
+// Measured on a random test model (TestPackRoundTrip, fixed 8-token prompt,
+// relative to the f32 checkpoint): bf16 max|Δlogit|/max|logit| ≈ 0.0014, q8 ≈
+// 0.005, q4 ≈ 0.07, top-1 agreement 100% for all; the test bounds are 0.02,
+// 0.02 and 0.15.
+package model
