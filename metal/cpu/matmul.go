@@ -7,9 +7,10 @@ import (
 )
 
 // matmulTask computes out[r][o] = dot(W[o], x[r]) for output rows o in a
-// range. Each weight row is read (and, if not f32, widened into the worker's
-// scratch) once, then dotted with every activation row, so the weights stream
-// from memory once per call however many rows the batch has.
+// range. Each weight row is read once (f16/bf16 rows widened into the
+// worker's scratch; q8/q4 rows read in place and kept hot in L1) and dotted
+// with every activation row, so the weights stream from memory once per call
+// however many rows the batch has.
 type matmulTask struct {
 	b       *Backend
 	out, x  []float32
@@ -31,6 +32,19 @@ func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 
 func (t *matmulTask) run(lo, hi, worker int) {
 	in := t.in
+	switch t.w.DType {
+	case metal.Q8, metal.Q4:
+		dotq := dotQ8
+		if t.w.DType == metal.Q4 {
+			dotq = dotQ4
+		}
+		for o := lo; o < hi; o++ {
+			for r := 0; r < t.rows; r++ {
+				t.out[r*t.dim+o] = dotq(t.w, o, t.x[r*in:(r+1)*in])
+			}
+		}
+		return
+	}
 	for o := lo; o < hi; o++ {
 		var wrow []float32
 		if t.wf32 != nil {

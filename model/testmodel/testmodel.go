@@ -257,3 +257,28 @@ func RepoRoot() (string, error) {
 		dir = parent
 	}
 }
+
+// Package returns a Splash package of spec quantized to quant, built (from a
+// checkpoint written beside it, then removed) under cacheDir the first time
+// and reused afterwards. Benchmarks use it for full-size random models.
+func Package(cacheDir string, s Spec, quant metal.DType) (string, error) {
+	s = s.withDefaults()
+	key := fmt.Sprintf("%s-h%d-i%d-l%d-q%dkv%dx%d-v%d-t%v-%s-%s-seed%d", s.Arch, s.Hidden, s.Intermediate, s.Layers,
+		s.Heads, s.KVHeads, s.HeadDim, s.Vocab, s.Tied, s.DType, quant, s.Seed)
+	dst := filepath.Join(cacheDir, "splash-testmodel-"+key)
+	if _, err := os.Stat(filepath.Join(dst, model.ManifestName)); err == nil {
+		return dst, nil
+	}
+	ckpt, err := os.MkdirTemp(cacheDir, "splash-testmodel-ckpt-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(ckpt)
+	if err := Write(ckpt, s); err != nil {
+		return "", err
+	}
+	if _, err := model.Pack(ckpt, dst, model.PackOptions{Quant: quant, Name: "random-" + s.Arch}); err != nil {
+		return "", err
+	}
+	return dst, nil
+}
