@@ -10,6 +10,8 @@ import (
 // model runner owns it.
 type Backend struct {
 	pool    *pool
+	k       kernels
+	acts    qacts // the current MatMul's activations, int8-quantized
 	scratch [][]float32 // per worker: a dequantized weight row or attention scores
 	mm      matmulTask
 	attn    attentionTask
@@ -19,15 +21,19 @@ type Backend struct {
 var _ metal.Backend = (*Backend)(nil)
 
 // New starts a backend with the given number of worker threads
-// (runtime.NumCPU() when threads <= 0).
-func New(threads int) *Backend {
-	if threads <= 0 {
-		threads = runtime.NumCPU()
+// (runtime.NumCPU() when threads <= 0) and the fastest kernels this CPU has.
+func New(threads int) *Backend { return NewWithOptions(Options{Threads: threads}) }
+
+// NewWithOptions starts a backend configured by o.
+func NewWithOptions(o Options) *Backend {
+	if o.Threads <= 0 {
+		o.Threads = runtime.NumCPU()
 	}
-	return &Backend{pool: newPool(threads), scratch: make([][]float32, threads)}
+	return &Backend{pool: newPool(o.Threads), k: selectKernels(o), scratch: make([][]float32, o.Threads)}
 }
 
-func (b *Backend) Name() string { return "cpu/portable" }
+// Name is the kernel set in use, e.g. "cpu/avx2" or "cpu/portable".
+func (b *Backend) Name() string { return b.k.name }
 
 // Threads is the number of workers.
 func (b *Backend) Threads() int { return b.pool.n }

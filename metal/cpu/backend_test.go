@@ -38,11 +38,20 @@ func TestMatMulMatchesReference(t *testing.T) {
 			}
 			deq := w.Dequantize()
 			x := randVec(rng, rows*in)
+			xr := x // what the kernels multiply: int8 activations for q8/q4 weights
+			if d.Quantized() {
+				var a qacts
+				a.quantize(x, rows, in)
+				xr = make([]float32, len(x))
+				for i := range xr {
+					xr[i] = float32(a.q[i]) * a.scale[i/32]
+				}
+			}
 			want := make([]float64, rows*out)
 			for r := 0; r < rows; r++ {
 				for o := 0; o < out; o++ {
 					for i := 0; i < in; i++ {
-						want[r*out+o] += float64(x[r*in+i]) * float64(deq[o*in+i])
+						want[r*out+o] += float64(xr[r*in+i]) * float64(deq[o*in+i])
 					}
 				}
 			}
@@ -224,5 +233,48 @@ func TestEmbed(t *testing.T) {
 		if out[i] != deq[7*64+i] || out[64+i] != deq[2*64+i] {
 			t.Fatal("embedding rows differ from the dequantized table")
 		}
+	}
+}
+
+// TestQuantKernelsMatchPortable: every optimised q4/q8 kernel this CPU has
+// gives bit-identical results to the portable reference.
+func TestQuantKernelsMatchPortable(t *testing.T) {
+	best := bestKernels()
+	if best.name == "cpu/portable" {
+		t.Skip("no optimised kernels on this CPU")
+	}
+	ref := portableKernels()
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, d := range []metal.DType{metal.Q8, metal.Q4} {
+		for _, cols := range []int{32, 64, 96, 1024, 3072} {
+			const outRows = 5
+			w, _ := metal.Quantize(d, randVec(rng, outRows*cols), outRows, cols)
+			x := randVec(rng, 3*cols)
+			x[0], x[cols+5] = 0, 1e-30 // zeros and tiny values in a group
+			var a qacts
+			a.quantize(x, 3, cols)
+			for o := 0; o < outRows; o++ {
+				wq, ws := quantRow(w, o)
+				for r := 0; r < 3; r++ {
+					var want, got float32
+					if d == metal.Q4 {
+						want, got = ref.dotQ4(wq, ws, a.row(r, cols)), best.dotQ4(wq, ws, a.row(r, cols))
+					} else {
+						want, got = ref.dotQ8(wq, ws, a.row(r, cols)), best.dotQ8(wq, ws, a.row(r, cols))
+					}
+					if math.Float32bits(want) != math.Float32bits(got) {
+						t.Fatalf("%s %s cols %d row %d: %v, portable %v", best.name, d, cols, o, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestPortableOptionForcesReference(t *testing.T) {
+	be := NewWithOptions(Options{Threads: 1, Portable: true})
+	defer be.Close()
+	if be.Name() != "cpu/portable" {
+		t.Fatalf("Name() = %q", be.Name())
 	}
 }

@@ -8,9 +8,9 @@ import (
 
 // matmulTask computes out[r][o] = dot(W[o], x[r]) for output rows o in a
 // range. Each weight row is read once (f16/bf16 rows widened into the
-// worker's scratch; q8/q4 rows read in place and kept hot in L1) and dotted
-// with every activation row, so the weights stream from memory once per call
-// however many rows the batch has.
+// worker's scratch; q8/q4 rows read in place, against activations quantized
+// to int8 once per call) and dotted with every activation row, so the
+// weights stream from memory once per call however many rows the batch has.
 type matmulTask struct {
 	b       *Backend
 	out, x  []float32
@@ -23,8 +23,11 @@ type matmulTask struct {
 func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 	t := &b.mm
 	*t = matmulTask{b: b, out: out[:rows*w.Rows], x: x[:rows*w.Cols], rows: rows, w: w, in: w.Cols, dim: w.Rows}
-	if w.DType == metal.F32 {
+	switch w.DType {
+	case metal.F32:
 		t.wf32 = f32s(w.Data)
+	case metal.Q8, metal.Q4:
+		b.acts.quantize(t.x, rows, w.Cols)
 	}
 	b.pool.run(t, w.Rows, 16)
 	*t = matmulTask{}
@@ -34,13 +37,14 @@ func (t *matmulTask) run(lo, hi, worker int) {
 	in := t.in
 	switch t.w.DType {
 	case metal.Q8, metal.Q4:
-		dotq := dotQ8
+		dotq := t.b.k.dotQ8
 		if t.w.DType == metal.Q4 {
-			dotq = dotQ4
+			dotq = t.b.k.dotQ4
 		}
 		for o := lo; o < hi; o++ {
+			w, ws := quantRow(t.w, o)
 			for r := 0; r < t.rows; r++ {
-				t.out[r*t.dim+o] = dotq(t.w, o, t.x[r*in:(r+1)*in])
+				t.out[r*t.dim+o] = dotq(w, ws, t.b.acts.row(r, in))
 			}
 		}
 		return

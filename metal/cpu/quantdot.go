@@ -6,55 +6,53 @@ import (
 	"github.com/splash-inference/splash/metal"
 )
 
-// The quantized dot products read the weights in place, without widening a
-// whole row first: per group of 32, Σ q[j]·x[j] is accumulated in float32 in
-// a fixed order, multiplied by the group's scale, and the groups are summed
-// in order. Every caller uses the same function for a given dtype, so the
-// result depends only on the row's own data (batch invariance).
+// Portable quantized dot products of one weight row with one int8
+// activation row. Per group of 32 the integer sum is exact; the groups are
+// combined in order as sum += (wscale·xscale)·float32(isum), in float32.
+// The assembly kernels compute exactly the same operations in the same
+// order, so every path gives bit-identical results.
 
-// dotQ8 is row o of a Q8 tensor dotted with x.
-func dotQ8(t *metal.Tensor, o int, x []float32) float32 {
-	n := t.Cols
-	q := t.Data[o*n : (o+1)*n]
-	scales := t.Data[t.ScaleOffset()+2*o*(n/metal.GroupSize):]
-	x = x[:n]
+// dotQ4Ref is row o of a Q4 tensor dotted with x. Weights are stored as
+// u = q+8 in [0, 15]: Σ q·x = Σ u·x − 8·Σ x.
+func dotQ4Ref(w []byte, ws []byte, x qrow) float32 {
 	var sum float32
-	for g := 0; g < n/metal.GroupSize; g++ {
-		qb := q[g*32 : g*32+32 : g*32+32]
-		xv := x[g*32 : g*32+32 : g*32+32]
-		var a0, a1, a2, a3 float32
-		for j := 0; j < 32; j += 4 {
-			a0 += float32(int8(qb[j])) * xv[j]
-			a1 += float32(int8(qb[j+1])) * xv[j+1]
-			a2 += float32(int8(qb[j+2])) * xv[j+2]
-			a3 += float32(int8(qb[j+3])) * xv[j+3]
+	for g := range x.scale {
+		qb := w[g*16 : g*16+16 : g*16+16]
+		xv := x.q[g*32 : g*32+32 : g*32+32]
+		var isum int32
+		for j := 0; j < 16; j++ {
+			isum += int32(qb[j]&15)*int32(xv[j]) + int32(qb[j]>>4)*int32(xv[j+16])
 		}
-		sum += metal.F16ToF32(binary.LittleEndian.Uint16(scales[2*g:])) * ((a0 + a2) + (a1 + a3))
+		isum -= 8 * x.sum[g]
+		d := metal.F16ToF32(binary.LittleEndian.Uint16(ws[2*g:])) * x.scale[g]
+		sum += d * float32(isum)
 	}
 	return sum
 }
 
-// dotQ4 is row o of a Q4 tensor dotted with x.
-func dotQ4(t *metal.Tensor, o int, x []float32) float32 {
-	n := t.Cols
-	q := t.Data[o*n/2 : (o+1)*n/2]
-	scales := t.Data[t.ScaleOffset()+2*o*(n/metal.GroupSize):]
-	x = x[:n]
-	// nibble value table: avoids an int-to-float conversion per weight
-	lut := [16]float32{-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7}
+// dotQ8Ref is row o of a Q8 tensor dotted with x.
+func dotQ8Ref(w []byte, ws []byte, x qrow) float32 {
 	var sum float32
-	for g := 0; g < n/metal.GroupSize; g++ {
-		qb := q[g*16 : g*16+16 : g*16+16]
-		xv := x[g*32 : g*32+32 : g*32+32]
-		var a0, a1, a2, a3 float32
-		for j := 0; j < 16; j += 2 {
-			b0, b1 := qb[j], qb[j+1]
-			a0 += lut[b0&15] * xv[j]
-			a1 += lut[b0>>4] * xv[j+16]
-			a2 += lut[b1&15] * xv[j+1]
-			a3 += lut[b1>>4] * xv[j+17]
+	for g := range x.scale {
+		qb := w[g*32 : g*32+32 : g*32+32]
+		xv := x.q[g*32 : g*32+32 : g*32+32]
+		var isum int32
+		for j := 0; j < 32; j++ {
+			isum += int32(int8(qb[j])) * int32(xv[j])
 		}
-		sum += metal.F16ToF32(binary.LittleEndian.Uint16(scales[2*g:])) * ((a0 + a2) + (a1 + a3))
+		d := metal.F16ToF32(binary.LittleEndian.Uint16(ws[2*g:])) * x.scale[g]
+		sum += d * float32(isum)
 	}
 	return sum
+}
+
+// quantRow returns the quant bytes and scale bytes of row o of t.
+func quantRow(t *metal.Tensor, o int) (w, ws []byte) {
+	n, g := t.Cols, t.Cols/metal.GroupSize
+	so := t.ScaleOffset()
+	ws = t.Data[so+2*o*g : so+2*(o+1)*g]
+	if t.DType == metal.Q4 {
+		return t.Data[o*n/2 : (o+1)*n/2], ws
+	}
+	return t.Data[o*n : (o+1)*n], ws
 }

@@ -1,0 +1,60 @@
+package cpu
+
+import "math"
+
+// Quantized weights are multiplied by int8-quantized activations, as in
+// llama.cpp: each row of x is split into groups of 32 with its own scale
+// (max|x|/127), so a group's dot product is an exact integer sum and only
+// the per-group combination is floating point.
+
+// qrow is one activation row quantized to int8 groups.
+type qrow struct {
+	q     []int8    // cols values
+	scale []float32 // cols/32 scales
+	sum   []int32   // cols/32 sums of q, for the q4 offset correction
+}
+
+// qacts holds the quantized activation rows of one MatMul call, reused.
+type qacts struct {
+	q     []int8
+	scale []float32
+	sum   []int32
+}
+
+// quantize fills a with the rows of x (rows×cols, cols a multiple of 32).
+func (a *qacts) quantize(x []float32, rows, cols int) {
+	groups := rows * cols / 32
+	if cap(a.q) < rows*cols {
+		a.q = make([]int8, rows*cols)
+	}
+	if cap(a.scale) < groups {
+		a.scale, a.sum = make([]float32, groups), make([]int32, groups)
+	}
+	a.q, a.scale, a.sum = a.q[:rows*cols], a.scale[:groups], a.sum[:groups]
+	for g := 0; g < groups; g++ {
+		xv := x[g*32 : g*32+32 : g*32+32]
+		qv := a.q[g*32 : g*32+32 : g*32+32]
+		var amax float32
+		for _, v := range xv {
+			amax = max(amax, float32(math.Abs(float64(v))))
+		}
+		scale := amax / 127
+		inv := float32(0)
+		if scale != 0 {
+			inv = 1 / scale
+		}
+		var s int32
+		for j, v := range xv {
+			q := int32(math.RoundToEven(float64(v * inv)))
+			qv[j] = int8(q)
+			s += q
+		}
+		a.scale[g], a.sum[g] = scale, s
+	}
+}
+
+// row returns row r of a (cols wide).
+func (a *qacts) row(r, cols int) qrow {
+	g := cols / 32
+	return qrow{q: a.q[r*cols : (r+1)*cols], scale: a.scale[r*g : (r+1)*g], sum: a.sum[r*g : (r+1)*g]}
+}

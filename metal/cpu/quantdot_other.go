@@ -1,0 +1,5 @@
+//go:build !amd64
+
+package cpu
+
+func bestKernels() kernels { return portableKernels() }
