@@ -22,6 +22,8 @@ type stdio struct {
 // newXxxCmd(s *stdio) *ff.Command.
 func commands(s *stdio) []*ff.Command {
 	return []*ff.Command{
+		newBenchCmd(s),
+		newGenerateCmd(s),
 		newPackCmd(s),
 	}
 }

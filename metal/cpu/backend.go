@@ -11,7 +11,7 @@ import (
 type Backend struct {
 	pool    *pool
 	k       kernels
-	acts    qacts // the current MatMul's activations, int8-quantized
+	acts    qacts       // the current MatMul's activations, int8-quantized
 	scratch [][]float32 // per worker: a dequantized weight row or attention scores
 	mm      matmulTask
 	attn    attentionTask
