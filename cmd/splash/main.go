@@ -23,7 +23,6 @@ type stdio struct {
 func commands(s *stdio) []*ff.Command {
 	return []*ff.Command{
 		newBenchCmd(s),
-		newGenerateCmd(s),
 		newPackCmd(s),
 	}
 }
