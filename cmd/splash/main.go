@@ -24,6 +24,7 @@ func commands(s *stdio) []*ff.Command {
 	return []*ff.Command{
 		newBenchCmd(s),
 		newPackCmd(s),
+		newTokenizeCmd(s),
 	}
 }
 

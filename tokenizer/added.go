@@ -1,0 +1,115 @@
+package tokenizer
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// addedToken is an entry of tokenizer.json "added_tokens".
+type addedToken struct {
+	ID         int32  `json:"id"`
+	Content    string `json:"content"`
+	SingleWord bool   `json:"single_word"`
+	LStrip     bool   `json:"lstrip"`
+	RStrip     bool   `json:"rstrip"`
+	Normalized bool   `json:"normalized"`
+	Special    bool   `json:"special"`
+}
+
+// segment is a piece of the input: either plain text to tokenize or an
+// added token already resolved to its id.
+type segment struct {
+	text string
+	id   int32 // -1 for text
+}
+
+// addedMatcher finds added tokens in text, longest first at each position.
+type addedMatcher struct {
+	byFirst map[byte][]*addedToken // candidates by first byte, longest first
+}
+
+func newAddedMatcher(tokens []addedToken) *addedMatcher {
+	m := &addedMatcher{byFirst: map[byte][]*addedToken{}}
+	for i := range tokens {
+		t := &tokens[i]
+		if t.Content == "" {
+			continue
+		}
+		m.byFirst[t.Content[0]] = append(m.byFirst[t.Content[0]], t)
+	}
+	for _, l := range m.byFirst {
+		sort.SliceStable(l, func(i, j int) bool { return len(l[i].Content) > len(l[j].Content) })
+	}
+	return m
+}
+
+// split cuts text at added tokens; special tokens are matched only when
+// parseSpecial is set, the other added tokens always.
+func (m *addedMatcher) split(text string, parseSpecial bool) []segment {
+	var segs []segment
+	start := 0 // start of pending plain text
+	for i := 0; i < len(text); {
+		t := m.at(text, i, parseSpecial)
+		if t == nil {
+			i++
+			continue
+		}
+		end := i + len(t.Content)
+		pre := text[start:i]
+		if t.LStrip {
+			pre = strings.TrimRightFunc(pre, unicode.IsSpace)
+		}
+		if pre != "" {
+			segs = append(segs, segment{text: pre, id: -1})
+		}
+		segs = append(segs, segment{id: t.ID})
+		if t.RStrip {
+			for end < len(text) {
+				r, w := utf8.DecodeRuneInString(text[end:])
+				if !unicode.IsSpace(r) {
+					break
+				}
+				end += w
+			}
+		}
+		i, start = end, end
+	}
+	if start < len(text) {
+		segs = append(segs, segment{text: text[start:], id: -1})
+	}
+	return segs
+}
+
+// at returns the added token matching text at i, or nil.
+func (m *addedMatcher) at(text string, i int, parseSpecial bool) *addedToken {
+	for _, t := range m.byFirst[text[i]] {
+		if t.Special && !parseSpecial || !strings.HasPrefix(text[i:], t.Content) {
+			continue
+		}
+		if t.SingleWord && (isWordBefore(text, i) || isWordAfter(text, i+len(t.Content))) {
+			continue
+		}
+		return t
+	}
+	return nil
+}
+
+func isWord(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r) }
+
+func isWordBefore(s string, i int) bool {
+	if i == 0 {
+		return false
+	}
+	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	return isWord(r)
+}
+
+func isWordAfter(s string, i int) bool {
+	if i >= len(s) {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return isWord(r)
+}

@@ -1,0 +1,128 @@
+package tokenizer
+
+import (
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Tokenizer encodes text to token ids and back. It is safe for concurrent
+// use.
+type Tokenizer struct {
+	bl        *byteLevel
+	bpe       *bpe
+	byteIDs   [256]int32 // id of each byte's byte-level symbol
+	added     *addedMatcher
+	addedIDs  map[string]int32
+	split     splitPattern
+	nfc       bool
+	prefix    []int32 // post-processor tokens before the sequence (BOS)
+	suffix    []int32 // and after it
+	idToToken []string
+	isAdded   []bool
+	special   []bool
+	bos       int32
+	hasBOS    bool
+	eos       []int32
+}
+
+// Encode tokenizes text. parseSpecial makes special tokens written in the
+// text (such as "<|im_start|>") encode as themselves, as Hugging Face does
+// by default; false treats their text as ordinary characters. Added tokens
+// that are not special are always recognised. No BOS is added: see
+// AddSpecial.
+func (t *Tokenizer) Encode(text string, parseSpecial bool) []int32 {
+	var ids []int32
+	for _, seg := range t.added.split(text, parseSpecial) {
+		if seg.id >= 0 {
+			ids = append(ids, seg.id)
+			continue
+		}
+		s := seg.text
+		if t.nfc {
+			s = norm.NFC.String(s)
+		}
+		t.split.scan(s, func(piece string) {
+			ids = t.encodePiece(piece, ids)
+		})
+	}
+	return ids
+}
+
+// encodePiece byte-level maps one pre-token and runs BPE on it.
+func (t *Tokenizer) encodePiece(piece string, dst []int32) []int32 {
+	var word strings.Builder
+	initial := make([]int32, 0, len(piece))
+	for i := 0; i < len(piece); i++ {
+		word.WriteRune(t.bl.toRune[piece[i]])
+		initial = append(initial, t.byteIDs[piece[i]])
+	}
+	return t.bpe.encode(word.String(), initial, dst)
+}
+
+// AddSpecial wraps ids with the post-processor's special tokens (for
+// example a BOS), as Hugging Face's add_special_tokens=True does.
+func (t *Tokenizer) AddSpecial(ids []int32) []int32 {
+	if len(t.prefix) == 0 && len(t.suffix) == 0 {
+		return ids
+	}
+	out := make([]int32, 0, len(t.prefix)+len(ids)+len(t.suffix))
+	out = append(out, t.prefix...)
+	out = append(out, ids...)
+	return append(out, t.suffix...)
+}
+
+// VocabSize is one more than the largest token id.
+func (t *Tokenizer) VocabSize() int { return len(t.idToToken) }
+
+// TokenID returns the id of a token's text (an added token, or a vocabulary
+// entry in its byte-level form).
+func (t *Tokenizer) TokenID(s string) (int32, bool) {
+	if s == "" {
+		return 0, false
+	}
+	if id, ok := t.addedIDs[s]; ok {
+		return id, true
+	}
+	id, ok := t.bpe.vocab[s]
+	return id, ok
+}
+
+// Token returns the stored form of a token (byte-level for vocabulary
+// entries), or "" for an unknown id.
+func (t *Tokenizer) Token(id int32) string {
+	if id < 0 || int(id) >= len(t.idToToken) {
+		return ""
+	}
+	return t.idToToken[id]
+}
+
+// IsSpecial reports whether id is a special added token.
+func (t *Tokenizer) IsSpecial(id int32) bool {
+	return id >= 0 && int(id) < len(t.special) && t.special[id]
+}
+
+// BOS returns the beginning-of-sequence token named in tokenizer_config.json.
+func (t *Tokenizer) BOS() (int32, bool) { return t.bos, t.hasBOS }
+
+// EOS returns the tokens that end generation: tokenizer_config.json's
+// eos_token and the end-of-turn tokens of known chat formats present in the
+// vocabulary.
+func (t *Tokenizer) EOS() []int32 {
+	out := append([]int32(nil), t.eos...)
+	for _, s := range []string{"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>"} {
+		if id, ok := t.addedIDs[s]; ok && !contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func contains(s []int32, v int32) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
