@@ -23,6 +23,7 @@ type stdio struct {
 func commands(s *stdio) []*ff.Command {
 	return []*ff.Command{
 		newBenchCmd(s),
+		newGenerateCmd(s),
 		newPackCmd(s),
 		newTokenizeCmd(s),
 	}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-json"
+	"github.com/peterbourgon/ff/v4"
+
+	"github.com/splash-inference/splash/engine/sample"
+	"github.com/splash-inference/splash/metal/cpu"
+	"github.com/splash-inference/splash/model"
+	"github.com/splash-inference/splash/tokenizer"
+)
+
+// generateFlags are the settings of one `splash generate` run.
+type generateFlags struct {
+	model       string
+	prompt      string
+	promptIDs   string
+	maxTokens   int
+	temperature float64
+	topP        float64
+	topK        int
+	seed        int
+	ignoreEOS   bool
+	echo        bool
+	logprobs    int
+	asJSON      bool
+	threads     int
+}
+
+func newGenerateCmd(s *stdio) *ff.Command {
+	var f generateFlags
+	fs := ff.NewFlagSet("generate")
+	fs.StringVar(&f.model, 0, "model", "", "Splash package or Hugging Face checkpoint directory")
+	fs.StringVar(&f.prompt, 0, "prompt", "", "prompt text (tokenized with the model's tokenizer, special tokens parsed)")
+	fs.StringVar(&f.promptIDs, 0, "prompt-ids", "", "prompt as comma-separated token ids, instead of --prompt")
+	fs.IntVar(&f.maxTokens, 0, "max-tokens", 64, "tokens to generate at most")
+	fs.Float64Var(&f.temperature, 0, "temperature", 0, "sampling temperature; 0 is greedy")
+	fs.Float64Var(&f.topP, 0, "top-p", 1, "nucleus sampling mass")
+	fs.IntVar(&f.topK, 0, "top-k", 0, "sample among the k most likely tokens; 0 is off")
+	fs.IntVar(&f.seed, 0, "seed", -1, "random seed for sampling; -1 picks one")
+	fs.BoolVar(&f.ignoreEOS, 0, "ignore-eos", "keep generating past end-of-sequence tokens")
+	fs.BoolVar(&f.echo, 0, "echo", "include the prompt in the output (with --logprobs: its tokens' logprobs too)")
+	fs.IntVar(&f.logprobs, 0, "logprobs", -1, "report each token's logprob and the top K alternatives (0..20); -1 is off")
+	fs.BoolVar(&f.asJSON, 0, "json", "print one JSON object with every token instead of text")
+	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads; 0 uses every core")
+	return &ff.Command{
+		Name:      "generate",
+		Usage:     "splash generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [FLAGS]",
+		ShortHelp: "generate text once from the command line",
+		Flags:     fs,
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("generate: unexpected arguments %q", args)
+			}
+			return runGenerate(ctx, s, &f)
+		},
+	}
+}
+
+// tokenOut is one token of --json output.
+type tokenOut struct {
+	ID      int32           `json:"id"`
+	Text    string          `json:"text"`
+	Logprob *float32        `json:"logprob"`
+	Top     []tokenLogprobJ `json:"top"`
+}
+
+type tokenLogprobJ struct {
+	ID      int32   `json:"id"`
+	Logprob float32 `json:"logprob"`
+}
+
+func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
+	switch {
+	case f.model == "":
+		return errors.New("generate: --model is required")
+	case (f.prompt == "") == (f.promptIDs == ""):
+		return errors.New("generate: give exactly one of --prompt and --prompt-ids")
+	case f.maxTokens < 0:
+		return fmt.Errorf("generate: --max-tokens %d must be ≥ 0", f.maxTokens)
+	case f.logprobs > sample.MaxLogprobs:
+		return fmt.Errorf("generate: --logprobs %d exceeds %d", f.logprobs, sample.MaxLogprobs)
+	}
+	src, err := model.Open(f.model, model.OpenOptions{})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	tok, err := tokenizer.Load(src.Dir)
+	if err != nil {
+		return err
+	}
+	prompt, err := promptTokens(f, tok)
+	if err != nil {
+		return err
+	}
+	be := cpu.New(f.threads)
+	defer be.Close()
+	m, err := src.Build(be)
+	if err != nil {
+		return err
+	}
+	cfg := m.Config()
+	for _, id := range prompt {
+		if id < 0 || int(id) >= cfg.VocabSize {
+			return fmt.Errorf("generate: prompt token %d is outside the vocabulary [0, %d)", id, cfg.VocabSize)
+		}
+	}
+	if limit := cfg.MaxPositionEmbeddings; limit > 0 && len(prompt)+f.maxTokens > limit {
+		return fmt.Errorf("generate: prompt of %d tokens plus --max-tokens %d exceeds the model's context of %d", len(prompt), f.maxTokens, limit)
+	}
+	params := sample.Params{Temperature: float32(f.temperature), TopP: float32(f.topP), TopK: f.topK, Logprobs: f.logprobs}
+	if f.seed >= 0 {
+		seed := uint64(f.seed)
+		params.Seed = &seed
+	}
+	if err := params.Validate(); err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	g := &generation{s: s, f: f, m: m, tok: tok, params: params}
+	return g.run(ctx, prompt)
+}
+
+func promptTokens(f *generateFlags, tok *tokenizer.Tokenizer) ([]int32, error) {
+	if f.prompt != "" {
+		ids := tok.Encode(f.prompt, true)
+		if len(ids) == 0 {
+			return nil, errors.New("generate: the prompt encodes to no tokens")
+		}
+		return ids, nil
+	}
+	var ids []int32
+	for _, part := range strings.Split(f.promptIDs, ",") {
+		v, err := strconv.ParseInt(strings.TrimSpace(part), 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("generate: --prompt-ids: %q is not a token id", part)
+		}
+		ids = append(ids, int32(v))
+	}
+	return ids, nil
+}
+
+// generation is one run: the model, the tokenizer, and where output goes.
+type generation struct {
+	s      *stdio
+	f      *generateFlags
+	m      model.Model
+	tok    *tokenizer.Tokenizer
+	params sample.Params
+	out    []tokenOut
+}
+
+func (g *generation) run(ctx context.Context, prompt []int32) error {
+	cfg := g.m.Config()
+	const blockSize = 16
+	total := len(prompt) + g.f.maxTokens
+	blocks := make([]int32, (total+blockSize-1)/blockSize)
+	for i := range blocks {
+		blocks[i] = int32(i)
+	}
+	kv := g.m.NewKVCache(len(blocks), blockSize)
+	entropy := rand.NewPCG(uint64(time.Now().UnixNano()), 0x5151)
+	sampler, err := sample.New(g.params, entropy)
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	sampler.SetPrompt(prompt)
+	eos := map[int32]bool{}
+	for _, id := range cfg.EOSTokenID {
+		eos[int32(id)] = true
+	}
+	for _, id := range g.tok.EOS() {
+		eos[id] = true
+	}
+	// Prefill. With --echo --logprobs every prompt position's logits are
+	// needed (position i predicts token i+1); otherwise only the last.
+	wantPrompt := g.f.echo && g.f.logprobs >= 0
+	nl := 1
+	if wantPrompt {
+		nl = len(prompt)
+	}
+	logits, err := g.m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: nl}}}, kv)
+	if err != nil {
+		return err
+	}
+	vocab := cfg.VocabSize
+	stream := g.tok.NewStreamDecoder(false)
+	if g.f.echo {
+		var scorer *sample.Sampler
+		if wantPrompt {
+			scorer, _ = sample.New(sample.Params{Logprobs: g.f.logprobs}, entropy) // greedy: draws nothing
+		}
+		for i, id := range prompt {
+			t := tokenOut{ID: id, Text: g.tok.Decode([]int32{id}, false), Top: []tokenLogprobJ{}}
+			if wantPrompt && i > 0 {
+				row := logits[(i-1)*vocab : i*vocab]
+				lp := sample.Logprob(row, id)
+				t.Logprob = &lp
+				t.Top = topOf(scorer.Sample(row).Top)
+			}
+			g.emit(t, stream)
+		}
+		logits = logits[(nl-1)*vocab:]
+	}
+	pos := len(prompt)
+	for n := 0; n < g.f.maxTokens; n++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r := sampler.Sample(logits[:vocab])
+		sampler.Accept(r.Token)
+		t := tokenOut{ID: r.Token, Text: g.tok.Decode([]int32{r.Token}, false), Top: []tokenLogprobJ{}}
+		if g.f.logprobs >= 0 {
+			lp := r.Logprob
+			t.Logprob = &lp
+			t.Top = topOf(r.Top)
+		}
+		g.emit(t, stream)
+		if eos[r.Token] && !g.f.ignoreEOS {
+			break
+		}
+		if n+1 == g.f.maxTokens {
+			break
+		}
+		logits, err = g.m.Forward(&model.Batch{Rows: []model.Row{{Start: pos, Tokens: []int32{r.Token}, Blocks: blocks, Logits: 1}}}, kv)
+		if err != nil {
+			return err
+		}
+		pos++
+	}
+	if g.f.asJSON {
+		enc := json.NewEncoder(g.s.out)
+		return enc.Encode(map[string]any{"tokens": g.out})
+	}
+	fmt.Fprintln(g.s.out, stream.Flush())
+	return nil
+}
+
+// emit records a token for --json, or streams its text.
+func (g *generation) emit(t tokenOut, stream *tokenizer.StreamDecoder) {
+	if g.f.asJSON {
+		if t.Logprob != nil && math.IsInf(float64(*t.Logprob), -1) {
+			lp := float32(-9999) // JSON has no -Inf; report a floor like vLLM does
+			t.Logprob = &lp
+		}
+		g.out = append(g.out, t)
+		return
+	}
+	fmt.Fprint(g.s.out, stream.Add(t.ID))
+}
+
+func topOf(top []sample.TokenLogprob) []tokenLogprobJ {
+	out := make([]tokenLogprobJ, len(top))
+	for i, t := range top {
+		out[i] = tokenLogprobJ{ID: t.Token, Logprob: t.Logprob}
+	}
+	return out
+}

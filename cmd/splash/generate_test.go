@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/splash-inference/splash/engine/sample"
+	"github.com/splash-inference/splash/metal/cpu"
+	"github.com/splash-inference/splash/model"
+	"github.com/splash-inference/splash/model/testmodel"
+)
+
+func runCmd(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, &stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	return out.String(), err
+}
+
+func TestGenerateJSONLogprobs(t *testing.T) {
+	dir := t.TempDir()
+	if err := testmodel.Write(dir, testmodel.Tiny("qwen3")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCmd(t, "generate", "--model", dir, "--prompt-ids", "9707,11,1879,0", "--max-tokens", "3",
+		"--echo", "--logprobs", "2", "--json", "--ignore-eos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Tokens []struct {
+			ID      int32    `json:"id"`
+			Logprob *float64 `json:"logprob"`
+			Top     []struct {
+				ID      int32   `json:"id"`
+				Logprob float64 `json:"logprob"`
+			} `json:"top"`
+		} `json:"tokens"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(res.Tokens) != 7 || res.Tokens[0].Logprob != nil || len(res.Tokens[0].Top) != 0 {
+		t.Fatalf("tokens: %s", out)
+	}
+	// Recompute the prompt logprobs directly from the model's logits.
+	src, err := model.Open(dir, model.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	be := cpu.New(1)
+	defer be.Close()
+	m, _ := src.Build(be)
+	ids := []int32{9707, 11, 1879, 0}
+	logits, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: ids, Blocks: []int32{0}, Logits: 4}}}, m.NewKVCache(1, 16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Config().VocabSize
+	for i := 1; i < 4; i++ {
+		want := float64(sample.Logprob(logits[(i-1)*v:i*v], ids[i]))
+		got := res.Tokens[i]
+		if got.ID != ids[i] || math.Abs(*got.Logprob-want) > 1e-4 || len(got.Top) != 2 || got.Top[0].Logprob < got.Top[1].Logprob {
+			t.Fatalf("position %d: %+v, want logprob %v", i, got, want)
+		}
+	}
+	for _, g := range res.Tokens[4:] {
+		// greedy: the chosen token is the most likely alternative
+		if g.Logprob == nil || len(g.Top) != 2 || g.Top[0].ID != g.ID {
+			t.Fatalf("generated token %+v", g)
+		}
+	}
+}
+
+func TestGenerateErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := testmodel.Write(dir, testmodel.Tiny("llama")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--prompt-ids", "1,2"}, "--model"},
+		{[]string{"--model", dir}, "exactly one"},
+		{[]string{"--model", dir, "--prompt-ids", "1,x"}, "not a token id"},
+		{[]string{"--model", dir, "--prompt-ids", "999999999"}, "outside the vocabulary"},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--max-tokens", "100000"}, "exceeds the model's context"},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--temperature", "-1"}, "temperature"},
+		{[]string{"--model", t.TempDir(), "--prompt", "x"}, "neither a Splash package"},
+	} {
+		_, err := runCmd(t, append([]string{"generate"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestGenerateSeededSamplingIsReproducible(t *testing.T) {
+	dir := t.TempDir()
+	if err := testmodel.Write(dir, testmodel.Tiny("qwen3")); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"generate", "--model", dir, "--prompt", "Hi", "--max-tokens", "6", "--temperature", "1.5", "--seed", "42", "--json", "--ignore-eos"}
+	a, err := runCmd(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := runCmd(t, args...)
+	if a != b {
+		t.Fatalf("seeded runs differ:\n%s\n%s", a, b)
+	}
+}
