@@ -1,0 +1,283 @@
+package sample
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// TokenLogprob is a token with its natural-log probability.
+type TokenLogprob struct {
+	Token   int32
+	Logprob float32
+}
+
+// Result is one sampled position.
+type Result struct {
+	Token   int32
+	Logprob float32        // under the raw distribution (see package doc); 0 when Params.Logprobs < 0
+	Top     []TokenLogprob // the Params.Logprobs most likely raw tokens, best first; valid until the next call
+}
+
+// Sampler samples one request's tokens. See the package doc.
+type Sampler struct {
+	p      Params
+	pcg    rand.PCG
+	rng    *rand.Rand
+	output map[int32]int32    // generated token → count, for presence and frequency penalties
+	prompt map[int32]struct{} // prompt tokens, for the repetition penalty only
+
+	work []float32 // penalised logits
+	w    []float32 // candidates' weights exp((l−m)/T), indexed by token
+	idx  []int32   // candidate token ids
+	top  []TokenLogprob
+}
+
+// New returns a Sampler for p. Without p.Seed, the generator is seeded from
+// entropy (for example a server-wide rand.Source); entropy may be nil when
+// p.Seed is set.
+func New(p Params, entropy rand.Source) (*Sampler, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var seed uint64
+	switch {
+	case p.Seed != nil:
+		seed = *p.Seed
+	case entropy != nil:
+		seed = entropy.Uint64()
+	default:
+		return nil, fmt.Errorf("sample: no seed and no entropy source")
+	}
+	s := &Sampler{p: p, output: make(map[int32]int32)}
+	s.pcg.Seed(seed, seed^0xda3e39cb94b95bdb)
+	s.rng = rand.New(&s.pcg)
+	return s, nil
+}
+
+// Params returns the sampler's settings.
+func (s *Sampler) Params() Params { return s.p }
+
+// Rand returns the request's generator, which speculative acceptance draws
+// from so that a seeded request stays reproducible.
+func (s *Sampler) Rand() *rand.Rand { return s.rng }
+
+// SetPrompt records the prompt's tokens for the repetition penalty.
+func (s *Sampler) SetPrompt(tokens []int32) {
+	if s.p.repetition() == 1 {
+		return
+	}
+	if s.prompt == nil {
+		s.prompt = make(map[int32]struct{}, len(tokens))
+	}
+	for _, t := range tokens {
+		s.prompt[t] = struct{}{}
+	}
+}
+
+// Accept records a generated token for the penalties. Call it for every
+// token the sequence keeps, in order, including accepted draft tokens.
+func (s *Sampler) Accept(tok int32) {
+	if s.p.hasPenalties() {
+		s.output[tok]++
+	}
+}
+
+// Sample picks the next token from one position's logits.
+func (s *Sampler) Sample(logits []float32) Result {
+	adj := s.penalised(logits)
+	var tok int32
+	if s.p.greedy() {
+		tok = argmax(adj)
+	} else {
+		tok = s.draw(adj)
+	}
+	return s.result(tok, logits)
+}
+
+// Probs writes into dst (len(logits) entries) the distribution Sample draws
+// from: after penalties, temperature and the min-p, top-k and top-p filters;
+// one-hot on the arg max when greedy. It consumes no randomness.
+func (s *Sampler) Probs(logits, dst []float32) {
+	adj := s.penalised(logits)
+	clear(dst)
+	if s.p.greedy() {
+		dst[argmax(adj)] = 1
+		return
+	}
+	cands, total := s.candidates(adj)
+	for _, t := range cands {
+		dst[t] = float32(float64(s.w[t]) / total)
+	}
+}
+
+// Logprob returns tok's natural-log probability under the raw logits.
+func Logprob(logits []float32, tok int32) float32 {
+	return logits[tok] - float32(logSumExp(logits))
+}
+
+// result fills in the logprobs the request asked for.
+func (s *Sampler) result(tok int32, raw []float32) Result {
+	r := Result{Token: tok}
+	if s.p.Logprobs < 0 {
+		return r
+	}
+	lse := logSumExp(raw)
+	r.Logprob = raw[tok] - float32(lse)
+	if s.p.Logprobs > 0 {
+		s.top = topLogprobs(s.top[:0], raw, s.p.Logprobs, lse)
+		r.Top = s.top
+	}
+	return r
+}
+
+// penalised returns the logits after penalties and bias: logits itself when
+// there are none, else a copy in scratch.
+func (s *Sampler) penalised(logits []float32) []float32 {
+	if !s.p.hasPenalties() {
+		return logits
+	}
+	s.work = append(s.work[:0], logits...)
+	w := s.work
+	if r := s.p.repetition(); r != 1 {
+		for t := range s.prompt {
+			repeat(w, t, r)
+		}
+		for t := range s.output {
+			if _, inPrompt := s.prompt[t]; !inPrompt {
+				repeat(w, t, r)
+			}
+		}
+	}
+	for t, n := range s.output {
+		if inVocab(w, t) {
+			w[t] -= s.p.PresencePenalty + s.p.FrequencyPenalty*float32(n)
+		}
+	}
+	for t, b := range s.p.LogitBias {
+		if inVocab(w, t) {
+			w[t] += b
+		}
+	}
+	return w
+}
+
+func inVocab(w []float32, t int32) bool { return t >= 0 && int(t) < len(w) }
+
+func repeat(w []float32, t int32, r float32) {
+	if !inVocab(w, t) {
+		return
+	}
+	if w[t] > 0 {
+		w[t] /= r
+	} else {
+		w[t] *= r
+	}
+}
+
+// draw samples from the filtered, tempered distribution with one uniform draw.
+func (s *Sampler) draw(adj []float32) int32 {
+	cands, total := s.candidates(adj)
+	u := s.rng.Float64() * total
+	acc := 0.0
+	for _, t := range cands {
+		acc += float64(s.w[t])
+		if u < acc {
+			return t
+		}
+	}
+	return cands[len(cands)-1] // rounding left u just past the sum
+}
+
+// candidates applies min-p, top-k and top-p and returns the surviving ids
+// and their total weight; s.w[t] holds each survivor's weight exp((l−m)/T),
+// m the max logit.
+func (s *Sampler) candidates(adj []float32) (cands []int32, total float64) {
+	p := &s.p
+	m := float64(adj[argmax(adj)])
+	invT := 1 / float64(p.Temperature)
+	// min-p: p_i ≥ MinP·p_max  ⇔  (l_i − m)/T ≥ ln MinP
+	floor := -math.MaxFloat64 // excludes -Inf logits (banned tokens)
+	if p.MinP > 0 {
+		floor = max(floor, m+float64(p.Temperature)*math.Log(float64(p.MinP)))
+	}
+	var idx []int32
+	if p.TopK > 0 && p.TopK <= len(adj)/8 {
+		// Small k: one heap pass finds the k best above the min-p floor.
+		idx = topKScan(s.idx[:0], adj, p.TopK, floor)
+	} else {
+		idx = s.idx[:0]
+		for t, l := range adj {
+			if float64(l) >= floor {
+				idx = append(idx, int32(t))
+			}
+		}
+		if p.TopK > 0 && len(idx) > p.TopK {
+			selectTop(idx, adj, p.TopK)
+			idx = idx[:p.TopK]
+		}
+	}
+	if len(idx) == 0 { // every logit is -Inf: fall back to the arg max
+		idx = append(idx, argmax(adj))
+	}
+	s.idx = idx[:0]
+	if len(s.w) < len(adj) {
+		s.w = make([]float32, len(adj))
+	}
+	for _, t := range idx {
+		w := expReduced(max((float64(adj[t])-m)*invT, -700))
+		s.w[t] = float32(w)
+		total += w
+	}
+	if topP := float64(p.topP()); topP < 1 {
+		idx, total = nucleus(idx, adj, s.w, m, invT, topP*total)
+	}
+	return idx, total
+}
+
+// logSumExp returns ln Σ exp(v) computed stably in float64.
+func logSumExp(v []float32) float64 {
+	m := float64(v[argmax(v)])
+	if math.IsInf(m, -1) {
+		return m
+	}
+	return m + math.Log(sumExp(v, m))
+}
+
+// topLogprobs appends the n best raw tokens with their logprobs to dst,
+// best first, by one pass with a small insertion-sorted buffer.
+func topLogprobs(dst []TokenLogprob, raw []float32, n int, lse float64) []TokenLogprob {
+	n = min(n, len(raw))
+	floor := float32(math.Inf(-1)) // the n-th best so far, once there are n
+	for t, l := range raw {
+		if l <= floor && len(dst) == n {
+			continue
+		}
+		if len(dst) < n {
+			dst = append(dst, TokenLogprob{})
+		}
+		j := len(dst) - 1
+		for ; j > 0 && dst[j-1].Logprob < l; j-- {
+			dst[j] = dst[j-1]
+		}
+		dst[j] = TokenLogprob{Token: int32(t), Logprob: l}
+		if len(dst) == n {
+			floor = dst[n-1].Logprob
+		}
+	}
+	for i := range dst {
+		dst[i].Logprob -= float32(lse)
+	}
+	return dst
+}
+
+// Logprobs returns tok's raw logprob and appends to dst the n most likely
+// raw tokens with theirs, best first: the logprobs of a token chosen by
+// someone else, such as a speculative acceptance rule.
+func Logprobs(logits []float32, tok int32, n int, dst []TokenLogprob) (float32, []TokenLogprob) {
+	lse := logSumExp(logits)
+	if n > 0 {
+		dst = topLogprobs(dst, logits, n, lse)
+	}
+	return logits[tok] - float32(lse), dst
+}
