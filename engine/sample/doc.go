@@ -20,8 +20,15 @@
 // Logprobs: Result.Logprob and Result.Top are natural-log probabilities
 // under the raw distribution, softmax of the unmodified logits at
 // temperature 1 before penalties and bias, which is what the OpenAI API
-// reports. Computing them costs one exp per vocabulary entry; Params.Logprobs
-// < 0 skips it.
+// reports. Computing them costs one exp per vocabulary entry (an inlined
+// polynomial exp, relative error < 1e-8); Params.Logprobs < 0 skips it.
+// Logprobs gives the same numbers for a token chosen elsewhere, such as by
+// speculative acceptance.
+//
+// Cost over a 151,936-entry vocabulary is one linear pass for greedy and
+// for top-k (a size-k heap), plus one exp pass when logprobs, min-p alone
+// or top-p need probabilities; top-p finds its cut with a histogram of the
+// weights and sorts only the boundary bucket, never the vocabulary.
 //
 // Speculative decoding needs the processed distribution itself: Probs writes
 // it over the whole vocabulary.

@@ -396,3 +396,23 @@ func TestNucleusMatchesSortedCut(t *testing.T) {
 		}
 	}
 }
+
+func TestArgmax(t *testing.T) {
+	inf := float32(math.Inf(-1))
+	nan := float32(math.NaN())
+	for _, tc := range []struct {
+		vals []float32
+		want int32
+	}{
+		{[]float32{1}, 0},
+		{[]float32{1, 5, 2, 5, 3}, 1},
+		{[]float32{0, 0, 0, 0, 0, 0, 0, 9}, 7},
+		{[]float32{inf, inf, -3}, 2},
+		{[]float32{inf, inf}, 0},
+		{[]float32{nan, 2, nan, 1, 2}, 1},
+	} {
+		if got := argmax(tc.vals); got != tc.want {
+			t.Errorf("argmax(%v) = %d, want %d", tc.vals, got, tc.want)
+		}
+	}
+}

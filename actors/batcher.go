@@ -1,0 +1,205 @@
+package actors
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/splash-inference/splash/engine"
+	"github.com/splash-inference/splash/engine/sample"
+	"github.com/splash-inference/splash/engine/stop"
+)
+
+// verifyTimeout bounds one forward pass; a crash is reported at once by
+// childFailed, so this only guards against a pass that never returns.
+const verifyTimeout = 10 * time.Minute
+
+// BatcherActor owns the scheduler and runs the step loop (see package doc).
+type BatcherActor struct {
+	sched         *engine.Scheduler
+	decider       engine.Decider
+	metrics       *metricsBox
+	entropy       rand.Source
+	verifierProps *actor.Props
+	verifier      *actor.PID
+
+	live     map[uint64]*liveRequest
+	stepping bool   // a Verify is outstanding
+	step     uint64 // the step in flight; replies for other steps are stale
+	plan     *engine.Plan
+	started  time.Time
+	scorer   *sample.Sampler // greedy, computes top-k logprobs
+}
+
+// liveRequest is what the batcher keeps per scheduled request.
+type liveRequest struct {
+	reply    *actor.PID
+	sampler  *sample.Sampler
+	logprobs int
+	prompt   []int32
+	promptLP []TokenLogprobs // prompt logprobs gathered over the prefill chunks
+	first    bool            // no TokensGenerated sent yet
+}
+
+func (b *BatcherActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		b.live = map[uint64]*liveRequest{}
+		b.verifier = ctx.Spawn(b.verifierProps)
+	case *Submit:
+		b.submit(ctx, m)
+	case *Cancel:
+		if b.sched.Cancel(m.ID, m.Reason) {
+			delete(b.live, m.ID)
+		}
+		b.metrics.observe(b.sched.Stats())
+	case *stepNow:
+		b.runStep(ctx)
+	case *CheckPool:
+		ctx.Respond(&PoolChecked{Err: b.sched.Check(), Idle: b.sched.Idle() && !b.stepping})
+	case *childFailed:
+		if b.stepping {
+			b.abortStep(ctx, fmt.Errorf("actors: the forward pass failed: %v", m.Reason))
+		}
+	case *actor.Restarting:
+		// This batcher panicked: its scheduler's state is unknown, so every
+		// request it held ends with an error; the new instance starts empty.
+		for id, lr := range b.live {
+			ctx.Send(lr.reply, &Failed{Err: fmt.Errorf("actors: the batcher restarted; request %d was lost", id)})
+		}
+	}
+}
+
+func (b *BatcherActor) submit(ctx actor.Context, m *Submit) {
+	s, err := sample.New(m.Sampling, rand.NewPCG(rand.New(b.entropy).Uint64(), m.Req.ID))
+	if err == nil {
+		err = b.sched.Add(m.Req)
+	}
+	if err != nil {
+		ctx.Send(m.Reply, &Failed{Err: err})
+		return
+	}
+	s.SetPrompt(m.Req.Prompt)
+	b.live[m.Req.ID] = &liveRequest{reply: m.Reply, sampler: s, logprobs: m.Logprobs, prompt: m.Req.Prompt, first: true}
+	b.metrics.promptTokens.Add(int64(len(m.Req.Prompt)))
+	if !b.stepping {
+		ctx.Send(ctx.Self(), &stepNow{})
+	}
+}
+
+// runStep schedules a step and hands its batch to the verifier.
+func (b *BatcherActor) runStep(ctx actor.Context) {
+	if b.stepping {
+		return
+	}
+	plan := b.sched.Schedule()
+	b.metrics.observe(b.sched.Stats())
+	if plan.Empty() {
+		return // idle until the next Submit
+	}
+	for i := range plan.Rows {
+		b.metrics.specProposed.Add(int64(len(plan.Rows[i].Draft)))
+	}
+	b.stepping, b.plan, b.started = true, plan, time.Now()
+	b.step++
+	step := b.step
+	f := ctx.RequestFuture(b.verifier, &Verify{Step: step, Batch: plan.Batch()}, verifyTimeout)
+	ctx.ReenterAfter(f, func(res any, err error) {
+		if step != b.step || !b.stepping {
+			return // this step was aborted
+		}
+		v, _ := res.(*Verified)
+		switch {
+		case err != nil:
+			b.abortStep(ctx, fmt.Errorf("actors: forward pass: %w", err))
+		case v == nil:
+			b.abortStep(ctx, fmt.Errorf("actors: unexpected verifier reply %T", res))
+		case v.Err != nil:
+			b.abortStep(ctx, v.Err)
+		default:
+			b.finishStep(ctx, v.Logits)
+		}
+	})
+}
+
+// finishStep samples and accepts tokens, updates the scheduler and tells
+// each request what it gained.
+func (b *BatcherActor) finishStep(ctx actor.Context, logits []float32) {
+	plan := b.plan
+	res, err := b.decider.Decide(plan, logits, b.samplerOf)
+	if err != nil {
+		b.abortStep(ctx, err)
+		return
+	}
+	lps := b.logprobs(plan, logits, res)
+	outs, err := b.sched.Update(plan, res)
+	if err != nil {
+		b.abortStep(ctx, err)
+		return
+	}
+	b.metrics.stepSeconds.observe(time.Since(b.started).Seconds())
+	for i := range res.Rows {
+		if plan.Rows[i].Kind == engine.DecodeRow && len(plan.Rows[i].Draft) > 0 {
+			b.metrics.specAccepted.Add(int64(len(res.Rows[i].Tokens) - 1))
+		}
+	}
+	for _, o := range outs {
+		lr, ok := b.live[o.ID]
+		if !ok {
+			continue
+		}
+		msg := &TokensGenerated{Tokens: o.Tokens, Reason: o.Reason}
+		if l, ok := lps[o.ID]; ok {
+			msg.Logprobs = l.gen[:min(len(l.gen), len(o.Tokens))]
+		}
+		if lr.first {
+			msg.PromptLogprobs, lr.promptLP = lr.promptLP, nil
+		}
+		lr.first = false
+		b.metrics.generationTokens.Add(int64(len(o.Tokens)))
+		ctx.Send(lr.reply, msg)
+		if o.Finished() {
+			delete(b.live, o.ID)
+		}
+	}
+	b.stepping, b.plan = false, nil
+	b.metrics.observe(b.sched.Stats())
+	ctx.Send(ctx.Self(), &stepNow{})
+}
+
+// abortStep ends every request of the step in flight with err; the other
+// requests keep their state and the loop goes on.
+func (b *BatcherActor) abortStep(ctx actor.Context, err error) {
+	plan := b.plan
+	res := engine.StepResult{Rows: make([]engine.RowResult, len(plan.Rows))}
+	for i := range plan.Rows {
+		r := &plan.Rows[i]
+		if lr, ok := b.live[r.Seq]; ok {
+			ctx.Send(lr.reply, &Failed{Err: err})
+			delete(b.live, r.Seq)
+		}
+		b.sched.Cancel(r.Seq, stop.Cancelled)
+		// placeholder tokens of the right count: Update ignores cancelled rows
+		if r.Kind == engine.DecodeRow || r.CompletesSequence {
+			res.Rows[i].Tokens = []int32{0}
+		}
+	}
+	if _, uerr := b.sched.Update(plan, res); uerr != nil {
+		ctx.Logger().Error("actors: closing an aborted step", "error", uerr)
+	}
+	b.stepping, b.plan = false, nil
+	b.step++ // a late reply for the aborted step is stale
+	b.metrics.observe(b.sched.Stats())
+	ctx.Send(ctx.Self(), &stepNow{})
+}
+
+func (b *BatcherActor) samplerOf(seq uint64) *sample.Sampler {
+	if lr, ok := b.live[seq]; ok {
+		return lr.sampler
+	}
+	// A sequence cancelled while its step ran still gets a row result.
+	s, _ := sample.New(sample.Params{}, b.entropy)
+	return s
+}

@@ -1,0 +1,185 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/splash-inference/splash/engine"
+	"github.com/splash-inference/splash/engine/sample"
+	"github.com/splash-inference/splash/engine/spec"
+	"github.com/splash-inference/splash/engine/stop"
+	"github.com/splash-inference/splash/model"
+)
+
+var errStopped = errors.New("actors: the request was stopped by the server")
+
+// Config configures an Engine.
+type Config struct {
+	Model     model.Model
+	Scheduler engine.Config // NumBlocks, BlockSize, MaxBatchTokens, MaxRunning, MaxModelLen, MaxDraft
+	// Spec is "ngram" (prompt-lookup drafts verified in the target pass) or
+	// "off". Draft-model speculation is not wired yet.
+	Spec string
+	// NewDecoder returns a streaming detokenizer that skips special tokens.
+	NewDecoder func() TextDecoder
+	Seed       uint64 // seeds the generators of requests without a seed
+	// VerifierFault, when set, runs before every forward pass (tests inject
+	// panics with it).
+	VerifierFault func(step uint64)
+	// Logger receives the actor system's logs (supervision events among
+	// them); nil logs warnings and errors to stderr.
+	Logger *slog.Logger
+}
+
+// Engine is the Go API the HTTP layer uses: submit a request, receive its
+// events. Safe for concurrent use.
+type Engine struct {
+	system  *actor.ActorSystem
+	batcher *actor.PID
+	cfg     Config
+	nextID  atomic.Uint64
+	metrics *metricsBox
+}
+
+// GenerateRequest is one request in token ids.
+type GenerateRequest struct {
+	Prompt         []int32
+	Sampling       sample.Params // Sampling.Logprobs: < 0 none, 0 sampled token, k top-k too
+	MaxTokens      int           // 0: up to the context limit
+	Stop           []string      // stop strings, not included in the text
+	StopTokens     []int32       // EOS and other stop ids; empty with IgnoreEOS
+	PromptLogprobs bool          // logprobs of every prompt token (echo)
+}
+
+// Event is one step of a request's stream. The last event has Finish or Err
+// set and carries Usage; the channel closes after it.
+type Event struct {
+	Text           string
+	Tokens         []int32
+	Logprobs       []TokenLogprobs
+	PromptLogprobs []TokenLogprobs
+	Finish         stop.Reason
+	Usage          Usage
+	Err            error
+}
+
+// Usage counts a finished request's tokens.
+type Usage struct {
+	PromptTokens, CompletionTokens, CachedTokens int
+}
+
+// New starts the actor system: the batcher and, under it, the verifier.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Model == nil || cfg.NewDecoder == nil {
+		return nil, errors.New("actors: Config needs Model and NewDecoder")
+	}
+	var proposer spec.Proposer
+	switch cfg.Spec {
+	case "", "ngram":
+		cfg.Spec = "ngram"
+		proposer = spec.Ngram{}
+	case "off":
+		cfg.Scheduler.MaxDraft = 0
+	default:
+		return nil, fmt.Errorf("actors: speculation %q is not supported (ngram or off)", cfg.Spec)
+	}
+	if cfg.Spec == "ngram" && cfg.Scheduler.MaxDraft == 0 {
+		cfg.Scheduler.MaxDraft = 4
+	}
+	// Validate the scheduler settings once; every (re)started batcher then
+	// builds a fresh scheduler from them, since a panic leaves the old one's
+	// state unknown.
+	probe, err := engine.New(cfg.Scheduler, proposer)
+	if err != nil {
+		return nil, err
+	}
+	sc := probe.Config()
+	kv := cfg.Model.NewKVCache(sc.NumBlocks, sc.BlockSize)
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	e := &Engine{system: system, cfg: cfg, metrics: newMetrics(sc.NumBlocks)}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	verifier := actor.PropsFromProducer(func() actor.Actor {
+		return &VerifierActor{model: cfg.Model, kv: kv, fault: cfg.VerifierFault}
+	})
+	props := actor.PropsFromProducer(func() actor.Actor {
+		sched, _ := engine.New(cfg.Scheduler, proposer) // same config as the probe: cannot fail
+		return &BatcherActor{sched: sched, decider: engine.Decider{Vocab: cfg.Model.Config().VocabSize},
+			metrics: e.metrics, entropy: rand.NewPCG(seed, 0x5eed), verifierProps: verifier}
+	}, actor.WithSupervisor(notifyParent(actor.NewOneForOneStrategy(10, time.Minute, restartAlways))))
+	e.batcher, err = e.system.Root.SpawnNamed(props, "batcher")
+	if err != nil {
+		return nil, fmt.Errorf("actors: %w", err)
+	}
+	return e, nil
+}
+
+// Generate starts a request and returns its event stream. Cancelling ctx
+// cancels the request and frees its KV blocks.
+func (e *Engine) Generate(ctx context.Context, req GenerateRequest) (<-chan Event, error) {
+	if len(req.Prompt) == 0 {
+		return nil, errors.New("actors: empty prompt")
+	}
+	if err := req.Sampling.Validate(); err != nil {
+		return nil, err
+	}
+	id := e.nextID.Add(1)
+	events := make(chan Event, 16)
+	sub := &Submit{
+		Req: engine.Request{ID: id, Prompt: req.Prompt, MaxTokens: req.MaxTokens, StopTokens: req.StopTokens,
+			PromptLogprobs: req.PromptLogprobs},
+		Sampling: req.Sampling, Logprobs: req.Sampling.Logprobs,
+	}
+	finished := make(chan struct{})
+	ra := &RequestActor{id: id, submit: sub, batcher: e.batcher, events: events, gone: ctx.Done(),
+		finished: finished, decoder: e.cfg.NewDecoder(), stops: stop.NewChecker(req.Stop)}
+	pid := e.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return ra }))
+	go func() {
+		select {
+		case <-ctx.Done():
+			e.system.Root.Send(pid, &cancelRequest{})
+		case <-finished:
+		}
+	}()
+	return events, nil
+}
+
+// WriteMetrics writes the engine's Prometheus metrics.
+func (e *Engine) WriteMetrics(w io.Writer) { e.metrics.write(w) }
+
+// Close stops every actor, waiting for a forward pass in flight to finish
+// (so the model's memory can be released after); streams in flight end
+// with an error.
+func (e *Engine) Close() {
+	if err := e.system.Root.StopFuture(e.batcher).Wait(); err != nil {
+		e.system.Logger().Error("actors: stopping the batcher", "error", err)
+	}
+	e.system.Shutdown()
+}
+
+// CheckPool verifies the KV block pool against the live sequences; once
+// every request has finished it is a leak check. idle reports whether no
+// request was live.
+func (e *Engine) CheckPool() (idle bool, err error) {
+	res, err := e.system.Root.RequestFuture(e.batcher, &CheckPool{}, 10*time.Second).Result()
+	if err != nil {
+		return false, fmt.Errorf("actors: %w", err)
+	}
+	pc := res.(*PoolChecked)
+	return pc.Idle, pc.Err
+}

@@ -1,0 +1,87 @@
+package actors
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/splash-inference/splash/engine"
+)
+
+// metricsBox holds the engine's Prometheus metrics. The batcher writes it;
+// /metrics reads it from other goroutines.
+type metricsBox struct {
+	running, waiting, blocksTotal, blocksUsed atomic.Int64
+	prefixHitTokens                           atomic.Int64
+	promptTokens, generationTokens            atomic.Int64
+	specProposed, specAccepted                atomic.Int64
+	stepSeconds                               histogram
+}
+
+func newMetrics(blocks int) *metricsBox {
+	m := &metricsBox{stepSeconds: histogram{bounds: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}}
+	m.stepSeconds.counts = make([]uint64, len(m.stepSeconds.bounds)+1)
+	m.blocksTotal.Store(int64(blocks))
+	return m
+}
+
+func (m *metricsBox) observe(s engine.Stats) {
+	m.running.Store(int64(s.Running))
+	m.waiting.Store(int64(s.Waiting))
+	m.blocksUsed.Store(int64(s.KV.Used))
+	m.prefixHitTokens.Store(s.KV.HitTokens)
+}
+
+func (m *metricsBox) write(w io.Writer) {
+	gauge := func(name, help string, v int64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s %d\n", name, help, name, name, v)
+	}
+	counter := func(name, help string, v int64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", name, help, name, name, v)
+	}
+	gauge("splash_requests_running", "Sequences holding KV blocks.", m.running.Load())
+	gauge("splash_requests_waiting", "Sequences queued for admission.", m.waiting.Load())
+	gauge("splash_kv_blocks_total", "KV cache blocks in the pool.", m.blocksTotal.Load())
+	gauge("splash_kv_blocks_used", "KV cache blocks referenced by a sequence.", m.blocksUsed.Load())
+	counter("splash_prefix_cache_hit_tokens_total", "Prompt tokens served from the prefix cache.", m.prefixHitTokens.Load())
+	counter("splash_prompt_tokens_total", "Prompt tokens submitted.", m.promptTokens.Load())
+	counter("splash_generation_tokens_total", "Tokens generated.", m.generationTokens.Load())
+	counter("splash_spec_proposed_tokens_total", "Draft tokens proposed for verification.", m.specProposed.Load())
+	counter("splash_spec_accepted_tokens_total", "Draft tokens accepted.", m.specAccepted.Load())
+	m.stepSeconds.write(w, "splash_step_seconds", "Time of one batched step (schedule, forward, sample).")
+}
+
+// histogram is a Prometheus histogram with fixed bounds.
+type histogram struct {
+	mu     sync.Mutex // guards counts, sum, n
+	bounds []float64
+	counts []uint64 // per bucket, the last for +Inf
+	sum    float64
+	n      uint64
+}
+
+func (h *histogram) observe(v float64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i := 0
+	for i < len(h.bounds) && v > h.bounds[i] {
+		i++
+	}
+	h.counts[i]++
+	h.sum += v
+	h.n++
+}
+
+func (h *histogram) write(w io.Writer, name, help string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
+	var cum uint64
+	for i, b := range h.bounds {
+		cum += h.counts[i]
+		fmt.Fprintf(w, "%s_bucket{le=\"%g\"} %d\n", name, b, cum)
+	}
+	cum += h.counts[len(h.bounds)]
+	fmt.Fprintf(w, "%s_bucket{le=\"+Inf\"} %d\n%s_sum %g\n%s_count %d\n", name, cum, name, h.sum, name, h.n)
+}

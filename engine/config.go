@@ -1,0 +1,40 @@
+package engine
+
+import "fmt"
+
+// Config holds the scheduler's budget knobs, chosen by the memory plan.
+type Config struct {
+	BlockSize      int // tokens per KV block; 16 when zero
+	NumBlocks      int // KV blocks in the pool
+	MaxBatchTokens int // tokens the target evaluates per step
+	MaxRunning     int // sequences holding KV blocks at once
+	MaxModelLen    int // context limit, prompt plus output; NumBlocks·BlockSize when zero
+	MaxDraft       int // longest speculative proposal per row; 0 turns speculation off
+}
+
+func (c *Config) withDefaults() (Config, error) {
+	d := *c
+	if d.BlockSize == 0 {
+		d.BlockSize = 16
+	}
+	if d.MaxModelLen == 0 {
+		d.MaxModelLen = d.NumBlocks * d.BlockSize
+	}
+	switch {
+	case d.BlockSize < 0 || d.NumBlocks <= 0:
+		return d, fmt.Errorf("engine: need positive BlockSize and NumBlocks, got %d and %d", d.BlockSize, d.NumBlocks)
+	case d.MaxBatchTokens <= 0 || d.MaxRunning <= 0:
+		return d, fmt.Errorf("engine: need positive MaxBatchTokens and MaxRunning, got %d and %d", d.MaxBatchTokens, d.MaxRunning)
+	case d.MaxRunning > d.MaxBatchTokens:
+		// Every running sequence must be able to decode in the same step,
+		// or the youngest would never get a turn.
+		return d, fmt.Errorf("engine: MaxRunning %d exceeds MaxBatchTokens %d", d.MaxRunning, d.MaxBatchTokens)
+	case d.MaxModelLen < 2 || d.MaxModelLen > d.NumBlocks*d.BlockSize:
+		// A sequence alone must always fit the pool, or preemption could
+		// not guarantee progress.
+		return d, fmt.Errorf("engine: MaxModelLen %d must be in [2, NumBlocks·BlockSize = %d]", d.MaxModelLen, d.NumBlocks*d.BlockSize)
+	case d.MaxDraft < 0:
+		return d, fmt.Errorf("engine: MaxDraft %d is negative", d.MaxDraft)
+	}
+	return d, nil
+}

@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/splash-inference/splash/engine/sample"
+	"github.com/splash-inference/splash/engine/spec"
+)
+
+func rawLogprob(prefix []int32, tok int32) float64 {
+	l := fakeLogits(prefix, fakeVocab)
+	m, sum := math.Inf(-1), 0.0
+	for _, x := range l {
+		m = math.Max(m, float64(x))
+	}
+	for _, x := range l {
+		sum += math.Exp(float64(x) - m)
+	}
+	return float64(l[tok]) - m - math.Log(sum)
+}
+
+// TestDeciderLogprobs checks token and prompt logprobs against the fake
+// model's logits computed directly, through chunked prefill and verify rows.
+func TestDeciderLogprobs(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		params sample.Params
+	}{
+		{"greedy", sample.Params{Logprobs: 2}},
+		{"sampled", sample.Params{Temperature: 0.8, Logprobs: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, Config{BlockSize: 4, NumBlocks: 16, MaxBatchTokens: 5, MaxRunning: 2, MaxDraft: 3}, spec.Ngram{})
+			p := []int32{1, 2, 3, 1, 2, 3, 1, 2}
+			h.add(Request{ID: 1, Prompt: p, MaxTokens: 12, PromptLogprobs: true}, tc.params)
+			toks := append([]int32(nil), p...)
+			var promptLPs []float32
+			for {
+				plan := h.s.Schedule()
+				if plan.Empty() {
+					break
+				}
+				logits, err := h.m.Forward(plan.Batch(), h.kv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := h.dec.Decide(plan, logits, func(uint64) *sample.Sampler { return h.samplers[1] })
+				if err != nil {
+					t.Fatal(err)
+				}
+				rr := res.Rows[0]
+				promptLPs = append(promptLPs, rr.PromptLogprobs...)
+				if len(rr.Logprobs) != len(rr.Tokens) {
+					t.Fatalf("%d logprobs for %d tokens", len(rr.Logprobs), len(rr.Tokens))
+				}
+				for j, tok := range rr.Tokens {
+					prefix := append(append([]int32(nil), toks...), rr.Tokens[:j]...)
+					lp := rr.Logprobs[j]
+					if want := rawLogprob(prefix, tok); math.Abs(float64(lp.Logprob)-want) > 1e-5 {
+						t.Fatalf("token %d logprob %g, want %g", tok, lp.Logprob, want)
+					}
+					if len(lp.Top) != tc.params.Logprobs || lp.Top[0].Logprob < lp.Top[len(lp.Top)-1].Logprob {
+						t.Fatalf("top %v", lp.Top)
+					}
+				}
+				if _, err := h.s.Update(plan, res); err != nil {
+					t.Fatal(err)
+				}
+				toks = append(toks, rr.Tokens...)
+			}
+			if len(promptLPs) != len(p)-1 {
+				t.Fatalf("%d prompt logprobs for a %d-token prompt", len(promptLPs), len(p))
+			}
+			for i, lp := range promptLPs {
+				if want := rawLogprob(p[:i+1], p[i+1]); math.Abs(float64(lp)-want) > 1e-5 {
+					t.Fatalf("prompt token %d logprob %g, want %g", i+1, lp, want)
+				}
+			}
+			h.checkLeaks()
+		})
+	}
+}
+
+// TestSpeculativeSamplingPreservesDistribution generates through the whole
+// pipeline (scheduler, n-gram drafts, Decider's rejection sampling) and
+// compares the distribution of the first speculated token, over many seeded
+// requests, with the exact marginal computed from the fake model's logits.
+func TestSpeculativeSamplingPreservesDistribution(t *testing.T) {
+	params := sample.Params{Temperature: 1, TopK: 10, Logprobs: -1}
+	prompt := make([]int32, 2*fakeVocab) // every token appears: unigram lookup always proposes
+	for i := range prompt {
+		prompt[i] = int32(i % fakeVocab)
+	}
+	const n = 3000
+	h := newHarness(t, Config{BlockSize: 8, NumBlocks: 512, MaxBatchTokens: 256, MaxRunning: 64, MaxDraft: 2}, spec.Ngram{})
+	for i := range uint64(n) {
+		seed := i
+		p := params
+		p.Seed = &seed
+		h.add(Request{ID: i, Prompt: prompt, MaxTokens: 3}, p)
+	}
+	h.run()
+	if h.drafted < n/2 {
+		t.Fatalf("only %d draft tokens for %d requests: the test is not speculating", h.drafted, n)
+	}
+	// Exact marginal of the second generated token.
+	probs := func(prefix []int32) []float32 {
+		s, err := sample.New(params, rand.NewPCG(0, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, fakeVocab)
+		s.Probs(fakeLogits(prefix, fakeVocab), out)
+		return out
+	}
+	want := make([]float64, fakeVocab)
+	p0 := probs(prompt)
+	for a, pa := range p0 {
+		if pa == 0 {
+			continue
+		}
+		for b, pb := range probs(append(append([]int32(nil), prompt...), int32(a))) {
+			want[b] += float64(pa) * float64(pb)
+		}
+	}
+	counts := make([]int, fakeVocab)
+	for id := range uint64(n) {
+		counts[h.out[id][1]]++
+	}
+	chi, dof := 0.0, -1
+	for b, c := range counts {
+		e := want[b] * n
+		if e < 5 { // pool sparse cells so the statistic is chi-square
+			continue
+		}
+		chi += (float64(c) - e) * (float64(c) - e) / e
+		dof++
+	}
+	// 99.9th percentile of chi-square for up to 15 degrees of freedom.
+	if chi > 37.70 {
+		t.Fatalf("chi-square %.1f with %d dof: counts %v, expected %v", chi, dof, counts, want)
+	}
+	t.Logf("chi-square %.1f with %d dof; %d drafts, %d accepted", chi, dof, h.drafted, h.accepted)
+}
+
+// TestPromptLogprobsSurvivePreemption preempts prompt-logprobs requests in
+// the middle of their prompts: each prompt position is reported once, with
+// the right value.
+func TestPromptLogprobsSurvivePreemption(t *testing.T) {
+	h := newHarness(t, Config{BlockSize: 2, NumBlocks: 14, MaxBatchTokens: 4, MaxRunning: 3}, nil)
+	var reqs []Request
+	for i := range uint64(4) {
+		r := Request{ID: i + 1, Prompt: prompt(9+int(i), int32(3*i)), MaxTokens: 6, PromptLogprobs: true}
+		reqs = append(reqs, r)
+		h.add(r, greedy())
+	}
+	h.run()
+	if h.s.Stats().Preemptions == 0 {
+		t.Fatal("no preemption")
+	}
+	for _, r := range reqs {
+		got := h.prompt[r.ID]
+		if len(got) != len(r.Prompt)-1 {
+			t.Fatalf("sequence %d: %d prompt logprobs for %d tokens", r.ID, len(got), len(r.Prompt))
+		}
+		for i, lp := range got {
+			if want := rawLogprob(r.Prompt[:i+1], r.Prompt[i+1]); math.Abs(float64(lp)-want) > 1e-5 {
+				t.Fatalf("sequence %d position %d: %g, want %g", r.ID, i+1, lp, want)
+			}
+		}
+		if want, _ := referenceGreedy(r, fakeVocab, h.s.Config().MaxModelLen); !slices.Equal(h.out[r.ID], want) {
+			t.Fatalf("sequence %d: %v, want %v", r.ID, h.out[r.ID], want)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+// Package engine is the synchronous core of Splash's batching: a scheduler
+// that decides, step by step, which tokens of which sequences the target
+// model evaluates, over a paged KV cache with prefix sharing and speculative
+// decoding. It has no goroutines, actors, kernels or globals; the
+// BatcherActor owns one Scheduler and wraps it the way raft's node wraps
+// RawNode.
+//
+// # One step
+//
+//	plan := s.Schedule()                        // prompt chunks, decode and verify rows
+//	wants := plan.Wants()                       // optional: a draft model's proposals,
+//	draft.Propose(wants)                        //   run by the caller (the DraftActor)
+//	plan.SetDrafts(wants)
+//	logits, err := m.Forward(plan.Batch(), kv)  // the target, one batched pass
+//	res, err := decider.Decide(plan, logits, samplerOf) // sample, accept drafts, logprobs
+//	outs, err := s.Update(plan, res)            // new tokens, finished sequences
+//
+// Only one plan may be outstanding: Schedule, then Update, then Schedule.
+// A cheap proposer (spec.Ngram) can instead be given to New, and Schedule
+// fills the drafts itself. Outputs carry each verify row's Drafted and
+// Accepted counts for a caller-run proposer's spec.Observer, and finished
+// sequences for its spec.Releaser.
+//
+// The Plan's rows map 1:1 onto model.Row: a prompt chunk wants no logits,
+// one (when it completes the sequence's tokens) or all of them (prompt
+// logprobs); a verify row feeds the last accepted token and k drafts and
+// wants logits at all k+1 positions. Update rolls back the KV positions of
+// rejected drafts (kvcache Truncate), commits newly full blocks to the
+// prefix index, and checks stop tokens, max tokens and the context limit;
+// stop strings live with the detokenizer (package stop) and end a sequence
+// through Cancel.
+//
+// # Policy
+//
+// As in vLLM v1 there is no prefill or decode phase: each sequence has a
+// count of tokens whose keys and values are computed, and each step lets
+// counts catch up with the token lists under one token budget
+// (Config.MaxBatchTokens). Running sequences that need just their last token
+// go first, as decode rows, each widened by up to k draft tokens into a
+// verify row when speculation is on (k from the sequence's acceptance
+// history, spec.AdaptiveK, within the budget left after every decode row's
+// own token; speculation never preempts anyone). Then prompt chunks of
+// running sequences, then new sequences from the waiting queue in arrival
+// order, each reusing the longest cached prefix of its tokens, while
+// Config.MaxRunning allows. The scenarios in testdata/*.txt show plans step
+// by step (go test -run TestScenarios -rewrite regenerates them).
+//
+// When blocks run out, the youngest running sequence not yet in the plan is
+// preempted: its blocks are freed (committed ones stay in the prefix cache)
+// and it goes back to the waiting queue at its original arrival position, to
+// be recomputed from its prompt and generated tokens later. Because the
+// oldest sequences are served and kept first, every request finishes.
+//
+// # States
+//
+// A sequence is Waiting (queued, holding no blocks), Prefilling (running,
+// computing known tokens in chunks: its prompt, or everything again after a
+// preemption), Decoding (running, generating through decode or verify rows)
+// or Finished. Cancel ends one at any state and frees its blocks at once.
+package engine

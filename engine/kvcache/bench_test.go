@@ -1,0 +1,34 @@
+package kvcache
+
+import "testing"
+
+// BenchmarkPrefixMatch8K looks up a fully cached 8K-token prompt.
+func BenchmarkPrefixMatch8K(b *testing.B) {
+	const n = 8192
+	m := newManager(b, n/16+8, 16)
+	toks := seq(n, 0)
+	var owner Blocks
+	prefill(b, m, &owner, toks)
+	b.Run("Lookup", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if m.Lookup(toks) != n-16 {
+				b.Fatal("miss")
+			}
+		}
+	})
+	b.Run("ReuseFree", func(b *testing.B) {
+		var x Blocks
+		b.ReportAllocs()
+		for b.Loop() {
+			if hit, _ := m.Reuse(&x, toks); hit != n-16 {
+				b.Fatal("miss")
+			}
+			m.Free(&x)
+		}
+	})
+	m.Free(&owner)
+	if err := m.CheckLeaks(); err != nil {
+		b.Fatal(err)
+	}
+}

@@ -1,0 +1,60 @@
+package kvcache
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Check verifies the pool's invariants given every live block table: each
+// block's reference count equals the number of live tables holding it;
+// exactly the unreferenced blocks are on the free list, which is well
+// linked; every index entry names a cached block under its own hash; and
+// each table's committed prefix is indexed or at least hashed consistently.
+func (m *Manager) Check(live ...*Blocks) error {
+	want := make([]int32, len(m.blocks))
+	for _, b := range live {
+		if len(b.hashes) > len(b.table) {
+			return fmt.Errorf("kvcache: table has %d hashes for %d blocks", len(b.hashes), len(b.table))
+		}
+		for _, id := range b.table {
+			if id < 0 || int(id) >= len(m.blocks) {
+				return fmt.Errorf("kvcache: table holds block %d outside the pool", id)
+			}
+			want[id]++
+		}
+	}
+	var errs []error
+	for id, blk := range m.blocks {
+		if blk.ref != want[id] {
+			errs = append(errs, fmt.Errorf("kvcache: block %d has reference count %d, live tables hold it %d times", id, blk.ref, want[id]))
+		}
+		if blk.onFree != (blk.ref == 0) {
+			errs = append(errs, fmt.Errorf("kvcache: block %d with reference count %d: on free list = %v", id, blk.ref, blk.onFree))
+		}
+		if blk.cached && m.index[blk.hash] != int32(id) {
+			errs = append(errs, fmt.Errorf("kvcache: cached block %d is not indexed under its hash", id))
+		}
+	}
+	for h, id := range m.index {
+		if !m.blocks[id].cached || m.blocks[id].hash != h {
+			errs = append(errs, fmt.Errorf("kvcache: index entry %x names block %d, which is not cached under it", h, id))
+		}
+	}
+	n, prev := 0, none
+	for id := m.free.head; id != none; id = m.blocks[id].next {
+		if m.blocks[id].prev != prev || n > len(m.blocks) {
+			errs = append(errs, fmt.Errorf("kvcache: free list broken at block %d", id))
+			break
+		}
+		prev = id
+		n++
+	}
+	if n != m.free.n || prev != m.free.tail {
+		errs = append(errs, fmt.Errorf("kvcache: free list walks %d blocks, count says %d", n, m.free.n))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckLeaks reports any block still referenced, plus any broken invariant:
+// call it when every sequence has been freed, e.g. at the end of a test.
+func (m *Manager) CheckLeaks() error { return m.Check() }

@@ -1,0 +1,46 @@
+// Package kvcache manages the paged KV cache's blocks for the scheduler: a
+// pool of fixed-size blocks with reference counts, and a prefix index that
+// lets a new sequence reuse the blocks of any earlier sequence that began
+// with the same tokens.
+//
+// # Blocks and sequences
+//
+// A Manager owns NumBlocks blocks of BlockSize token slots. Each sequence
+// holds a Blocks value (its block table, opaque to the scheduler except for
+// Table, which is what model.Row.Blocks wants). Allocate grows a table to
+// cover N tokens, Truncate shrinks it (rolling back rejected speculative
+// positions) and Free releases it. Every block has a reference count; a block
+// shared by k sequences through the prefix index has count k, and releasing a
+// block whose count is already zero panics, because that is a double free.
+//
+// # Prefix index
+//
+// Once a block is full and its tokens' keys and values are computed, Commit
+// names it by a chain hash: hash(parent block's hash, the block's token ids),
+// so a hash identifies the whole prefix up to the block's end, not just the
+// block. The index maps hash to block and is write-once: a block's hash never
+// changes while it is indexed, and a second block with the same contents is
+// simply not indexed. Matching also compares the stored token ids and parent
+// hash, so a 64-bit hash collision is a miss, never wrong reuse.
+//
+// Reuse attaches the longest indexed prefix of a token list to an empty
+// sequence. It never covers the last token: the scheduler still has to run
+// that position to get the logits for the next token. Admit is Reuse plus
+// Allocate as one all-or-nothing step, so a sequence that does not fit yet
+// leaves no trace (and no inflated hit statistics). The index knows only
+// token ids, so a prompt rendered by any API dialect hits the same blocks.
+//
+// # Free list and eviction
+//
+// Blocks with reference count zero sit on one intrusive doubly linked list.
+// Indexed ("cached") blocks keep their contents there and are appended at the
+// tail in least-recently-used order; blocks with no useful contents go to the
+// head. Allocation pops from the head, so empty blocks are used first and a
+// cached block is evicted (dropped from the index) only when space is needed,
+// least recently used first. A prefix hit on a free cached block unlinks it
+// in O(1).
+//
+// Check verifies every invariant (reference counts against the live block
+// tables, free list membership, index consistency); CheckLeaks is Check with
+// no live sequences and belongs at the end of every test that schedules.
+package kvcache

@@ -1,0 +1,287 @@
+package kvcache
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// ErrOutOfBlocks is returned (wrapped) by Allocate when the pool cannot
+// supply enough blocks even after evicting every unreferenced cached block.
+var ErrOutOfBlocks = errors.New("kvcache: out of blocks")
+
+// Config sizes a Manager.
+type Config struct {
+	NumBlocks int // blocks in the pool (the KV cache's NumBlocks)
+	BlockSize int // token slots per block; 16 when zero
+}
+
+// DefaultBlockSize is the block size when Config.BlockSize is zero.
+const DefaultBlockSize = 16
+
+// block is one pool entry's bookkeeping; the keys and values themselves live
+// in the model's metal.KVCache under the same index.
+type block struct {
+	ref        int32
+	prev, next int32 // free-list links, valid while onFree
+	onFree     bool
+	cached     bool   // indexed under hash; contents must not change
+	hash       uint64 // chain hash, valid while cached
+	parent     uint64 // parent's chain hash, valid while cached
+}
+
+// Blocks is one sequence's block table. The zero value is an empty table.
+// Only the Manager that filled it may change it.
+type Blocks struct {
+	table  []int32
+	hashes []uint64 // chain hashes of the first len(hashes) blocks, all full and committed
+}
+
+// Table returns the block ids covering the sequence's positions in order,
+// as model.Row.Blocks wants. The slice is valid until the next change.
+func (b *Blocks) Table() []int32 { return b.table }
+
+// Len returns the number of blocks held.
+func (b *Blocks) Len() int { return len(b.table) }
+
+// Stats is a snapshot of the pool.
+type Stats struct {
+	Total     int   // blocks in the pool
+	Used      int   // blocks referenced by at least one sequence
+	Free      int   // blocks with no reference (Cached ones among them can still be hit)
+	Cached    int   // blocks in the prefix index, referenced or not
+	HitTokens int64 // tokens served from the prefix index by Reuse
+	Queried   int64 // tokens looked up by Reuse
+	Evictions int64 // cached blocks dropped to make space
+}
+
+// Manager is the block pool plus prefix index. It is not safe for
+// concurrent use; the scheduler that owns it serialises calls.
+type Manager struct {
+	blockSize int
+	blocks    []block
+	tokens    []int32 // blockSize ids per block: the contents of cached blocks, for collision checks
+	free      freeList
+	index     map[uint64]int32
+	hitTokens int64
+	queried   int64
+	evictions int64
+}
+
+// New returns a Manager with every block free.
+func New(c Config) (*Manager, error) {
+	if c.BlockSize == 0 {
+		c.BlockSize = DefaultBlockSize
+	}
+	if c.NumBlocks <= 0 || c.BlockSize <= 0 {
+		return nil, fmt.Errorf("kvcache: need positive NumBlocks and BlockSize, got %d and %d", c.NumBlocks, c.BlockSize)
+	}
+	m := &Manager{
+		blockSize: c.BlockSize,
+		blocks:    make([]block, c.NumBlocks),
+		tokens:    make([]int32, c.NumBlocks*c.BlockSize),
+		free:      freeList{head: none, tail: none},
+		index:     make(map[uint64]int32),
+	}
+	for id := range m.blocks {
+		m.free.pushTail(m.blocks, int32(id))
+	}
+	return m, nil
+}
+
+// BlockSize returns the tokens per block.
+func (m *Manager) BlockSize() int { return m.blockSize }
+
+// NumFree returns how many blocks Allocate can still hand out.
+func (m *Manager) NumFree() int { return m.free.n }
+
+// BlocksFor returns the number of blocks that n tokens occupy.
+func (m *Manager) BlocksFor(n int) int { return (n + m.blockSize - 1) / m.blockSize }
+
+// Stats returns a snapshot of the pool.
+func (m *Manager) Stats() Stats {
+	return Stats{
+		Total: len(m.blocks), Used: len(m.blocks) - m.free.n, Free: m.free.n, Cached: len(m.index),
+		HitTokens: m.hitTokens, Queried: m.queried, Evictions: m.evictions,
+	}
+}
+
+// Lookup returns how many leading tokens of tokens a call to Reuse would
+// serve from the index, without taking any block.
+func (m *Manager) Lookup(tokens []int32) int {
+	n := 0
+	m.walkPrefix(tokens, func(int32, uint64) { n += m.blockSize })
+	return n
+}
+
+// Reuse attaches the longest indexed prefix of tokens to the empty table b,
+// taking a reference on each block, and returns the number of tokens it
+// covers (a multiple of BlockSize, always less than len(tokens)).
+func (m *Manager) Reuse(b *Blocks, tokens []int32) (int, error) {
+	hit, err := m.attachPrefix(b, tokens)
+	if err == nil {
+		m.hitTokens += int64(hit)
+		m.queried += int64(len(tokens))
+	}
+	return hit, err
+}
+
+// Admit is Reuse followed by Allocate of want(hit) tokens, all or nothing:
+// on ErrOutOfBlocks b is left empty and the attempt is not counted in the
+// hit statistics. It is how a scheduler admits a waiting sequence.
+func (m *Manager) Admit(b *Blocks, tokens []int32, want func(hit int) int) (int, error) {
+	hit, err := m.attachPrefix(b, tokens)
+	if err != nil {
+		return 0, err
+	}
+	if err := m.Allocate(b, want(hit)); err != nil {
+		m.Free(b)
+		return 0, err
+	}
+	m.hitTokens += int64(hit)
+	m.queried += int64(len(tokens))
+	return hit, nil
+}
+
+func (m *Manager) attachPrefix(b *Blocks, tokens []int32) (int, error) {
+	if len(b.table) != 0 {
+		return 0, fmt.Errorf("kvcache: Reuse on a table that already holds %d blocks", len(b.table))
+	}
+	m.walkPrefix(tokens, func(id int32, h uint64) {
+		m.acquire(id)
+		b.table = append(b.table, id)
+		b.hashes = append(b.hashes, h)
+	})
+	return len(b.table) * m.blockSize, nil
+}
+
+// walkPrefix calls visit for each indexed block of the longest cached prefix
+// of tokens, never covering the last token.
+func (m *Manager) walkPrefix(tokens []int32, visit func(id int32, h uint64)) {
+	bs := m.blockSize
+	parent := rootHash
+	for i := 0; (i+1)*bs < len(tokens); i++ {
+		chunk := tokens[i*bs : (i+1)*bs]
+		h := chainHash(parent, chunk)
+		id, ok := m.index[h]
+		if !ok || m.blocks[id].parent != parent || !slices.Equal(m.tokens[int(id)*bs:(int(id)+1)*bs], chunk) {
+			return
+		}
+		visit(id, h)
+		parent = h
+	}
+}
+
+// Allocate grows b so that it covers positions 0..n-1. It takes all the
+// blocks it needs or none: on ErrOutOfBlocks b is unchanged.
+func (m *Manager) Allocate(b *Blocks, n int) error {
+	need := m.BlocksFor(n) - len(b.table)
+	if need <= 0 {
+		return nil
+	}
+	if need > m.free.n {
+		return fmt.Errorf("%w: need %d more blocks for %d tokens, %d free", ErrOutOfBlocks, need, n, m.free.n)
+	}
+	for range need {
+		id := m.free.popHead(m.blocks)
+		m.evict(id)
+		m.blocks[id].ref = 1
+		b.table = append(b.table, id)
+	}
+	return nil
+}
+
+// Commit indexes the full blocks among the first n tokens of the sequence
+// (tokens is the whole sequence; its first n positions must have their keys
+// and values computed). Blocks already committed are skipped. Only accepted
+// tokens may be committed: committed positions can no longer be truncated.
+func (m *Manager) Commit(b *Blocks, tokens []int32, n int) error {
+	if n > len(tokens) {
+		return fmt.Errorf("kvcache: Commit of %d tokens from a sequence of %d", n, len(tokens))
+	}
+	full := min(n/m.blockSize, len(b.table))
+	bs := m.blockSize
+	for i := len(b.hashes); i < full; i++ {
+		parent := rootHash
+		if i > 0 {
+			parent = b.hashes[i-1]
+		}
+		chunk := tokens[i*bs : (i+1)*bs]
+		h := chainHash(parent, chunk)
+		b.hashes = append(b.hashes, h)
+		id := b.table[i]
+		if _, taken := m.index[h]; taken || m.blocks[id].cached {
+			continue // write-once: an equal block is already indexed
+		}
+		blk := &m.blocks[id]
+		blk.cached, blk.hash, blk.parent = true, h, parent
+		copy(m.tokens[int(id)*bs:], chunk)
+		m.index[h] = id
+	}
+	return nil
+}
+
+// Truncate shrinks b to cover positions 0..n-1, releasing whole blocks past
+// the end: the rollback of rejected speculative positions. It refuses to cut
+// into committed blocks, whose contents the index promises.
+func (m *Manager) Truncate(b *Blocks, n int) error {
+	if n < len(b.hashes)*m.blockSize {
+		return fmt.Errorf("kvcache: cannot truncate to %d tokens: the first %d are committed", n, len(b.hashes)*m.blockSize)
+	}
+	keep := m.BlocksFor(n)
+	for i := len(b.table) - 1; i >= keep; i-- {
+		m.release(b.table[i])
+	}
+	if keep < len(b.table) {
+		b.table = b.table[:keep]
+	}
+	return nil
+}
+
+// Free releases every block of b and empties it. Blocks are released from
+// the end, so a sequence's tail, the part least likely to be shared, is
+// evicted first. Freeing an empty table does nothing.
+func (m *Manager) Free(b *Blocks) {
+	for i := len(b.table) - 1; i >= 0; i-- {
+		m.release(b.table[i])
+	}
+	b.table, b.hashes = b.table[:0], b.hashes[:0]
+}
+
+func (m *Manager) acquire(id int32) {
+	blk := &m.blocks[id]
+	if blk.ref == 0 {
+		m.free.remove(m.blocks, id)
+	}
+	blk.ref++
+}
+
+// release drops one reference. A release below zero is a double free: a
+// bug in the caller that would corrupt another sequence's cache, so it
+// panics rather than continue.
+func (m *Manager) release(id int32) {
+	blk := &m.blocks[id]
+	if blk.ref <= 0 {
+		panic(fmt.Sprintf("kvcache: block %d released with reference count %d (double free)", id, blk.ref))
+	}
+	blk.ref--
+	if blk.ref > 0 {
+		return
+	}
+	if blk.cached {
+		m.free.pushTail(m.blocks, id) // most recently used end
+	} else {
+		m.free.pushHead(m.blocks, id) // nothing worth keeping: reuse first
+	}
+}
+
+// evict drops a block that is about to be reused from the index.
+func (m *Manager) evict(id int32) {
+	blk := &m.blocks[id]
+	if !blk.cached {
+		return
+	}
+	delete(m.index, blk.hash)
+	blk.cached = false
+	m.evictions++
+}

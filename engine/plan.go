@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/splash-inference/splash/engine/spec"
+	"github.com/splash-inference/splash/model"
+)
+
+// RowKind tells prompt chunks from decode and verify rows.
+type RowKind uint8
+
+const (
+	// PrefillRow computes a run of known tokens (a prompt chunk, or a
+	// preempted sequence's recomputation).
+	PrefillRow RowKind = iota
+	// DecodeRow feeds the last generated token, followed by Draft tokens
+	// to verify when there are any.
+	DecodeRow
+)
+
+// PlanRow is one row of a step; it maps 1:1 onto a model.Row.
+type PlanRow struct {
+	Seq    uint64
+	Kind   RowKind
+	Start  int     // position of Tokens[0]
+	Tokens []int32 // the known tokens fed: a chunk, or the one last token of a decode row
+	// Logits of a prefill row: 0 for a chunk that does not reach the end of
+	// the sequence's tokens, 1 for one that does, len(Tokens) for prompt
+	// logprobs. A decode row always wants 1+len(Draft).
+	Logits   int
+	MaxDraft int     // room reserved for draft tokens (budget and blocks)
+	Draft    []int32 // proposals to verify, at most MaxDraft
+	Blocks   []int32 // the sequence's block table
+	// CompletesSequence is set on a prefill row that reaches the end of the
+	// sequence's tokens: its last logits give the next token.
+	CompletesSequence bool
+	// PromptLogits is set when the row has logits at every position for
+	// the request's prompt logprobs.
+	PromptLogits bool
+
+	seq *sequence
+}
+
+// NumLogits is how many logit vectors the row gets back from the model.
+func (r *PlanRow) NumLogits() int {
+	if r.Kind == DecodeRow {
+		return 1 + len(r.Draft)
+	}
+	return r.Logits
+}
+
+// Plan is one step's work: rows in order, decode rows first. It belongs to
+// the Scheduler and is valid until the next Schedule.
+type Plan struct {
+	Rows []PlanRow
+
+	step   uint64
+	wants  []spec.Want
+	drafts []int32 // backing store for every row's Draft
+	inputs []int32 // backing store for decode rows' model tokens
+	batch  model.Batch
+}
+
+// Empty reports whether the plan has no rows (nothing to run).
+func (p *Plan) Empty() bool { return len(p.Rows) == 0 }
+
+// NumTokens is the number of tokens the batch feeds, drafts included.
+func (p *Plan) NumTokens() int {
+	n := 0
+	for i := range p.Rows {
+		n += len(p.Rows[i].Tokens) + len(p.Rows[i].Draft)
+	}
+	return n
+}
+
+// SetDraft sets row i's draft tokens (a decode row's proposals), keeping at
+// most MaxDraft of them.
+func (p *Plan) SetDraft(i int, draft []int32) error {
+	r := &p.Rows[i]
+	if r.Kind != DecodeRow {
+		return fmt.Errorf("engine: row %d is a prefill row and takes no draft", i)
+	}
+	r.Draft = append(r.Draft[:0], draft[:min(len(draft), r.MaxDraft)]...)
+	return nil
+}
+
+// Wants returns one proposal request per row with room for drafts, for a
+// spec.Proposer; pass them back to SetDrafts once filled. Tokens are the
+// sequence's whole token list, read-only.
+func (p *Plan) Wants() []spec.Want {
+	p.wants = p.wants[:0]
+	for i := range p.Rows {
+		r := &p.Rows[i]
+		if r.MaxDraft > 0 {
+			p.wants = append(p.wants, spec.Want{Seq: r.Seq, Tokens: r.seq.tokens, K: r.MaxDraft, Draft: r.Draft[:0]})
+		}
+	}
+	return p.wants
+}
+
+// SetDrafts stores filled wants' drafts in their rows, at most MaxDraft each.
+func (p *Plan) SetDrafts(wants []spec.Want) {
+	j := 0
+	for i := range p.Rows {
+		r := &p.Rows[i]
+		if j < len(wants) && r.MaxDraft > 0 && wants[j].Seq == r.Seq {
+			r.Draft = append(r.Draft[:0], wants[j].Draft[:min(len(wants[j].Draft), r.MaxDraft)]...)
+			j++
+		}
+	}
+}
+
+// Batch returns the model batch for the plan. It is rebuilt on every call,
+// so call it after the drafts are set; the returned batch is valid until the
+// next Schedule.
+func (p *Plan) Batch() *model.Batch {
+	need := 0
+	for i := range p.Rows {
+		if p.Rows[i].Kind == DecodeRow {
+			need += 1 + len(p.Rows[i].Draft)
+		}
+	}
+	if cap(p.inputs) < need {
+		p.inputs = make([]int32, 0, need)
+	}
+	in := p.inputs[:0]
+	rows := p.batch.Rows[:0]
+	for i := range p.Rows {
+		r := &p.Rows[i]
+		mr := model.Row{Start: r.Start, Tokens: r.Tokens, Blocks: r.Blocks, Logits: r.NumLogits()}
+		if r.Kind == DecodeRow {
+			start := len(in)
+			in = append(in, r.Tokens...)
+			in = append(in, r.Draft...)
+			mr.Tokens = in[start:len(in):len(in)]
+		}
+		rows = append(rows, mr)
+	}
+	p.batch.Rows = rows
+	return &p.batch
+}
+
+// reset empties the plan for a new step, keeping its buffers.
+func (p *Plan) reset(step uint64) {
+	clear(p.Rows) // drop sequence pointers
+	p.Rows, p.step = p.Rows[:0], step
+}
+
+// reserveDrafts gives each decode row its slice of the draft store once the
+// rows are final (the store cannot move after that).
+func (p *Plan) reserveDrafts() {
+	need := 0
+	for i := range p.Rows {
+		need += p.Rows[i].MaxDraft
+	}
+	if cap(p.drafts) < need {
+		p.drafts = make([]int32, need)
+	}
+	off := 0
+	for i := range p.Rows {
+		r := &p.Rows[i]
+		r.Draft = p.drafts[off : off : off+r.MaxDraft]
+		off += r.MaxDraft
+	}
+}

@@ -1,0 +1,320 @@
+package engine
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/splash-inference/splash/engine/kvcache"
+	"github.com/splash-inference/splash/engine/spec"
+	"github.com/splash-inference/splash/engine/stop"
+)
+
+// Scheduler is the batching state machine. See the package doc. It is not
+// safe for concurrent use.
+type Scheduler struct {
+	cfg      Config
+	kv       *kvcache.Manager
+	proposer spec.Proposer
+
+	seqs    map[uint64]*sequence
+	waiting []*sequence // by arrival
+	running []*sequence // by arrival
+	order   []*sequence // Schedule's snapshot of running
+	arrival uint64
+	step    uint64
+	plan    Plan
+	outs    []Output
+
+	preemptions int64
+}
+
+// New returns a Scheduler with an empty block pool. proposer, when not nil,
+// is called inside Schedule to fill the verify rows' drafts: use it for
+// cheap proposers such as spec.Ngram. A proposer that runs a model (a
+// spec.DraftModel or spec.Hybrid) belongs to the caller instead, which
+// fills drafts between Schedule and Batch through Plan.Wants and
+// Plan.SetDrafts, so that no forward pass runs inside the scheduler. If the
+// proposer is also a spec.Observer or spec.Releaser, the scheduler reports
+// verification outcomes and finished sequences to it.
+func New(cfg Config, proposer spec.Proposer) (*Scheduler, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	kv, err := kvcache.New(kvcache.Config{NumBlocks: c.NumBlocks, BlockSize: c.BlockSize})
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	return &Scheduler{cfg: c, kv: kv, proposer: proposer, seqs: make(map[uint64]*sequence)}, nil
+}
+
+// Config returns the configuration with defaults filled in.
+func (s *Scheduler) Config() Config { return s.cfg }
+
+// Add queues a request. Its ID must not belong to a live sequence.
+func (s *Scheduler) Add(r Request) error {
+	if _, dup := s.seqs[r.ID]; dup {
+		return fmt.Errorf("engine: request %d is already scheduled", r.ID)
+	}
+	if len(r.Prompt) == 0 {
+		return fmt.Errorf("engine: request %d has an empty prompt", r.ID)
+	}
+	if len(r.Prompt) >= s.cfg.MaxModelLen {
+		return fmt.Errorf("engine: request %d: prompt of %d tokens leaves no room in the %d-token context", r.ID, len(r.Prompt), s.cfg.MaxModelLen)
+	}
+	if r.MaxTokens < 0 {
+		return fmt.Errorf("engine: request %d: negative max tokens %d", r.ID, r.MaxTokens)
+	}
+	q := &sequence{
+		id:         r.ID,
+		arrival:    s.arrival,
+		tokens:     slices.Clone(r.Prompt),
+		promptLen:  len(r.Prompt),
+		cond:       stop.Conditions{StopTokens: slices.Clone(r.StopTokens), MaxTokens: r.MaxTokens, MaxContext: s.cfg.MaxModelLen},
+		draftK:     spec.AdaptiveK{Max: s.cfg.MaxDraft},
+		wantPrompt: r.PromptLogprobs,
+	}
+	s.arrival++
+	s.seqs[r.ID] = q
+	s.waiting = append(s.waiting, q)
+	return nil
+}
+
+// Cancel ends a sequence in any state with the given reason (stop.Cancelled
+// for a client that left, stop.Stop for a stop string found in its text)
+// and frees its blocks at once. A row of it in the outstanding plan is
+// ignored by Update. It reports whether the sequence was live.
+func (s *Scheduler) Cancel(id uint64, reason stop.Reason) bool {
+	q, ok := s.seqs[id]
+	if !ok {
+		return false
+	}
+	s.finish(q, reason)
+	return true
+}
+
+// State returns a live sequence's state, or Finished for an unknown id.
+func (s *Scheduler) State(id uint64) SeqState {
+	if q, ok := s.seqs[id]; ok {
+		return q.state
+	}
+	return Finished
+}
+
+// Idle reports whether no sequence is waiting or running.
+func (s *Scheduler) Idle() bool { return len(s.seqs) == 0 }
+
+// Stats is a snapshot of the scheduler and its block pool.
+type Stats struct {
+	Waiting, Running int
+	Preemptions      int64
+	KV               kvcache.Stats
+}
+
+// Stats returns a snapshot.
+func (s *Scheduler) Stats() Stats {
+	return Stats{Waiting: len(s.waiting), Running: len(s.running), Preemptions: s.preemptions, KV: s.kv.Stats()}
+}
+
+// Check verifies the block pool against every live sequence's table and
+// the queues' consistency; with no live sequences it is a leak check.
+func (s *Scheduler) Check() error {
+	live := make([]*kvcache.Blocks, 0, len(s.running))
+	var errs []error
+	for _, q := range s.running {
+		live = append(live, &q.blocks)
+		if q.state != Prefilling && q.state != Decoding {
+			errs = append(errs, fmt.Errorf("engine: running sequence %d is %v", q.id, q.state))
+		}
+	}
+	for _, q := range s.waiting {
+		if q.blocks.Len() != 0 || q.state != Waiting {
+			errs = append(errs, fmt.Errorf("engine: waiting sequence %d is %v with %d blocks", q.id, q.state, q.blocks.Len()))
+		}
+	}
+	if len(s.waiting)+len(s.running) != len(s.seqs) {
+		errs = append(errs, fmt.Errorf("engine: %d waiting + %d running but %d live", len(s.waiting), len(s.running), len(s.seqs)))
+	}
+	if err := s.kv.Check(live...); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Schedule decides the next step. The plan is empty when there is nothing
+// to run. See the package doc for the policy.
+func (s *Scheduler) Schedule() *Plan {
+	s.step++
+	p := &s.plan
+	p.reset(s.step)
+	budget := s.cfg.MaxBatchTokens
+
+	// Decode rows first. Each gets its own token before any gets drafts.
+	decoding := 0
+	for _, q := range s.running {
+		if q.pending() == 1 {
+			decoding++
+		}
+	}
+	draftBudget := max(budget-decoding, 0)
+	// Iterate over a snapshot: fit may preempt sequences out of s.running.
+	s.order = append(s.order[:0], s.running...)
+	for _, q := range s.order {
+		if budget <= 0 {
+			break
+		}
+		if q.state == Waiting || q.pending() != 1 {
+			continue
+		}
+		k := min(q.draftK.K(), draftBudget, q.draftRoom())
+		if k > 0 && s.kv.Allocate(&q.blocks, q.computed+1+k) != nil {
+			k = 0 // speculation never preempts anyone
+		}
+		if !s.fit(q, q.computed+1) {
+			continue
+		}
+		draftBudget -= k
+		budget -= 1 + k
+		s.addRow(PlanRow{Seq: q.id, Kind: DecodeRow, Start: q.computed, Tokens: q.tokens[q.computed:len(q.tokens):len(q.tokens)], MaxDraft: k}, q)
+	}
+
+	// Prompt chunks of running sequences.
+	for _, q := range s.order {
+		if budget <= 0 {
+			break
+		}
+		if q.state == Waiting || q.pending() <= 1 || q.scheduledAt == s.step {
+			continue
+		}
+		chunk := min(q.pending(), budget)
+		if !s.fit(q, q.computed+chunk) {
+			continue
+		}
+		budget -= s.addChunk(q, chunk)
+	}
+	clear(s.order)
+
+	// Admit waiting sequences, oldest first; stop at the first that does not fit.
+	for len(s.waiting) > 0 && budget > 0 && len(s.running) < s.cfg.MaxRunning {
+		q := s.waiting[0]
+		cached := q.tokens
+		if q.wantPrompt {
+			cached = nil // cached blocks have no logits to report
+		}
+		hit, err := s.kv.Admit(&q.blocks, cached, func(hit int) int { return min(len(q.tokens), hit+budget) })
+		if errors.Is(err, kvcache.ErrOutOfBlocks) {
+			break
+		} else if err != nil {
+			panic(err) // waiting sequences hold no blocks: a scheduler bug
+		}
+		q.computed = hit
+		chunk := min(q.pending(), budget)
+		s.waiting = s.waiting[1:]
+		s.insertRunning(q)
+		budget -= s.addChunk(q, chunk)
+	}
+
+	p.reserveDrafts()
+	if s.proposer != nil {
+		if err := s.proposer.Propose(p.Wants()); err == nil {
+			p.SetDrafts(p.wants)
+		}
+		// A failed proposal only costs speculation: the rows stay plain decodes.
+	}
+	return p
+}
+
+// addChunk adds a prefill row of the next chunk tokens of q, or fewer (a
+// preempted prompt-logprobs request recomputes the positions it already
+// reported in a chunk of their own, without logits), and returns its size.
+func (s *Scheduler) addChunk(q *sequence, chunk int) int {
+	if q.wantPrompt && q.computed < q.promptDone {
+		chunk = min(chunk, q.promptDone-q.computed)
+	}
+	end := q.computed + chunk
+	r := PlanRow{Seq: q.id, Kind: PrefillRow, Start: q.computed, Tokens: q.tokens[q.computed:end:end]}
+	if end == len(q.tokens) {
+		r.CompletesSequence, r.Logits = true, 1
+	}
+	if q.wantPrompt && q.computed >= q.promptDone && q.computed < q.promptLen {
+		r.Logits, r.PromptLogits = chunk, true // logits for every position: prompt logprobs
+	}
+	q.state = Prefilling
+	s.addRow(r, q)
+	return chunk
+}
+
+func (s *Scheduler) addRow(r PlanRow, q *sequence) {
+	if r.Kind == DecodeRow {
+		q.state = Decoding
+	}
+	r.Blocks, r.seq = q.blocks.Table(), q
+	q.scheduledAt = s.step
+	s.plan.Rows = append(s.plan.Rows, r)
+}
+
+// fit allocates blocks so q covers n tokens, preempting the youngest
+// running sequences not yet in this step's plan until it succeeds. When q
+// itself is the youngest left, q is preempted and fit reports false. Since
+// Config keeps a whole context within the pool, the oldest sequence always
+// fits once the younger ones are gone: that is why nothing starves.
+func (s *Scheduler) fit(q *sequence, n int) bool {
+	for s.kv.Allocate(&q.blocks, n) != nil {
+		victim := s.youngestUnscheduled() // q at worst: it is running and not yet scheduled
+		s.preempt(victim)
+		if victim == q {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Scheduler) youngestUnscheduled() *sequence {
+	for i := len(s.running) - 1; i >= 0; i-- {
+		if q := s.running[i]; q.scheduledAt != s.step {
+			return q
+		}
+	}
+	return nil
+}
+
+// preempt frees q's blocks and requeues it at its arrival position; its
+// tokens, generated ones included, are recomputed when it is readmitted.
+func (s *Scheduler) preempt(q *sequence) {
+	s.kv.Free(&q.blocks)
+	q.computed = 0
+	q.state = Waiting
+	q.preemptions++
+	s.preemptions++
+	s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
+	at, _ := slices.BinarySearchFunc(s.waiting, q.arrival, byArrival)
+	s.waiting = slices.Insert(s.waiting, at, q)
+}
+
+func (s *Scheduler) insertRunning(q *sequence) {
+	at, _ := slices.BinarySearchFunc(s.running, q.arrival, byArrival)
+	s.running = slices.Insert(s.running, at, q)
+}
+
+// finish ends q: commits what it computed for later prefix hits, frees its
+// blocks and forgets it.
+func (s *Scheduler) finish(q *sequence, reason stop.Reason) {
+	if q.state == Finished {
+		return
+	}
+	if q.state != Waiting {
+		s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
+	} else {
+		s.waiting = slices.DeleteFunc(s.waiting, func(x *sequence) bool { return x == q })
+	}
+	s.kv.Free(&q.blocks)
+	q.state, q.reason = Finished, reason
+	delete(s.seqs, q.id)
+	if r, ok := s.proposer.(spec.Releaser); ok {
+		r.Release(q.id)
+	}
+}
+
+func byArrival(x *sequence, arrival uint64) int { return cmp.Compare(x.arrival, arrival) }

@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"github.com/splash-inference/splash/engine/kvcache"
+	"github.com/splash-inference/splash/engine/spec"
+	"github.com/splash-inference/splash/engine/stop"
+)
+
+// Request is one generation request as the scheduler sees it: token ids and
+// limits. Sampling settings stay with the caller's sample.Sampler.
+type Request struct {
+	ID         uint64
+	Prompt     []int32
+	MaxTokens  int     // generated tokens; 0: up to the context limit
+	StopTokens []int32 // EOS and stop token ids
+	// PromptLogprobs asks for logits at every prompt position on the first
+	// pass. Such a request does not reuse cached prefixes, whose logits were
+	// never computed.
+	PromptLogprobs bool
+}
+
+// SeqState is where a sequence is in its life.
+type SeqState uint8
+
+const (
+	Waiting    SeqState = iota // queued, no blocks; new or preempted
+	Prefilling                 // running; last scheduled as a prompt (or recompute) chunk
+	Decoding                   // running; last scheduled as a decode or verify row
+	Finished                   // done or cancelled; blocks freed
+)
+
+func (s SeqState) String() string {
+	return [...]string{"waiting", "prefilling", "decoding", "finished"}[s]
+}
+
+// sequence is the scheduler's state for one request.
+type sequence struct {
+	id          uint64
+	arrival     uint64 // admission order; preemption keeps it, which is the fairness rule
+	state       SeqState
+	tokens      []int32 // prompt then accepted output
+	promptLen   int
+	computed    int // leading tokens whose keys and values are in blocks
+	blocks      kvcache.Blocks
+	cond        stop.Conditions
+	draftK      spec.AdaptiveK
+	wantPrompt  bool // prompt logprobs still to produce
+	promptDone  int  // prompt positions whose logits were delivered (kept across preemption)
+	scheduledAt uint64
+	reason      stop.Reason
+	preemptions int
+}
+
+// pending is how many tokens still need their keys and values computed.
+func (q *sequence) pending() int { return len(q.tokens) - q.computed }
+
+func (q *sequence) generated() int { return len(q.tokens) - q.promptLen }
+
+// draftRoom bounds k so a verify row can neither overshoot max tokens nor
+// the context limit: it can emit k+1 tokens.
+func (q *sequence) draftRoom() int {
+	room := q.cond.MaxContext - len(q.tokens) - 1
+	if q.cond.MaxTokens > 0 {
+		room = min(room, q.cond.MaxTokens-q.generated()-1)
+	}
+	return max(room, 0)
+}
