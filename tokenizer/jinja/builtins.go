@@ -1,0 +1,656 @@
+package jinja
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// builtin is a global function: positional and keyword arguments.
+type builtin func(args []Value, kwargs map[string]Value) (Value, error)
+
+func globals() map[string]Value {
+	return map[string]Value{
+		"range": builtin(func(a []Value, _ map[string]Value) (Value, error) {
+			var lo, hi, st int64 = 0, 0, 1
+			ints := make([]int64, len(a))
+			for i, v := range a {
+				n, ok := v.(int64)
+				if !ok {
+					return nil, errors.New("range() needs integers")
+				}
+				ints[i] = n
+			}
+			switch len(ints) {
+			case 1:
+				hi = ints[0]
+			case 2:
+				lo, hi = ints[0], ints[1]
+			case 3:
+				lo, hi, st = ints[0], ints[1], ints[2]
+			default:
+				return nil, errors.New("range() takes 1 to 3 arguments")
+			}
+			if st == 0 {
+				return nil, errors.New("range() step must not be zero")
+			}
+			out := []Value{}
+			for i := lo; st > 0 && i < hi || st < 0 && i > hi; i += st {
+				out = append(out, i)
+			}
+			return out, nil
+		}),
+		"namespace": builtin(func(a []Value, kw map[string]Value) (Value, error) {
+			ns := &namespace{m: NewMap()}
+			if len(a) == 1 {
+				if m, ok := a[0].(*Map); ok {
+					for _, k := range m.keys {
+						ns.m.Set(k, m.vals[k])
+					}
+				}
+			}
+			for _, k := range sortedKeys(kw) {
+				ns.m.Set(k, kw[k])
+			}
+			return ns, nil
+		}),
+		"raise_exception": builtin(func(a []Value, _ map[string]Value) (Value, error) {
+			msg := "raise_exception called"
+			if len(a) > 0 {
+				msg = str(a[0])
+			}
+			return nil, errors.New(msg)
+		}),
+		"strftime_now": builtin(func(a []Value, _ map[string]Value) (Value, error) {
+			if len(a) != 1 {
+				return nil, errors.New("strftime_now takes a format")
+			}
+			return strftime(time.Now(), str(a[0])), nil
+		}),
+		"dict": builtin(func(_ []Value, kw map[string]Value) (Value, error) {
+			m := NewMap()
+			for _, k := range sortedKeys(kw) {
+				m.Set(k, kw[k])
+			}
+			return m, nil
+		}),
+	}
+}
+
+func sortedKeys(m map[string]Value) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func strftime(t time.Time, f string) string {
+	r := strings.NewReplacer("%Y", "2006", "%m", "01", "%d", "02", "%H", "15", "%M", "04", "%S", "05",
+		"%b", "Jan", "%B", "January", "%a", "Mon", "%A", "Monday", "%y", "06", "%p", "PM", "%I", "03", "%%", "%")
+	return t.Format(r.Replace(f))
+}
+
+func (r *renderer) evalArgs(args []expr, kwargs map[string]expr, s *scope) ([]Value, map[string]Value, error) {
+	a := make([]Value, len(args))
+	for i, e := range args {
+		v, err := r.eval(e, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		a[i] = v
+	}
+	kw := map[string]Value{}
+	for k, e := range kwargs {
+		v, err := r.eval(e, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		kw[k] = v
+	}
+	return a, kw, nil
+}
+
+func (r *renderer) evalCall(e *callExpr, s *scope) (Value, error) {
+	args, kw, err := r.evalArgs(e.args, e.kwargs, s)
+	if err != nil {
+		return nil, err
+	}
+	if at, ok := e.fn.(*attrExpr); ok { // method call
+		obj, err := r.eval(at.obj, s)
+		if err != nil {
+			return nil, err
+		}
+		if _, isNS := obj.(*namespace); !isNS {
+			if _, isMap := obj.(*Map); !isMap || isMethodName(at.name) {
+				v, err := callMethod(obj, at.name, args, kw)
+				if err != nil {
+					return nil, errf(e.line, "%v", err)
+				}
+				return v, nil
+			}
+		}
+	}
+	fn, err := r.eval(e.fn, s)
+	if err != nil {
+		return nil, err
+	}
+	switch f := fn.(type) {
+	case builtin:
+		v, err := f(args, kw)
+		if err != nil {
+			return nil, errf(e.line, "%v", err)
+		}
+		return v, nil
+	case *macro:
+		return r.callMacro(f, args, kw, e.line)
+	}
+	return nil, errf(e.line, "%s is not callable", typeName(fn))
+}
+
+func isMethodName(n string) bool {
+	switch n {
+	case "items", "keys", "values", "get":
+		return true
+	}
+	return false
+}
+
+func (r *renderer) callMacro(m *macro, args []Value, kw map[string]Value, line int) (Value, error) {
+	s := &scope{vars: map[string]Value{}, parent: m.scope}
+	for i, p := range m.def.params {
+		switch {
+		case i < len(args):
+			s.vars[p] = args[i]
+		case kw[p] != nil:
+			s.vars[p] = kw[p]
+		case m.def.defaults[p] != nil:
+			v, err := r.eval(m.def.defaults[p], m.scope)
+			if err != nil {
+				return nil, err
+			}
+			s.vars[p] = v
+		default:
+			s.vars[p] = Undefined{}
+		}
+	}
+	var sb strings.Builder
+	sub := &renderer{out: &sb, globals: r.globals}
+	if err := sub.exec(m.def.body, s); err != nil {
+		return nil, err
+	}
+	return sb.String(), nil
+}
+
+func callMethod(obj Value, name string, a []Value, kw map[string]Value) (Value, error) {
+	switch o := obj.(type) {
+	case string:
+		return stringMethod(o, name, a)
+	case *Map:
+		switch name {
+		case "items":
+			return iterate(o)
+		case "keys":
+			out := make([]Value, len(o.keys))
+			for i, k := range o.keys {
+				out[i] = k
+			}
+			return out, nil
+		case "values":
+			out := make([]Value, len(o.keys))
+			for i, k := range o.keys {
+				out[i] = o.vals[k]
+			}
+			return out, nil
+		case "get":
+			if len(a) == 0 {
+				return nil, errors.New("get() needs a key")
+			}
+			if v, ok := o.Get(str(a[0])); ok {
+				return v, nil
+			}
+			if len(a) > 1 {
+				return a[1], nil
+			}
+			return nil, nil
+		}
+	}
+	return nil, fmt.Errorf("%s has no method %s", typeName(obj), name)
+}
+
+func stringMethod(s, name string, a []Value) (Value, error) {
+	arg := func(i int) (string, bool) {
+		if i < len(a) {
+			if v, ok := a[i].(string); ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	switch name {
+	case "startswith", "endswith":
+		p, ok := arg(0)
+		if !ok {
+			return nil, fmt.Errorf("%s() needs a string", name)
+		}
+		if name == "startswith" {
+			return strings.HasPrefix(s, p), nil
+		}
+		return strings.HasSuffix(s, p), nil
+	case "strip", "lstrip", "rstrip":
+		chars, given := arg(0)
+		trim := map[string]func(string, string) string{"strip": strings.Trim, "lstrip": strings.TrimLeft, "rstrip": strings.TrimRight}[name]
+		if !given {
+			f := map[string]func(string, func(rune) bool) string{"strip": strings.TrimFunc, "lstrip": strings.TrimLeftFunc, "rstrip": strings.TrimRightFunc}[name]
+			return f(s, unicode.IsSpace), nil
+		}
+		return trim(s, chars), nil
+	case "split":
+		sep, given := arg(0)
+		n := -1
+		if len(a) > 1 {
+			if m, ok := a[1].(int64); ok && m >= 0 {
+				n = int(m) + 1
+			}
+		}
+		var parts []string
+		if !given {
+			parts = strings.Fields(s)
+		} else {
+			if sep == "" {
+				return nil, errors.New("split() separator is empty")
+			}
+			parts = strings.SplitN(s, sep, n)
+		}
+		out := make([]Value, len(parts))
+		for i, p := range parts {
+			out[i] = p
+		}
+		return out, nil
+	case "upper":
+		return strings.ToUpper(s), nil
+	case "lower":
+		return strings.ToLower(s), nil
+	case "title":
+		return titleCase(s), nil
+	case "capitalize":
+		if s == "" {
+			return s, nil
+		}
+		rs := []rune(strings.ToLower(s))
+		rs[0] = unicode.ToUpper(rs[0])
+		return string(rs), nil
+	case "replace":
+		old, ok1 := arg(0)
+		nw, ok2 := arg(1)
+		if !ok1 || !ok2 {
+			return nil, errors.New("replace() needs two strings")
+		}
+		return strings.ReplaceAll(s, old, nw), nil
+	case "find":
+		p, _ := arg(0)
+		return int64(strings.Index(s, p)), nil
+	case "count":
+		p, _ := arg(0)
+		return int64(strings.Count(s, p)), nil
+	case "join":
+		if len(a) == 1 {
+			items, err := iterate(a[0])
+			if err != nil {
+				return nil, err
+			}
+			parts := make([]string, len(items))
+			for i, it := range items {
+				parts[i] = str(it)
+			}
+			return strings.Join(parts, s), nil
+		}
+	case "isdigit":
+		return s != "" && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) }) < 0, nil
+	}
+	return nil, fmt.Errorf("string has no method %s", name)
+}
+
+func titleCase(s string) string {
+	rs := []rune(s)
+	start := true
+	for i, r := range rs {
+		if unicode.IsLetter(r) {
+			if start {
+				rs[i] = unicode.ToUpper(r)
+			} else {
+				rs[i] = unicode.ToLower(r)
+			}
+			start = false
+		} else {
+			start = true
+		}
+	}
+	return string(rs)
+}
+
+func (r *renderer) evalFilter(e *filterExpr, s *scope) (Value, error) {
+	obj, err := r.eval(e.obj, s)
+	if err != nil {
+		return nil, err
+	}
+	args, kw, err := r.evalArgs(e.args, e.kwargs, s)
+	if err != nil {
+		return nil, err
+	}
+	v, err := applyFilter(e.name, obj, args, kw)
+	if err != nil {
+		return nil, errf(e.line, "filter %s: %v", e.name, err)
+	}
+	return v, nil
+}
+
+func applyFilter(name string, v Value, a []Value, kw map[string]Value) (Value, error) {
+	switch name {
+	case "tojson":
+		indent := int64(0)
+		if i, ok := kw["indent"].(int64); ok {
+			indent = i
+		} else if len(a) > 0 {
+			indent, _ = a[0].(int64)
+		}
+		return toJSON(v, int(indent))
+	case "length", "count":
+		switch x := v.(type) {
+		case string:
+			return int64(len([]rune(x))), nil
+		case []Value:
+			return int64(len(x)), nil
+		case *Map:
+			return int64(x.Len()), nil
+		case nil, Undefined:
+			return int64(0), nil
+		}
+		return nil, fmt.Errorf("%s has no length", typeName(v))
+	case "string":
+		return str(v), nil
+	case "trim":
+		return strings.TrimSpace(str(v)), nil
+	case "upper":
+		return strings.ToUpper(str(v)), nil
+	case "lower":
+		return strings.ToLower(str(v)), nil
+	case "title":
+		return titleCase(str(v)), nil
+	case "capitalize":
+		return stringMethod(str(v), "capitalize", nil)
+	case "safe", "e", "escape":
+		if name == "safe" {
+			return v, nil
+		}
+		return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\"", "&#34;", "'", "&#39;").Replace(str(v)), nil
+	case "default", "d":
+		_, undef := v.(Undefined)
+		boolean := len(a) > 1 && truthy(a[1]) || truthy(kw["boolean"])
+		if undef || boolean && !truthy(v) {
+			if len(a) > 0 {
+				return a[0], nil
+			}
+			return "", nil
+		}
+		return v, nil
+	case "join":
+		items, err := iterate(v)
+		if err != nil {
+			return nil, err
+		}
+		sep := ""
+		if len(a) > 0 {
+			sep = str(a[0])
+		}
+		parts := make([]string, len(items))
+		for i, it := range items {
+			parts[i] = str(it)
+		}
+		return strings.Join(parts, sep), nil
+	case "first", "last":
+		items, err := iterate(v)
+		if err != nil || len(items) == 0 {
+			return Undefined{}, err
+		}
+		if name == "first" {
+			return items[0], nil
+		}
+		return items[len(items)-1], nil
+	case "list":
+		return iterate(v)
+	case "items":
+		if m, ok := v.(*Map); ok {
+			return iterate(m)
+		}
+		return nil, fmt.Errorf("items needs a dict, not %s", typeName(v))
+	case "reverse":
+		items, err := iterate(v)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Value, len(items))
+		for i, it := range items {
+			out[len(items)-1-i] = it
+		}
+		if s, ok := v.(string); ok {
+			rs := []rune(s)
+			for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
+				rs[i], rs[j] = rs[j], rs[i]
+			}
+			return string(rs), nil
+		}
+		return out, nil
+	case "replace":
+		if len(a) < 2 {
+			return nil, errors.New("needs two arguments")
+		}
+		return strings.ReplaceAll(str(v), str(a[0]), str(a[1])), nil
+	case "int":
+		switch x := v.(type) {
+		case int64:
+			return x, nil
+		case float64:
+			return int64(x), nil
+		case string:
+			var n int64
+			if _, err := fmt.Sscan(strings.TrimSpace(x), &n); err == nil {
+				return n, nil
+			}
+		}
+		return int64(0), nil
+	case "float":
+		if f, ok := toFloat(v); ok {
+			return f, nil
+		}
+		return 0.0, nil
+	case "abs":
+		switch x := v.(type) {
+		case int64:
+			if x < 0 {
+				return -x, nil
+			}
+			return x, nil
+		case float64:
+			return math.Abs(x), nil
+		}
+	case "round":
+		f, _ := toFloat(v)
+		return math.Round(f), nil
+	case "selectattr", "rejectattr":
+		return selectAttr(name == "selectattr", v, a)
+	case "map":
+		items, err := iterate(v)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Value, len(items))
+		for i, it := range items {
+			if attr, ok := kw["attribute"]; ok {
+				out[i] = getAttr(it, str(attr))
+				if _, undef := out[i].(Undefined); undef && kw["default"] != nil {
+					out[i] = kw["default"]
+				}
+			} else if len(a) > 0 {
+				if out[i], err = applyFilter(str(a[0]), it, a[1:], nil); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return out, nil
+	case "unique":
+		items, err := iterate(v)
+		if err != nil {
+			return nil, err
+		}
+		var out []Value
+		for _, it := range items {
+			if in, _ := contains(out, it); !in {
+				out = append(out, it)
+			}
+		}
+		return out, nil
+	case "dictsort":
+		m, ok := v.(*Map)
+		if !ok {
+			return nil, fmt.Errorf("dictsort needs a dict")
+		}
+		keys := append([]string(nil), m.keys...)
+		sort.Strings(keys)
+		out := make([]Value, len(keys))
+		for i, k := range keys {
+			out[i] = []Value{k, m.vals[k]}
+		}
+		return out, nil
+	case "indent":
+		width := int64(4)
+		if len(a) > 0 {
+			width, _ = a[0].(int64)
+		}
+		pad := strings.Repeat(" ", int(width))
+		lines := strings.Split(str(v), "\n")
+		for i := 1; i < len(lines); i++ {
+			if lines[i] != "" {
+				lines[i] = pad + lines[i]
+			}
+		}
+		return strings.Join(lines, "\n"), nil
+	}
+	return nil, fmt.Errorf("unknown filter")
+}
+
+func selectAttr(keep bool, v Value, a []Value) (Value, error) {
+	items, err := iterate(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(a) == 0 {
+		return nil, errors.New("needs an attribute name")
+	}
+	out := []Value{}
+	for _, it := range items {
+		attr := getAttr(it, str(a[0]))
+		ok := truthy(attr)
+		if len(a) > 1 {
+			if ok, err = applyTest(str(a[1]), attr, a[2:]); err != nil {
+				return nil, err
+			}
+		}
+		if ok == keep {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+func (r *renderer) evalTest(e *testExpr, s *scope) (Value, error) {
+	obj, err := r.eval(e.obj, s)
+	if err != nil {
+		return nil, err
+	}
+	args, _, err := r.evalArgs(e.args, nil, s)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := applyTest(e.name, obj, args)
+	if err != nil {
+		return nil, errf(e.line, "test %s: %v", e.name, err)
+	}
+	return ok != e.negate, nil
+}
+
+func applyTest(name string, v Value, a []Value) (bool, error) {
+	switch name {
+	case "defined":
+		_, undef := v.(Undefined)
+		return !undef, nil
+	case "undefined":
+		_, undef := v.(Undefined)
+		return undef, nil
+	case "none":
+		return v == nil, nil
+	case "string":
+		_, ok := v.(string)
+		return ok, nil
+	case "number":
+		switch v.(type) {
+		case int64, float64:
+			return true, nil
+		}
+		return false, nil
+	case "integer":
+		_, ok := v.(int64)
+		return ok, nil
+	case "float":
+		_, ok := v.(float64)
+		return ok, nil
+	case "boolean":
+		_, ok := v.(bool)
+		return ok, nil
+	case "true":
+		b, ok := v.(bool)
+		return ok && b, nil
+	case "false":
+		b, ok := v.(bool)
+		return ok && !b, nil
+	case "mapping":
+		_, ok := v.(*Map)
+		return ok, nil
+	case "sequence", "iterable":
+		switch v.(type) {
+		case []Value, string, *Map:
+			return true, nil
+		}
+		return false, nil
+	case "callable":
+		switch v.(type) {
+		case builtin, *macro:
+			return true, nil
+		}
+		return false, nil
+	case "equalto", "eq", "==", "sameas":
+		return len(a) > 0 && equal(v, a[0]), nil
+	case "ne", "!=":
+		return len(a) > 0 && !equal(v, a[0]), nil
+	case "in":
+		if len(a) == 0 {
+			return false, nil
+		}
+		return contains(a[0], v)
+	case "odd", "even":
+		n, ok := v.(int64)
+		return ok && (n%2 != 0) == (name == "odd"), nil
+	case "lower", "upper":
+		s, ok := v.(string)
+		if name == "lower" {
+			return ok && s == strings.ToLower(s), nil
+		}
+		return ok && s == strings.ToUpper(s), nil
+	}
+	return false, errors.New("unknown test")
+}
