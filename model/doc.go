@@ -41,8 +41,11 @@
 // tensor's bounds and byte count, so a truncated or corrupted package fails
 // with an error naming the file instead of producing garbage.
 //
-// Measured on a random test model (TestPackRoundTrip, fixed 8-token prompt,
-// relative to the f32 checkpoint): bf16 max|Δlogit|/max|logit| ≈ 0.0014, q8 ≈
-// 0.005, q4 ≈ 0.07, top-1 agreement 100% for all; the test bounds are 0.02,
-// 0.02 and 0.15.
+// Measured on a random test model (TestPackRoundTrip: hidden 128, fixed
+// 8-token prompt, relative to the f32 checkpoint; weights N(0, 1/hidden),
+// so the logits are flat and top-1 is fragile): bf16 max|Δlogit|/max|logit|
+// ≈ 0.002, q8 ≈ 0.026 with top-1 agreement 100%, q4 ≈ 0.28 with top-1
+// agreement 38%. The test bounds are 0.05, 0.05 and 0.4 (top-1 ≥ 75%, 75%,
+// 25%). Random weights lack the structure of trained ones; real-model
+// numbers belong to the fast-kernels work.
 package model

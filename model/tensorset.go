@@ -47,3 +47,13 @@ func (s *tensorSet) Close() error {
 	s.releases, s.tensors = nil, nil
 	return errors.Join(errs...)
 }
+
+// NewMemTensors returns a Tensors over tensors already in memory (random
+// demo models, tests).
+func NewMemTensors(m map[string]*metal.Tensor) Tensors {
+	set := newTensorSet()
+	for k, v := range m {
+		set.tensors[k] = v
+	}
+	return set
+}

@@ -25,6 +25,7 @@ func commands(s *stdio) []*ff.Command {
 		newBenchCmd(s),
 		newGenerateCmd(s),
 		newPackCmd(s),
+		newServeCmd(s),
 		newTemplateCmd(s),
 		newTokenizeCmd(s),
 	}

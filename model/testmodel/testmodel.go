@@ -129,7 +129,7 @@ func tensorShapes(s Spec) []struct {
 		std   float64
 	}
 	h, q, kv := s.Hidden, s.Heads*s.HeadDim, s.KVHeads*s.HeadDim
-	out := []ts{{"model.embed_tokens.weight", []int{s.Vocab, h}, 1}, {"model.norm.weight", []int{h}, 0}}
+	out := []ts{{"model.embed_tokens.weight", []int{s.Vocab, h}, 0.05}, {"model.norm.weight", []int{h}, 0}}
 	if !s.Tied {
 		out = append(out, ts{"lm_head.weight", []int{s.Vocab, h}, 1 / math.Sqrt(float64(h))})
 	}
@@ -153,16 +153,14 @@ func tensorShapes(s Spec) []struct {
 	return out
 }
 
-func writeWeights(dir string, s Spec) error {
+// randomTensors generates every weight of s (deterministic for s.Seed),
+// converted to dtype d, calling add for each in order.
+func randomTensors(s Spec, d metal.DType, add func(name string, shape []int, t *metal.Tensor) error) error {
 	rng := rand.New(rand.NewPCG(s.Seed, 0x5eed))
-	shapes := tensorShapes(s)
-	shards := max(s.Shards, 1)
-	files := make([][]model.STTensor, shards)
-	weightMap := map[string]string{}
-	for i, ts := range shapes {
+	for _, ts := range tensorShapes(s) {
 		n := 1
-		for _, d := range ts.shape {
-			n *= d
+		for _, dim := range ts.shape {
+			n *= dim
 		}
 		v := make([]float32, n)
 		for j := range v {
@@ -176,13 +174,56 @@ func writeWeights(dir string, s Spec) error {
 		if len(ts.shape) == 2 {
 			rows, cols = ts.shape[0], ts.shape[1]
 		}
-		t, err := metal.Quantize(s.DType, v, rows, cols)
+		dt := d
+		if dt.Quantized() && (rows == 1 || cols%metal.GroupSize != 0) {
+			dt = metal.F32
+		}
+		t, err := metal.Quantize(dt, v, rows, cols)
 		if err != nil {
 			return err
 		}
+		if err := add(ts.name, ts.shape, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Random builds the model of s in memory, its weights quantized to d, with
+// no file written: the config as a checkpoint of s would parse to, and the
+// tensors.
+func Random(s Spec, d metal.DType) (*model.Config, model.Tensors, error) {
+	s = s.withDefaults()
+	raw, _ := json.Marshal(s.Config())
+	cfg, err := model.ParseHFConfig(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := map[string]*metal.Tensor{}
+	err = randomTensors(s, d, func(name string, _ []int, t *metal.Tensor) error {
+		m[name] = t
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, model.NewMemTensors(m), nil
+}
+
+func writeWeights(dir string, s Spec) error {
+	shards := max(s.Shards, 1)
+	files := make([][]model.STTensor, shards)
+	weightMap := map[string]string{}
+	i := 0
+	err := randomTensors(s, s.DType, func(name string, shape []int, t *metal.Tensor) error {
 		k := i % shards
-		files[k] = append(files[k], model.STTensor{Name: ts.name, DType: s.DType, Shape: ts.shape, Data: t.Data})
-		weightMap[ts.name] = shardName(k, shards)
+		i++
+		files[k] = append(files[k], model.STTensor{Name: name, DType: s.DType, Shape: shape, Data: t.Data})
+		weightMap[name] = shardName(k, shards)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for k, f := range files {
 		if err := model.WriteSafetensors(filepath.Join(dir, shardName(k, shards)), f); err != nil {

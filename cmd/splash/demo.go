@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"embed"
+	"fmt"
+	"io"
+
+	"github.com/splash-inference/splash/metal"
+	"github.com/splash-inference/splash/model"
+	"github.com/splash-inference/splash/model/testmodel"
+	"github.com/splash-inference/splash/tokenizer"
+	"github.com/splash-inference/splash/tokenizer/chat"
+)
+
+// demoFiles is the real Qwen3 tokenizer and chat template (Apache-2.0),
+// built into the binary so `splash serve` runs on a fresh machine.
+//
+//go:embed demo/tokenizer.json.gz demo/tokenizer_config.json.gz
+var demoFiles embed.FS
+
+// demoName is the embedded default model's name in /v1/models.
+const demoName = "splash-demo"
+
+// demoSpec is a small random-weight Qwen3-architecture model with the real
+// Qwen3 vocabulary. Its answers are noise: it exists so that the whole
+// server works with no download; serve a real package with --model.
+func demoSpec() testmodel.Spec {
+	return testmodel.Spec{Arch: "qwen3", Hidden: 256, Intermediate: 768, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 64,
+		Tied: true, Seed: 2026, RopeTheta: 1000000, MaxContext: 32768}
+}
+
+// loadedModel is what serve needs of a model, wherever it came from.
+type loadedModel struct {
+	name    string
+	cfg     *model.Config
+	tensors model.Tensors
+	tok     *tokenizer.Tokenizer
+	tpl     *chat.Template
+	close   func() error
+}
+
+func loadDemo() (*loadedModel, error) {
+	cfg, ts, err := testmodel.Random(demoSpec(), metal.Q8)
+	if err != nil {
+		return nil, fmt.Errorf("demo model: %w", err)
+	}
+	tj, err := gunzipEmbedded("demo/tokenizer.json.gz")
+	if err != nil {
+		return nil, err
+	}
+	tc, err := gunzipEmbedded("demo/tokenizer_config.json.gz")
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.FromJSON(tj, tc)
+	if err != nil {
+		return nil, err
+	}
+	tpl, err := chat.FromConfig(tc)
+	if err != nil {
+		return nil, err
+	}
+	return &loadedModel{name: demoName, cfg: cfg, tensors: ts, tok: tok, tpl: tpl, close: ts.Close}, nil
+}
+
+func gunzipEmbedded(name string) ([]byte, error) {
+	raw, err := demoFiles.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
+}
+
+// loadModelDir opens a package or checkpoint directory with its tokenizer
+// and chat template.
+func loadModelDir(dir string) (*loadedModel, error) {
+	src, err := model.Open(dir, model.OpenOptions{})
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.Load(src.Dir)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	tpl, err := chat.Load(src.Dir)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	return &loadedModel{name: src.Name, cfg: src.Config, tensors: src.Tensors, tok: tok, tpl: tpl, close: src.Close}, nil
+}

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/peterbourgon/ff/v4"
+
+	"github.com/splash-inference/splash/actors"
+	"github.com/splash-inference/splash/engine"
+	api "github.com/splash-inference/splash/http"
+	"github.com/splash-inference/splash/metal/cpu"
+	"github.com/splash-inference/splash/model"
+)
+
+// serveFlags are the settings of `splash serve`.
+type serveFlags struct {
+	model          string
+	host           string
+	port           int
+	apiKey         string
+	allowedHosts   []string
+	maxContext     string
+	kvMemory       string
+	kvBlockSize    int
+	maxBatchTokens int
+	maxRunning     int
+	spec           string
+	specTokens     int
+	threads        int
+	portable       bool
+	grace          time.Duration
+}
+
+func newServeCmd(s *stdio) *ff.Command {
+	var f serveFlags
+	return &ff.Command{
+		Name:      "serve",
+		Usage:     "splash serve [--model DIR] [FLAGS]",
+		ShortHelp: "serve a model over OpenAI- and Anthropic-compatible HTTP APIs",
+		LongHelp:  "Every flag can also be set as SPLASH_<FLAG> in the environment, e.g. SPLASH_API_KEY or SPLASH_MAX_CONTEXT.",
+		Flags:     serveFlagSet(&f),
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("serve: unexpected arguments %q", args)
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runServe(ctx, s, &f, nil)
+		},
+	}
+}
+
+// serveFlagSet binds serve's flags to f.
+func serveFlagSet(f *serveFlags) *ff.FlagSet {
+	fs := ff.NewFlagSet("serve")
+	fs.StringVar(&f.model, 0, "model", "", "Splash package or Hugging Face checkpoint directory (default: the embedded splash-demo model)")
+	fs.StringVar(&f.host, 0, "host", "127.0.0.1", "address to listen on")
+	fs.IntVar(&f.port, 0, "port", 8000, "port to listen on (0 picks a free one)")
+	fs.StringVar(&f.apiKey, 0, "api-key", "", "require this key as Authorization: Bearer or x-api-key")
+	fs.StringListVar(&f.allowedHosts, 0, "allowed-host", "Host header to serve besides loopback names (repeatable)")
+	fs.StringVar(&f.maxContext, 0, "max-context", "", "context length per request, e.g. 32768 or 32K (default: the model's)")
+	fs.StringVar(&f.kvMemory, 0, "kv-memory", "2G", "memory for the KV cache, e.g. 512M or 4G")
+	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 16, "tokens per KV cache block")
+	fs.IntVar(&f.maxBatchTokens, 0, "max-batch-tokens", 512, "tokens evaluated per step (prefill chunks and decode rows)")
+	fs.IntVar(&f.maxRunning, 0, "max-running", 64, "sequences running at once")
+	fs.StringVar(&f.spec, 0, "spec", "auto", "speculative decoding: auto, ngram or off")
+	fs.IntVar(&f.specTokens, 0, "spec-tokens", 4, "most draft tokens verified per step")
+	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads (0: every core)")
+	fs.BoolVar(&f.portable, 0, "portable-kernels", "use the portable Go kernels even where assembly ones exist")
+	fs.DurationVar(&f.grace, 0, "shutdown-grace", 10*time.Second, "how long in-flight streams may finish on SIGINT/SIGTERM")
+	return fs
+}
+
+// parseSize reads sizes such as 512M, 4G, 100K or a plain number. Units are
+// powers of 1024 for memory (binary) and of 1000 for token counts.
+func parseSize(s string, binary bool) (int64, error) {
+	s = strings.TrimSpace(strings.ToUpper(s))
+	mult := int64(1)
+	base := int64(1000)
+	if binary {
+		base = 1024
+	}
+	s = strings.TrimSuffix(strings.TrimSuffix(s, "B"), "I")
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'K':
+			mult, s = base, s[:n-1]
+		case 'M':
+			mult, s = base*base, s[:n-1]
+		case 'G':
+			mult, s = base*base*base, s[:n-1]
+		case 'T':
+			mult, s = base*base*base*base, s[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%q is not a positive size", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+// plan is the memory plan printed at start-up.
+type plan struct {
+	weights       int64
+	kvPerToken    int64
+	context       int
+	blocks        int
+	blockSize     int
+	scratchPerRow int64
+}
+
+func makePlan(f *serveFlags, m *loadedModel) (plan, error) {
+	p := plan{blockSize: f.kvBlockSize, context: m.cfg.MaxPositionEmbeddings}
+	if p.context <= 0 {
+		p.context = 4096
+	}
+	if f.maxContext != "" {
+		c, err := parseSize(f.maxContext, false)
+		if err != nil {
+			return p, fmt.Errorf("serve: --max-context: %w", err)
+		}
+		if m.cfg.MaxPositionEmbeddings > 0 && int(c) > m.cfg.MaxPositionEmbeddings {
+			return p, fmt.Errorf("serve: --max-context %d exceeds the model's native context of %d", c, m.cfg.MaxPositionEmbeddings)
+		}
+		p.context = int(c)
+	}
+	for _, n := range m.tensors.Names() {
+		t, _ := m.tensors.Tensor(n)
+		p.weights += int64(len(t.Data))
+	}
+	p.kvPerToken = int64(m.cfg.NumHiddenLayers) * 2 * 4 * int64(m.cfg.KVDim())
+	budget, err := parseSize(f.kvMemory, true)
+	if err != nil {
+		return p, fmt.Errorf("serve: --kv-memory: %w", err)
+	}
+	p.blocks = int(budget / (p.kvPerToken * int64(p.blockSize)))
+	p.scratchPerRow = 4 * int64(4*m.cfg.HiddenSize+2*m.cfg.IntermediateSize+m.cfg.VocabSize)
+	if need := (p.context + p.blockSize - 1) / p.blockSize; p.blocks < need {
+		return p, fmt.Errorf("serve: --kv-memory %s holds %d tokens of KV cache, fewer than one %d-token context: "+
+			"raise --kv-memory or lower --max-context\n%s", f.kvMemory, p.blocks*p.blockSize, p.context, p.table(f))
+	}
+	return p, nil
+}
+
+func (p plan) table(f *serveFlags) string {
+	var sb strings.Builder
+	w := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
+	mb := func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+	fmt.Fprintf(w, "weights\t%s\n", mb(p.weights))
+	fmt.Fprintf(w, "KV per token\t%d B\n", p.kvPerToken)
+	fmt.Fprintf(w, "context\t%d tokens\n", p.context)
+	fmt.Fprintf(w, "KV cache\t%d blocks × %d tokens = %s\n", p.blocks, p.blockSize, mb(int64(p.blocks*p.blockSize)*p.kvPerToken))
+	fmt.Fprintf(w, "scratch\t%s per token in a step (max %d per step)\n", mb(p.scratchPerRow), f.maxBatchTokens)
+	fmt.Fprintf(w, "total\t%s\n", mb(p.weights+int64(p.blocks*p.blockSize)*p.kvPerToken+p.scratchPerRow*int64(f.maxBatchTokens)))
+	w.Flush()
+	return sb.String()
+}
+
+// runServe loads the model, starts the engine and the HTTP server, prints
+// the Ready line and serves until ctx ends. ready, when not nil, receives
+// the listening address (tests).
+func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string) error {
+	switch f.spec {
+	case "auto", "ngram", "off":
+	default:
+		return fmt.Errorf("serve: --spec %q: want auto, ngram or off", f.spec)
+	}
+	if f.port < 0 || f.port > 65535 {
+		return fmt.Errorf("serve: --port %d out of range", f.port)
+	}
+	if f.kvBlockSize <= 0 || f.maxRunning <= 0 || f.maxBatchTokens <= 0 || f.specTokens < 0 {
+		return errors.New("serve: --kv-block-size, --max-running and --max-batch-tokens must be positive")
+	}
+	var m *loadedModel
+	var err error
+	if f.model == "" {
+		fmt.Fprintf(s.err, "no --model: serving the embedded %s (random weights; it answers noise)\n", demoName)
+		m, err = loadDemo()
+	} else {
+		m, err = loadModelDir(f.model)
+	}
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	p, err := makePlan(f, m)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
+
+	be := cpu.NewWithOptions(cpu.Options{Threads: f.threads, Portable: f.portable || os.Getenv("SPLASH_KERNELS") == "portable"})
+	defer be.Close()
+	mdl, err := model.Architectures().Build(m.cfg, m.tensors, be)
+	if err != nil {
+		return err
+	}
+	spec := f.spec
+	if spec == "auto" {
+		spec = "ngram" // no draft models in packages yet
+	}
+	eng, err := actors.New(actors.Config{Model: mdl, Spec: spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
+		Scheduler: engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens,
+			MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens},
+		Logger: slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	eos := append([]int32(nil), m.tok.EOS()...)
+	for _, id := range m.cfg.EOSTokenID {
+		eos = append(eos, int32(id))
+	}
+	srv, err := api.New(api.Options{Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos}, Tokenizer: tokenizerAdapter{m.tok},
+		Template: templateAdapter{m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
+		AllowedHosts: f.allowedHosts, MaxRunning: f.maxRunning})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	if err := warmUp(ctx, eng); err != nil {
+		return fmt.Errorf("serve: warm-up: %w", err)
+	}
+	srv.SetReady(true)
+	url := "http://" + ln.Addr().String()
+	fmt.Fprintf(s.out, "Ready: %s (model %s, %s kernels)\n", url, m.name, be.Name())
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(s.err, "shutting down: letting streams in flight finish")
+	sctx, cancel := context.WithTimeout(context.Background(), f.grace)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+// warmUp runs one short request through the whole engine, so the first
+// user request does not pay for first-touch page faults of the weights.
+func warmUp(ctx context.Context, eng *actors.Engine) error {
+	ch, err := eng.Generate(ctx, actors.GenerateRequest{Prompt: []int32{0}, MaxTokens: 1})
+	if err != nil {
+		return err
+	}
+	for ev := range ch {
+		if ev.Err != nil {
+			return ev.Err
+		}
+	}
+	return nil
+}

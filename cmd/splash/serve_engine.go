@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/splash-inference/splash/actors"
+	"github.com/splash-inference/splash/engine/sample"
+	"github.com/splash-inference/splash/engine/stop"
+	api "github.com/splash-inference/splash/http"
+	"github.com/splash-inference/splash/tokenizer"
+	"github.com/splash-inference/splash/tokenizer/chat"
+	"github.com/splash-inference/splash/tokenizer/jinja"
+)
+
+// engineAdapter serves the HTTP layer's Engine interface with the actor
+// runtime: one actors request per choice, their events merged.
+type engineAdapter struct {
+	e   *actors.Engine
+	tok *tokenizer.Tokenizer
+	eos []int32
+}
+
+var _ api.Engine = (*engineAdapter)(nil)
+
+func (a *engineAdapter) WriteMetrics(w io.Writer) error {
+	a.e.WriteMetrics(w)
+	return nil
+}
+
+func (a *engineAdapter) Generate(ctx context.Context, req *api.GenerateRequest) (<-chan api.Event, error) {
+	n := max(req.N, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	streams := make([]<-chan actors.Event, n)
+	for i := range streams {
+		gr := a.request(req, i)
+		ch, err := a.e.Generate(ctx, gr)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		streams[i] = ch
+	}
+	out := make(chan api.Event, 16)
+	var wg sync.WaitGroup
+	var mu sync.Mutex // guards usage and failed
+	var usage api.Usage
+	var failed error
+	for i, ch := range streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			first := true
+			for ev := range ch {
+				if ev.Err != nil {
+					mu.Lock()
+					if failed == nil {
+						failed = ev.Err
+					}
+					mu.Unlock()
+					cancel()
+					continue
+				}
+				e := api.Event{Choice: i, Text: ev.Text, Tokens: ev.Tokens, Logprobs: a.logprobs(ev.Logprobs)}
+				if first && req.PromptLogprobs {
+					e.PromptLogprobs = a.logprobs(ev.PromptLogprobs)
+				}
+				first = false
+				switch ev.Finish {
+				case stop.Stop:
+					e.FinishReason = api.FinishStop
+				case stop.Length:
+					e.FinishReason = api.FinishLength
+				}
+				if ev.Finish != stop.None {
+					mu.Lock()
+					usage.PromptTokens = ev.Usage.PromptTokens
+					usage.CompletionTokens += ev.Usage.CompletionTokens
+					usage.CachedPromptTokens = max(usage.CachedPromptTokens, ev.Usage.CachedTokens)
+					mu.Unlock()
+					if ev.Finish == stop.Cancelled {
+						continue
+					}
+				}
+				select {
+				case out <- e:
+				case <-ctx.Done():
+				}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		last := api.Event{Done: true, Usage: &usage}
+		if failed != nil {
+			last = api.Event{Err: failed}
+		}
+		select {
+		case out <- last:
+		case <-ctx.Done():
+		}
+		close(out)
+		cancel()
+	}()
+	return out, nil
+}
+
+// request turns choice i of an HTTP request into an actors request.
+func (a *engineAdapter) request(req *api.GenerateRequest, i int) actors.GenerateRequest {
+	s := req.Sampling
+	p := sample.Params{
+		Temperature: float32(s.Temperature), TopP: float32(s.TopP), TopK: s.TopK, MinP: float32(s.MinP),
+		PresencePenalty: float32(s.PresencePenalty), FrequencyPenalty: float32(s.FrequencyPenalty),
+		RepetitionPenalty: float32(s.RepetitionPenalty), Logprobs: -1,
+	}
+	if len(s.LogitBias) > 0 {
+		p.LogitBias = make(map[int32]float32, len(s.LogitBias))
+		for k, v := range s.LogitBias {
+			p.LogitBias[k] = float32(v)
+		}
+	}
+	if s.Seed != nil {
+		seed := uint64(*s.Seed) + uint64(i) // each choice its own stream, all reproducible
+		p.Seed = &seed
+	}
+	if req.Logprobs || req.PromptLogprobs {
+		p.Logprobs = req.TopLogprobs
+	}
+	stops := append([]int32(nil), req.StopTokenIDs...)
+	if !req.IgnoreEOS {
+		stops = append(stops, a.eos...)
+	}
+	return actors.GenerateRequest{Prompt: req.Prompt, Sampling: p, MaxTokens: req.MaxTokens, Stop: req.StopStrings,
+		StopTokens: stops, PromptLogprobs: req.PromptLogprobs}
+}
+
+func (a *engineAdapter) logprobs(in []actors.TokenLogprobs) []api.TokenLogprob {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]api.TokenLogprob, len(in))
+	for i, t := range in {
+		tl := api.TokenLogprob{ID: t.Token, Token: a.tok.Decode([]int32{t.Token}, false), Logprob: float64(t.Logprob)}
+		for _, alt := range t.Top {
+			tl.Top = append(tl.Top, api.TopLogprob{ID: alt.Token, Token: a.tok.Decode([]int32{alt.Token}, false), Logprob: float64(alt.Logprob)})
+		}
+		out[i] = tl
+	}
+	return out
+}
+
+// tokenizerAdapter is the HTTP layer's Tokenizer: special-token text is
+// always parsed, addSpecial applies the post-processor (BOS).
+type tokenizerAdapter struct{ t *tokenizer.Tokenizer }
+
+func (a tokenizerAdapter) Encode(text string, addSpecial bool) []int32 {
+	ids := a.t.Encode(text, true)
+	if addSpecial {
+		ids = a.t.AddSpecial(ids)
+	}
+	return ids
+}
+
+func (a tokenizerAdapter) Decode(ids []int32, skipSpecial bool) string {
+	return a.t.Decode(ids, skipSpecial)
+}
+
+// templateAdapter renders the HTTP layer's conversations with the model's
+// chat template.
+type templateAdapter struct{ t *chat.Template }
+
+func (a templateAdapter) Render(req api.ChatRenderRequest) (string, error) {
+	cr := chat.Request{AddGenerationPrompt: req.AddGenerationPrompt}
+	thinking := req.EnableThinking
+	cr.EnableThinking = &thinking
+	for _, m := range req.Messages {
+		msg := jinja.NewMap()
+		msg.Set("role", m.Role)
+		msg.Set("content", m.Content)
+		if m.Reasoning != "" {
+			msg.Set("reasoning_content", m.Reasoning)
+		}
+		if m.Name != "" {
+			msg.Set("name", m.Name)
+		}
+		if m.ToolCallID != "" {
+			msg.Set("tool_call_id", m.ToolCallID)
+		}
+		if len(m.ToolCalls) > 0 {
+			calls := make([]jinja.Value, len(m.ToolCalls))
+			for i, raw := range m.ToolCalls {
+				v, err := jinja.DecodeJSON(raw)
+				if err != nil {
+					return "", errors.New("chat: a tool call is not valid JSON")
+				}
+				calls[i] = v
+			}
+			msg.Set("tool_calls", calls)
+		}
+		cr.Messages = append(cr.Messages, msg)
+	}
+	for _, raw := range req.Tools {
+		v, err := jinja.DecodeJSON(raw)
+		if err != nil {
+			return "", errors.New("chat: a tool definition is not valid JSON")
+		}
+		cr.Tools = append(cr.Tools, v)
+	}
+	return a.t.Render(cr)
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/splash-inference/splash/model/testmodel"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServe runs `splash serve` on a free loopback port and returns its
+// address, its stdout and a stop function that waits for a clean exit.
+func startServe(t *testing.T, args ...string) (string, *syncBuffer, func() error) {
+	t.Helper()
+	flags := &serveFlags{}
+	if err := serveFlagSet(flags).Parse(append([]string{"--port", "0", "--kv-memory", "64M", "--max-context", "2048"}, args...)); err != nil {
+		t.Fatal(err)
+	}
+	out, errb := &syncBuffer{}, &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- runServe(ctx, &stdio{in: strings.NewReader(""), out: out, err: errb}, flags, ready) }()
+	select {
+	case addr := <-ready:
+		return addr, out, func() error { cancel(); return <-done }
+	case err := <-done:
+		t.Fatalf("serve exited: %v\n%s", err, errb.String())
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not become ready")
+	}
+	return "", nil, nil
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	if err := testmodel.Write(dir, testmodel.Tiny("qwen3")); err != nil {
+		t.Fatal(err)
+	}
+	addr, out, stop := startServe(t, "--model", dir, "--api-key", "sekret")
+	if !strings.Contains(out.String(), "Ready: http://"+addr) {
+		t.Fatalf("no Ready line in %q", out.String())
+	}
+	base := "http://" + addr
+	for path, want := range map[string]int{"/health": 200, "/ready": 200, "/v1/models": 401} {
+		res, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", path, res.StatusCode, want)
+		}
+	}
+
+	oc := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("sekret"), option.WithMaxRetries(0))
+	res, err := oc.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hello")},
+		MaxTokens: openai.Int(6), Seed: openai.Int(1), Temperature: openai.Float(0.7),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Usage.CompletionTokens != 6 || res.Choices[0].FinishReason != "length" || res.Usage.PromptTokens == 0 {
+		t.Fatalf("response %+v", res)
+	}
+	// streaming through the same engine, several at once
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			stream := oc.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+				Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage(fmt.Sprintf("request %d", i))},
+				MaxTokens:     openai.Int(5),
+				StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+			})
+			var usage int64
+			for stream.Next() {
+				if u := stream.Current().Usage; u.CompletionTokens > 0 {
+					usage = u.CompletionTokens
+				}
+			}
+			if err := stream.Err(); err != nil {
+				errs <- err
+			} else if usage != 5 {
+				errs <- fmt.Errorf("stream %d: usage %d", i, usage)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+
+	ac := anthropic.NewClient(aoption.WithBaseURL(base), aoption.WithAPIKey("sekret"), aoption.WithMaxRetries(0))
+	msg, err := ac.Messages.New(context.Background(), anthropic.MessageNewParams{MaxTokens: 4,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hi"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.Usage.OutputTokens != 4 || msg.StopReason != "max_tokens" {
+		t.Fatalf("message %+v", msg)
+	}
+
+	// Completions echo+logprobs agree with splash generate's numbers.
+	req, _ := http.NewRequest("POST", base+"/v1/completions", strings.NewReader(`{"prompt":[9707,11,1879,0],"max_tokens":1,"echo":true,"logprobs":1}`))
+	req.Header.Set("Authorization", "Bearer sekret")
+	req.Header.Set("Content-Type", "application/json")
+	hres, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(hres.Body)
+	hres.Body.Close()
+	if hres.StatusCode != 200 || !strings.Contains(string(body), "token_logprobs") {
+		t.Fatalf("completions echo: %d %s", hres.StatusCode, body)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+func TestServeRefusesImpossiblePlans(t *testing.T) {
+	dir := t.TempDir()
+	if err := testmodel.Write(dir, testmodel.Tiny("llama")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", dir, "--kv-memory", "1K"}, "fewer than one"},
+		{[]string{"--model", dir, "--max-context", "1M"}, "exceeds the model's native context"},
+		{[]string{"--model", dir, "--kv-memory", "lots"}, "--kv-memory"},
+		{[]string{"--model", dir, "--spec", "magic"}, "--spec"},
+		{[]string{"--model", t.TempDir()}, "neither a Splash package"},
+	} {
+		var out, errb bytes.Buffer
+		err := run(context.Background(), append([]string{"serve", "--port", "0"}, tc.args...), &stdio{in: strings.NewReader(""), out: &out, err: &errb})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		binary bool
+		want   int64
+	}{
+		{"512M", true, 512 << 20}, {"4G", true, 4 << 30}, {"1.5G", true, 3 << 29}, {"100K", false, 100000},
+		{"32768", false, 32768}, {"2GiB", true, 2 << 30},
+	} {
+		got, err := parseSize(tc.in, tc.binary)
+		if err != nil || got != tc.want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "-1G", "abc", "0"} {
+		if _, err := parseSize(bad, true); err == nil {
+			t.Errorf("parseSize(%q) accepted", bad)
+		}
+	}
+}

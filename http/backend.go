@@ -1,0 +1,168 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// Engine generates tokens. It is the seam between the HTTP frontend and the
+// actor runtime; the lead wires an adapter over actors/ into Options.Engine.
+type Engine interface {
+	// Generate starts one request and returns its event stream. An error
+	// returned here means nothing was started (wrap ErrBusy when the engine's
+	// queue is full). Otherwise the channel carries Token/Finish events for
+	// each of the req.N choices and ends with exactly one event whose Done
+	// is true or whose Err is set; the engine then closes the channel.
+	//
+	// When ctx is cancelled (the client went away) the engine stops the
+	// sequences, frees their blocks and stops sending: every send must
+	// select on ctx.Done() so an abandoned channel never blocks it.
+	Generate(ctx context.Context, req *GenerateRequest) (<-chan Event, error)
+
+	// WriteMetrics appends the engine's Prometheus text-format metrics
+	// (queue length, running sequences, KV blocks, tokens/s, ...) to w.
+	WriteMetrics(w io.Writer) error
+}
+
+// ErrBusy is returned (wrapped) by Engine.Generate when it cannot queue more
+// work; the server answers 429 with Retry-After.
+var ErrBusy = errors.New("api: engine busy")
+
+// Tokenizer turns text into the model's token ids and back.
+type Tokenizer interface {
+	// Encode tokenizes text. addSpecial adds the model's BOS-style tokens;
+	// special token text (e.g. "<|im_start|>") is always parsed as special.
+	Encode(text string, addSpecial bool) []int32
+	// Decode turns ids into text, dropping special tokens when skipSpecial.
+	Decode(ids []int32, skipSpecial bool) string
+}
+
+// ChatTemplate renders a conversation into the prompt text the model expects.
+type ChatTemplate interface {
+	Render(req ChatRenderRequest) (string, error)
+}
+
+// ChatRenderRequest is the dialect-neutral conversation every chat API is
+// parsed into before rendering.
+type ChatRenderRequest struct {
+	Messages []ChatMessage
+	// Tools are tool definitions in the OpenAI function-tool shape
+	// ({"type":"function","function":{...}}), passed to the template as is.
+	Tools [][]byte
+	// AddGenerationPrompt appends the assistant header so the model answers.
+	AddGenerationPrompt bool
+	// EnableThinking is the template's enable_thinking switch: false renders
+	// the prompt so that the model answers without a reasoning block.
+	EnableThinking bool
+}
+
+// ChatMessage is one turn of a conversation.
+type ChatMessage struct {
+	Role       string // "system", "developer", "user", "assistant" or "tool"
+	Content    string // text; multi-part contents are joined
+	Reasoning  string // an assistant turn's earlier reasoning, if sent back
+	Name       string // optional participant name
+	ToolCallID string // for role "tool": the call this result answers
+	// ToolCalls are an assistant turn's calls in the OpenAI shape
+	// ({"id","type":"function","function":{"name","arguments"}}), raw JSON.
+	ToolCalls [][]byte
+}
+
+// GenerateRequest is one generation request, identical for every dialect.
+type GenerateRequest struct {
+	Prompt   []int32 // prompt token ids, already templated and tokenized
+	Sampling Sampling
+	// MaxTokens caps the completion tokens of each choice; the server has
+	// checked len(Prompt)+MaxTokens against the context length.
+	MaxTokens    int
+	StopStrings  []string // generation ends before any of these; the text never contains them
+	StopTokenIDs []int32  // generation ends at any of these (the token is not emitted as text)
+	IgnoreEOS    bool     // keep going past the end-of-sequence token
+	// N is the number of choices, sampled independently from one shared
+	// prompt prefill (the choices share the prompt's KV blocks).
+	N int
+	// Logprobs asks for each sampled token's log-probability, TopLogprobs
+	// for that many most likely alternatives at each position (0..20).
+	Logprobs    bool
+	TopLogprobs int
+	// PromptLogprobs asks for the log-probability of every prompt token
+	// after the first (Completions echo with logprobs).
+	PromptLogprobs bool
+	// ThinkingBudget caps the tokens spent inside a <think> block; when it
+	// is spent the engine emits the closing tag itself and the model goes
+	// on with its answer. 0 means no cap.
+	ThinkingBudget int
+}
+
+// Sampling holds the sampler settings. The zero value of a field is "off"
+// except Temperature, where 0 means greedy decoding.
+type Sampling struct {
+	Temperature       float64
+	TopP              float64 // nucleus mass in (0, 1]; 1 disables
+	TopK              int     // 0 disables
+	MinP              float64 // 0 disables
+	PresencePenalty   float64 // OpenAI-style, in [-2, 2]
+	FrequencyPenalty  float64 // OpenAI-style, in [-2, 2]
+	RepetitionPenalty float64 // multiplicative (HF-style); 1 disables
+	LogitBias         map[int32]float64
+	Seed              *int64 // nil: nondeterministic
+}
+
+// FinishReason says why a choice ended.
+type FinishReason string
+
+const (
+	FinishStop   FinishReason = "stop"   // end-of-sequence, stop string or stop token
+	FinishLength FinishReason = "length" // MaxTokens reached
+)
+
+// Event is one step of a generation stream.
+type Event struct {
+	// Choice is the index (0..N-1) of the choice this event belongs to.
+	Choice int
+	// Text is the new text of this choice, detokenized (UTF-8 safe) and
+	// with stop strings removed. It may be empty while text is held back.
+	Text string
+	// Tokens are the new token ids; Logprobs is parallel to Tokens when
+	// GenerateRequest.Logprobs is set.
+	Tokens   []int32
+	Logprobs []TokenLogprob
+	// PromptLogprobs is set once, on the first event, when
+	// GenerateRequest.PromptLogprobs is: one entry per prompt token after
+	// the first (the first token has no probability).
+	PromptLogprobs []TokenLogprob
+	// FinishReason is set on the choice's last event.
+	FinishReason FinishReason
+	// StopSequence is the stop string that ended the choice, if one did.
+	StopSequence string
+	// Done marks the final event of the whole request; Usage is set on it.
+	Done  bool
+	Usage *Usage
+	// Err ends the stream with a failure.
+	Err error
+}
+
+// TokenLogprob is a token with its log-probability and, when requested, the
+// most likely alternatives at its position (most likely first).
+type TokenLogprob struct {
+	ID      int32
+	Token   string // the token's text (may be a partial UTF-8 sequence)
+	Logprob float64
+	Top     []TopLogprob
+}
+
+// TopLogprob is one alternative at a position.
+type TopLogprob struct {
+	ID      int32
+	Token   string
+	Logprob float64
+}
+
+// Usage counts the tokens of a request, summed over its choices.
+type Usage struct {
+	PromptTokens       int
+	CompletionTokens   int
+	CachedPromptTokens int // prompt tokens served from the prefix cache
+	ReasoningTokens    int // completion tokens spent inside <think> blocks
+}

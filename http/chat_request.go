@@ -1,0 +1,127 @@
+package api
+
+import "github.com/goccy/go-json"
+
+// chatRequest is a POST /v1/chat/completions body. Fields not listed
+// (user, metadata, store, ...) are accepted and ignored.
+type chatRequest struct {
+	Model               string            `json:"model"`
+	Messages            []chatMessageIn   `json:"messages"`
+	Stream              bool              `json:"stream"`
+	StreamOptions       *streamOptions    `json:"stream_options"`
+	MaxTokens           *int              `json:"max_tokens"`
+	MaxCompletionTokens *int              `json:"max_completion_tokens"`
+	Stop                stringList        `json:"stop"`
+	StopTokenIDs        []int32           `json:"stop_token_ids"`
+	IgnoreEOS           bool              `json:"ignore_eos"`
+	N                   *int              `json:"n"`
+	Logprobs            bool              `json:"logprobs"`
+	TopLogprobs         *int              `json:"top_logprobs"`
+	ReasoningEffort     string            `json:"reasoning_effort"`
+	Tools               []json.RawMessage `json:"tools"`
+	samplingFields
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// chatMessageIn is one message of a chat request.
+type chatMessageIn struct {
+	Role             string            `json:"role"`
+	Content          textContent       `json:"content"`
+	ReasoningContent string            `json:"reasoning_content"`
+	Reasoning        string            `json:"reasoning"` // the name some clients send back
+	Name             string            `json:"name"`
+	ToolCallID       string            `json:"tool_call_id"`
+	ToolCalls        []json.RawMessage `json:"tool_calls"`
+}
+
+// chatRoles are the roles a chat message may have.
+var chatRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
+
+// conversation validates the messages and converts them for the template.
+func conversation(msgs []chatMessageIn) ([]ChatMessage, error) {
+	if len(msgs) == 0 {
+		return nil, invalidf("messages", "messages must not be empty")
+	}
+	out := make([]ChatMessage, len(msgs))
+	for i, m := range msgs {
+		if !chatRoles[m.Role] {
+			return nil, invalidf("messages", "messages[%d].role: unknown role %s (want system, developer, user, assistant or tool)", i, quote(m.Role))
+		}
+		reasoning := m.ReasoningContent
+		if reasoning == "" {
+			reasoning = m.Reasoning
+		}
+		out[i] = ChatMessage{Role: m.Role, Content: string(m.Content), Reasoning: reasoning, Name: m.Name,
+			ToolCallID: m.ToolCallID, ToolCalls: rawList(m.ToolCalls)}
+	}
+	return out, nil
+}
+
+func rawList(in []json.RawMessage) [][]byte {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([][]byte, len(in))
+	for i, r := range in {
+		out[i] = r
+	}
+	return out
+}
+
+// chatPlan is a validated chat request, ready for the engine.
+type chatPlan struct {
+	gen          *GenerateRequest
+	prompt       prompt
+	includeUsage bool
+}
+
+// planChat validates a chat request, renders and tokenizes its prompt and
+// builds the engine request.
+func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
+	if err := s.checkModel(r.Model); err != nil {
+		return nil, err
+	}
+	msgs, err := conversation(r.Messages)
+	if err != nil {
+		return nil, err
+	}
+	think, err := parseEffort("reasoning_effort", r.ReasoningEffort)
+	if err != nil {
+		return nil, err
+	}
+	sampling, err := r.sampling()
+	if err != nil {
+		return nil, err
+	}
+	n, err := choiceCount(r.N)
+	if err != nil {
+		return nil, err
+	}
+	top, err := topLogprobs("top_logprobs", r.TopLogprobs)
+	if err != nil {
+		return nil, err
+	}
+	stops, err := stopStrings("stop", r.Stop)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.renderChat(ChatRenderRequest{Messages: msgs, Tools: rawList(r.Tools), AddGenerationPrompt: true, EnableThinking: think.enabled})
+	if err != nil {
+		return nil, err
+	}
+	limit, param := r.MaxCompletionTokens, "max_completion_tokens"
+	if limit == nil {
+		limit, param = r.MaxTokens, "max_tokens"
+	}
+	maxTokens, err := s.maxTokens(len(p.ids), limit, param)
+	if err != nil {
+		return nil, err
+	}
+	return &chatPlan{prompt: p, includeUsage: r.StreamOptions != nil && r.StreamOptions.IncludeUsage, gen: &GenerateRequest{
+		Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, StopStrings: stops, StopTokenIDs: r.StopTokenIDs,
+		IgnoreEOS: r.IgnoreEOS, N: n, Logprobs: r.Logprobs || top > 0, TopLogprobs: top, ThinkingBudget: think.budget,
+	}}, nil
+}

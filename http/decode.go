@@ -1,0 +1,134 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/goccy/go-json"
+)
+
+// decodeJSON parses a request body into v, turning decoder errors into a
+// 400 that names the offending field where the decoder knows it.
+func decodeJSON(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return invalidf("", "request body is empty; expected a JSON object")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return invalidf(typeErr.Field, "field %q: expected %s, got JSON %s", typeErr.Field, typeName(typeErr.Type.String()), typeErr.Value)
+		}
+		var ae *apiError
+		if errors.As(err, &ae) {
+			return ae
+		}
+		return invalidf("", "malformed JSON body: %v", err)
+	}
+	return nil
+}
+
+// typeName turns a Go type into the JSON type a client should have sent.
+func typeName(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case strings.HasPrefix(goType, "map["), strings.HasPrefix(goType, "api."), strings.HasPrefix(goType, "struct"):
+		return "an object"
+	case goType == "string":
+		return "a string"
+	case goType == "bool":
+		return "a boolean"
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+		return "an integer"
+	case strings.HasPrefix(goType, "float"):
+		return "a number"
+	}
+	return goType
+}
+
+// stringList is a JSON string or array of strings (OpenAI "stop").
+type stringList []string
+
+func (l *stringList) UnmarshalJSON(b []byte) error {
+	switch firstByte(b) {
+	case 'n':
+		*l = nil
+		return nil
+	case '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*l = stringList{s}
+		return nil
+	case '[':
+		var list []string
+		if err := json.Unmarshal(b, &list); err != nil {
+			return invalidf("stop", "stop must be a string or an array of strings")
+		}
+		*l = list
+		return nil
+	}
+	return invalidf("stop", "stop must be a string or an array of strings")
+}
+
+// textContent is OpenAI message content: a string, null, or an array of
+// text parts ({"type":"text","text":...}; Responses uses input_text and
+// output_text). Parts are joined; other part types are refused.
+type textContent string
+
+type contentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+func (c *textContent) UnmarshalJSON(b []byte) error {
+	switch firstByte(b) {
+	case 'n':
+		*c = ""
+		return nil
+	case '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*c = textContent(s)
+		return nil
+	case '[':
+		var parts []contentPart
+		if err := json.Unmarshal(b, &parts); err != nil {
+			return invalidf("content", "content parts must be objects with \"type\" and \"text\"")
+		}
+		var sb strings.Builder
+		for _, p := range parts {
+			switch p.Type {
+			case "text", "input_text", "output_text":
+				sb.WriteString(p.Text)
+			default:
+				return invalidf("content", "content part type %q is not supported (text only)", p.Type)
+			}
+		}
+		*c = textContent(sb.String())
+		return nil
+	}
+	return invalidf("content", "content must be a string or an array of content parts")
+}
+
+// firstByte is the first non-space byte of a JSON value.
+func firstByte(b []byte) byte {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return 0
+	}
+	return b[0]
+}
+
+func quote(s string) string {
+	const max = 200
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}

@@ -1,0 +1,152 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// generation is one admitted request running in the engine.
+type generation struct {
+	req    *GenerateRequest
+	events <-chan Event
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   func() // releases the admission slot; runs once
+}
+
+// start admits a request (429 beyond MaxRunning+MaxWaiting in flight) and
+// hands it to the engine.
+func (s *Server) start(req *GenerateRequest) (*generation, error) {
+	limit := int64(s.opts.MaxRunning + s.opts.MaxWaiting)
+	if s.inFlight.Add(1) > limit {
+		s.inFlight.Add(-1)
+		s.metrics.rejected.Add(1)
+		return nil, &apiError{kind: kindRateLimit, retryAfter: 1,
+			message: fmt.Sprintf("too many requests waiting (limit %d); retry later", limit)}
+	}
+	ctx, cancel := context.WithCancel(s.base)
+	events, err := s.opts.Engine.Generate(ctx, req)
+	if err != nil {
+		cancel()
+		s.inFlight.Add(-1)
+		return nil, err
+	}
+	var once sync.Once
+	return &generation{req: req, events: events, ctx: ctx, cancel: cancel, done: func() {
+		once.Do(func() {
+			cancel()
+			s.inFlight.Add(-1)
+		})
+	}}, nil
+}
+
+// choiceResult is one finished choice of a collected generation.
+type choiceResult struct {
+	text         string
+	tokens       []int32
+	logprobs     []TokenLogprob
+	finish       FinishReason
+	stopSequence string
+}
+
+// result is a whole collected generation.
+type result struct {
+	choices        []choiceResult
+	promptLogprobs []TokenLogprob
+	usage          Usage
+}
+
+// collect waits for the whole generation (non-streaming responses).
+func (g *generation) collect() (*result, error) {
+	defer g.done()
+	r := &result{choices: make([]choiceResult, g.req.N)}
+	for ev := range g.events {
+		if ev.Err != nil {
+			return nil, ev.Err
+		}
+		if ev.Choice < 0 || ev.Choice >= len(r.choices) {
+			return nil, fmt.Errorf("api: engine sent choice %d of %d", ev.Choice, len(r.choices))
+		}
+		c := &r.choices[ev.Choice]
+		c.text += ev.Text
+		c.tokens = append(c.tokens, ev.Tokens...)
+		c.logprobs = append(c.logprobs, ev.Logprobs...)
+		if ev.PromptLogprobs != nil {
+			r.promptLogprobs = ev.PromptLogprobs
+		}
+		if ev.FinishReason != "" {
+			c.finish, c.stopSequence = ev.FinishReason, ev.StopSequence
+		}
+		if ev.Done {
+			if ev.Usage != nil {
+				r.usage = *ev.Usage
+			}
+			return r, nil
+		}
+	}
+	return nil, errNoFinalEvent
+}
+
+// streamHandler writes one dialect's SSE events for a generation.
+type streamHandler interface {
+	begin(w *sseWriter)            // events before any token (role chunk, message_start, ...)
+	event(w *sseWriter, ev Event)  // one engine event, the final one included
+	end(w *sseWriter, usage Usage) // events after the final engine event
+	fail(w *sseWriter, err error)  // the engine failed mid-stream
+	ping(w *sseWriter)             // keep-alive while idle
+}
+
+// stream answers with an SSE stream written by h. fasthttp runs the writer
+// after the handler returns; a failed write cancels the generation.
+func (s *Server) stream(ctx *fasthttp.RequestCtx, g *generation, h streamHandler) {
+	setSSEHeaders(ctx)
+	keepAlive := s.opts.KeepAlive
+	ctx.SetBodyStreamWriter(func(bw *bufio.Writer) {
+		defer g.done()
+		w := &sseWriter{w: bw, cancel: g.cancel}
+		g.pump(w, h, keepAlive)
+		if w.err != nil {
+			s.metrics.cancelled.Add(1)
+		}
+	})
+}
+
+// pump feeds the engine's events to h until the final one, the client
+// leaving, or the server shutting down.
+func (g *generation) pump(w *sseWriter, h streamHandler, keepAlive time.Duration) {
+	h.begin(w)
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for w.err == nil {
+		select {
+		case ev, ok := <-g.events:
+			switch {
+			case !ok:
+				h.fail(w, errNoFinalEvent)
+				return
+			case ev.Err != nil:
+				h.fail(w, ev.Err)
+				return
+			}
+			h.event(w, ev)
+			if ev.Done {
+				var u Usage
+				if ev.Usage != nil {
+					u = *ev.Usage
+				}
+				h.end(w, u)
+				return
+			}
+		case <-tick.C:
+			h.ping(w)
+		case <-g.ctx.Done():
+			h.fail(w, fmt.Errorf("api: generation cancelled: %w", g.ctx.Err()))
+			return
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package api
+
+// Anthropic Messages response shapes, non-streaming and streaming.
+
+// anthropicMessageOut is a "message" object.
+type anthropicMessageOut struct {
+	ID           string              `json:"id"`
+	Type         string              `json:"type"`
+	Role         string              `json:"role"`
+	Model        string              `json:"model"`
+	Content      []anthropicBlockOut `json:"content"`
+	StopReason   *string             `json:"stop_reason"`
+	StopSequence *string             `json:"stop_sequence"`
+	Usage        anthropicUsage      `json:"usage"`
+}
+
+// anthropicBlockOut is a text or thinking content block.
+type anthropicBlockOut struct {
+	Type      string  `json:"type"`
+	Text      *string `json:"text,omitempty"`
+	Thinking  *string `json:"thinking,omitempty"`
+	Signature *string `json:"signature,omitempty"`
+}
+
+func textBlock(s string) anthropicBlockOut { return anthropicBlockOut{Type: "text", Text: &s} }
+
+// thinkingBlock carries an empty signature: the reasoning is the local
+// model's own and nothing verifies it when sent back.
+func thinkingBlock(s string) anthropicBlockOut {
+	sig := ""
+	return anthropicBlockOut{Type: "thinking", Thinking: &s, Signature: &sig}
+}
+
+// anthropicUsage follows Anthropic's convention: input_tokens counts only
+// the prompt tokens not read from the cache.
+type anthropicUsage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+}
+
+func toAnthropicUsage(u Usage) anthropicUsage {
+	return anthropicUsage{InputTokens: u.PromptTokens - u.CachedPromptTokens, OutputTokens: u.CompletionTokens, CacheReadInputTokens: u.CachedPromptTokens}
+}
+
+// stopReason maps an engine finish to stop_reason and stop_sequence.
+func stopReason(finish FinishReason, stopSequence string) (*string, *string) {
+	reason := "end_turn"
+	switch {
+	case finish == FinishLength:
+		reason = "max_tokens"
+	case stopSequence != "":
+		reason = "stop_sequence"
+		return &reason, &stopSequence
+	}
+	return &reason, nil
+}
+
+// messagesResponse builds the non-streaming response.
+func messagesResponse(id, model string, p *messagesPlan, r *result) anthropicMessageOut {
+	c := r.choices[0]
+	split := newThinkSplitter(p.prompt.startsInThink)
+	reasoning, answer := split.feed(c.text)
+	r2, a2 := split.flush()
+	reasoning, answer = reasoning+r2, answer+a2
+	content := []anthropicBlockOut{}
+	if reasoning != "" {
+		content = append(content, thinkingBlock(reasoning))
+	}
+	if answer != "" || reasoning == "" {
+		content = append(content, textBlock(answer))
+	}
+	reason, seq := stopReason(c.finish, c.stopSequence)
+	return anthropicMessageOut{ID: id, Type: "message", Role: "assistant", Model: model, Content: content,
+		StopReason: reason, StopSequence: seq, Usage: toAnthropicUsage(r.usage)}
+}
+
+// Stream event payloads.
+type (
+	messageStartEvent struct {
+		Type    string              `json:"type"`
+		Message anthropicMessageOut `json:"message"`
+	}
+	blockStartEvent struct {
+		Type         string            `json:"type"`
+		Index        int               `json:"index"`
+		ContentBlock anthropicBlockOut `json:"content_block"`
+	}
+	blockDeltaEvent struct {
+		Type  string     `json:"type"`
+		Index int        `json:"index"`
+		Delta blockDelta `json:"delta"`
+	}
+	blockDelta struct {
+		Type     string  `json:"type"`
+		Text     *string `json:"text,omitempty"`
+		Thinking *string `json:"thinking,omitempty"`
+	}
+	blockStopEvent struct {
+		Type  string `json:"type"`
+		Index int    `json:"index"`
+	}
+	messageDeltaEvent struct {
+		Type  string         `json:"type"`
+		Delta messageDelta   `json:"delta"`
+		Usage anthropicUsage `json:"usage"`
+	}
+	messageDelta struct {
+		StopReason   *string `json:"stop_reason"`
+		StopSequence *string `json:"stop_sequence"`
+	}
+	typeOnlyEvent struct {
+		Type string `json:"type"`
+	}
+)
+
+// messagesStream writes Anthropic SSE: message_start, then per content
+// block content_block_start / content_block_delta… / content_block_stop
+// (a thinking block before the text block), message_delta with the stop
+// reason and usage, message_stop; ping while idle.
+type messagesStream struct {
+	id, model    string
+	promptTokens int
+	split        *thinkSplitter
+	open         string // type of the open block ("thinking", "text") or ""
+	index        int    // index of the open block; blocks so far when none is open
+	finish       FinishReason
+	stopSequence string
+}
+
+func newMessagesStream(id, model string, p *messagesPlan) *messagesStream {
+	return &messagesStream{id: id, model: model, promptTokens: len(p.gen.Prompt), split: newThinkSplitter(p.prompt.startsInThink)}
+}
+
+func (m *messagesStream) begin(w *sseWriter) {
+	w.send("message_start", messageStartEvent{Type: "message_start", Message: anthropicMessageOut{
+		ID: m.id, Type: "message", Role: "assistant", Model: m.model, Content: []anthropicBlockOut{},
+		Usage: anthropicUsage{InputTokens: m.promptTokens},
+	}})
+	m.ping(w)
+}
+
+// write emits text into a block of the given type, switching blocks as needed.
+func (m *messagesStream) write(w *sseWriter, blockType, text string) {
+	if text == "" {
+		return
+	}
+	if m.open != blockType {
+		m.closeBlock(w)
+		m.open = blockType
+		start := textBlock("")
+		if blockType == "thinking" {
+			start = thinkingBlock("")
+		}
+		w.send("content_block_start", blockStartEvent{Type: "content_block_start", Index: m.index, ContentBlock: start})
+	}
+	delta := blockDelta{Type: "text_delta", Text: &text}
+	if blockType == "thinking" {
+		delta = blockDelta{Type: "thinking_delta", Thinking: &text}
+	}
+	w.send("content_block_delta", blockDeltaEvent{Type: "content_block_delta", Index: m.index, Delta: delta})
+}
+
+func (m *messagesStream) closeBlock(w *sseWriter) {
+	if m.open == "" {
+		return
+	}
+	w.send("content_block_stop", blockStopEvent{Type: "content_block_stop", Index: m.index})
+	m.open = ""
+	m.index++
+}
+
+func (m *messagesStream) event(w *sseWriter, ev Event) {
+	reasoning, answer := m.split.feed(ev.Text)
+	if ev.FinishReason != "" {
+		r2, a2 := m.split.flush()
+		reasoning, answer = reasoning+r2, answer+a2
+		m.finish, m.stopSequence = ev.FinishReason, ev.StopSequence
+	}
+	m.write(w, "thinking", reasoning)
+	m.write(w, "text", answer)
+}
+
+func (m *messagesStream) end(w *sseWriter, usage Usage) {
+	m.closeBlock(w)
+	reason, seq := stopReason(m.finish, m.stopSequence)
+	w.send("message_delta", messageDeltaEvent{Type: "message_delta", Delta: messageDelta{StopReason: reason, StopSequence: seq}, Usage: toAnthropicUsage(usage)})
+	w.send("message_stop", typeOnlyEvent{Type: "message_stop"})
+}
+
+func (m *messagesStream) fail(w *sseWriter, err error) {
+	w.send("error", errorBody(dialectAnthropic, asAPIError(err)))
+}
+
+func (m *messagesStream) ping(w *sseWriter) { w.send("ping", typeOnlyEvent{Type: "ping"}) }

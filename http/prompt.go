@@ -1,0 +1,92 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+)
+
+// prompt is a rendered, tokenized request prompt.
+type prompt struct {
+	ids  []int32
+	text string
+	// startsInThink is true when the rendered prompt already opened a
+	// <think> block, so the model's first output is reasoning.
+	startsInThink bool
+}
+
+// renderChat renders a conversation with the template and tokenizes it.
+// The template emits any BOS token itself, so none is added here.
+func (s *Server) renderChat(r ChatRenderRequest) (prompt, error) {
+	text, err := s.opts.Template.Render(r)
+	if err != nil {
+		return prompt{}, invalidf("messages", "rendering the chat template failed: %v", err)
+	}
+	return prompt{
+		ids:           s.opts.Tokenizer.Encode(text, false),
+		text:          text,
+		startsInThink: strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), thinkOpen),
+	}, nil
+}
+
+// maxTokens resolves a request's completion-token cap against the context:
+// an absent cap means "the rest of the context"; a cap that does not fit
+// next to the prompt is a 400 naming both numbers.
+func (s *Server) maxTokens(promptLen int, requested *int, param string) (int, error) {
+	ctxLen := s.opts.ContextLength
+	if requested != nil && *requested < 1 {
+		return 0, invalidf(param, "%s must be at least 1, got %d", param, *requested)
+	}
+	if promptLen >= ctxLen {
+		return 0, invalidf("messages", "the prompt has %d tokens, which leaves no room in the context length of %d tokens", promptLen, ctxLen)
+	}
+	if requested == nil {
+		return ctxLen - promptLen, nil
+	}
+	if promptLen+*requested > ctxLen {
+		return 0, invalidf(param, "the prompt has %d tokens and %s is %d, together %d, more than the context length of %d tokens",
+			promptLen, param, *requested, promptLen+*requested, ctxLen)
+	}
+	return *requested, nil
+}
+
+// choiceCount validates n.
+func choiceCount(n *int) (int, error) {
+	const maxChoices = 16
+	if n == nil {
+		return 1, nil
+	}
+	if *n < 1 || *n > maxChoices {
+		return 0, invalidf("n", "n must be in [1, %d], got %d", maxChoices, *n)
+	}
+	return *n, nil
+}
+
+// topLogprobs validates a top-logprobs count.
+func topLogprobs(param string, n *int) (int, error) {
+	const maxTop = 20
+	if n == nil {
+		return 0, nil
+	}
+	if *n < 0 || *n > maxTop {
+		return 0, invalidf(param, "%s must be in [0, %d], got %d", param, maxTop, *n)
+	}
+	return *n, nil
+}
+
+// stopStrings validates stop strings.
+func stopStrings(param string, stops []string) ([]string, error) {
+	const maxStops = 16
+	if len(stops) > maxStops {
+		return nil, invalidf(param, "at most %d stop sequences are allowed, got %d", maxStops, len(stops))
+	}
+	out := stops[:0:0]
+	for i, s := range stops {
+		if s == "" {
+			return nil, invalidf(param, "%s[%d] is empty", param, i)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+var errNoFinalEvent = fmt.Errorf("api: the engine ended the stream without a final event")

@@ -1,0 +1,213 @@
+package api
+
+import (
+	"slices"
+
+	"github.com/goccy/go-json"
+)
+
+// responsesRequest is a POST /v1/responses body. Fields not listed (user,
+// text, truncation, ...) are accepted and ignored.
+type responsesRequest struct {
+	Model              string            `json:"model"`
+	Input              responsesInput    `json:"input"`
+	Instructions       string            `json:"instructions"`
+	PreviousResponseID string            `json:"previous_response_id"`
+	Store              *bool             `json:"store"`
+	Stream             bool              `json:"stream"`
+	MaxOutputTokens    *int              `json:"max_output_tokens"`
+	Reasoning          *reasoningParam   `json:"reasoning"`
+	Tools              []json.RawMessage `json:"tools"`
+	TopLogprobs        *int              `json:"top_logprobs"`
+	Include            []string          `json:"include"`
+	Metadata           map[string]string `json:"metadata"`
+	samplingFields
+}
+
+type reasoningParam struct {
+	Effort string `json:"effort"`
+}
+
+// responsesItem is one input item: a message (with or without "type"),
+// a reasoning item, a function call or a function call's output.
+type responsesItem struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Output    string          `json:"output"`
+}
+
+// responsesInput is "input": a string (one user message) or a list of items.
+type responsesInput []responsesItem
+
+func (in *responsesInput) UnmarshalJSON(b []byte) error {
+	switch firstByte(b) {
+	case 'n':
+		*in = nil
+		return nil
+	case '"':
+		raw := json.RawMessage(append([]byte(nil), b...))
+		*in = responsesInput{{Type: "message", Role: "user", Content: raw}}
+		return nil
+	case '[':
+		var items []responsesItem
+		if err := json.Unmarshal(b, &items); err != nil {
+			return invalidf("input", "input items must be objects: %v", err)
+		}
+		*in = items
+		return nil
+	}
+	return invalidf("input", "input must be a string or an array of input items")
+}
+
+// reasoningPart is a reasoning item's content part.
+type reasoningPart struct {
+	Text string `json:"text"`
+}
+
+// responsesConversation converts input items to chat messages. A reasoning
+// item is attached to the assistant message after it.
+func responsesConversation(items responsesInput) ([]ChatMessage, error) {
+	var out []ChatMessage
+	pendingReasoning := ""
+	for i, it := range items {
+		switch it.Type {
+		case "", "message":
+			if !chatRoles[it.Role] || it.Role == "tool" {
+				return nil, invalidf("input", "input[%d].role: unknown role %s (want user, assistant, system or developer)", i, quote(it.Role))
+			}
+			var content textContent
+			if len(it.Content) > 0 {
+				if err := content.UnmarshalJSON(it.Content); err != nil {
+					return nil, err
+				}
+			}
+			m := ChatMessage{Role: it.Role, Content: string(content)}
+			if it.Role == "assistant" {
+				m.Reasoning, pendingReasoning = pendingReasoning, ""
+			}
+			out = append(out, m)
+		case "reasoning":
+			var parts []reasoningPart
+			if len(it.Content) > 0 && json.Unmarshal(it.Content, &parts) != nil {
+				return nil, invalidf("input", "input[%d]: reasoning content must be an array of parts", i)
+			}
+			for _, p := range parts {
+				pendingReasoning += p.Text
+			}
+		case "function_call":
+			call, err := json.Marshal(openAIToolCall{ID: it.CallID, Type: "function", Function: openAIFunction{Name: it.Name, Arguments: it.Arguments}})
+			if err != nil {
+				return nil, invalidf("input", "input[%d]: %v", i, err)
+			}
+			if n := len(out); n > 0 && out[n-1].Role == "assistant" && out[n-1].Content == "" {
+				out[n-1].ToolCalls = append(out[n-1].ToolCalls, call)
+			} else {
+				out = append(out, ChatMessage{Role: "assistant", ToolCalls: [][]byte{call}, Reasoning: pendingReasoning})
+				pendingReasoning = ""
+			}
+		case "function_call_output":
+			out = append(out, ChatMessage{Role: "tool", Content: it.Output, ToolCallID: it.CallID})
+		default:
+			return nil, invalidf("input", "input[%d]: item type %q is not supported", i, it.Type)
+		}
+	}
+	return out, nil
+}
+
+// responsesTool is a Responses function tool (flat, unlike Chat's).
+type responsesTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// chatTools converts flat Responses function tools to the Chat shape.
+func chatTools(raw []json.RawMessage) ([][]byte, error) {
+	out := make([][]byte, 0, len(raw))
+	for i, r := range raw {
+		var t responsesTool
+		if err := json.Unmarshal(r, &t); err != nil || t.Type != "function" {
+			return nil, invalidf("tools", "tools[%d]: only function tools are supported", i)
+		}
+		b, err := json.Marshal(map[string]any{"type": "function", "function": map[string]any{
+			"name": t.Name, "description": t.Description, "parameters": t.Parameters}})
+		if err != nil {
+			return nil, invalidf("tools", "tools[%d]: %v", i, err)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// responsesPlan is a validated Responses request, ready for the engine.
+type responsesPlan struct {
+	gen     *GenerateRequest
+	prompt  prompt
+	history []ChatMessage // the conversation without instructions, for the store
+	req     *responsesRequest
+	effort  string
+}
+
+// planResponses validates a Responses request, joins it to the stored
+// conversation it continues, and builds the engine request.
+func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
+	if err := s.checkModel(r.Model); err != nil {
+		return nil, err
+	}
+	msgs, err := responsesConversation(r.Input)
+	if err != nil {
+		return nil, err
+	}
+	if r.PreviousResponseID != "" {
+		prev, ok := s.store.get(r.PreviousResponseID)
+		if !ok {
+			return nil, &apiError{kind: kindInvalidRequest, param: "previous_response_id", code: "previous_response_not_found",
+				message: "previous response with id " + quote(r.PreviousResponseID) + " not found (it may have been evicted)"}
+		}
+		msgs = slices.Concat(prev.history, msgs)
+	}
+	if len(msgs) == 0 {
+		return nil, invalidf("input", "input must not be empty")
+	}
+	effort := ""
+	if r.Reasoning != nil {
+		effort = r.Reasoning.Effort
+	}
+	think, err := parseEffort("reasoning.effort", effort)
+	if err != nil {
+		return nil, err
+	}
+	sampling, err := r.sampling()
+	if err != nil {
+		return nil, err
+	}
+	top, err := topLogprobs("top_logprobs", r.TopLogprobs)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := chatTools(r.Tools)
+	if err != nil {
+		return nil, err
+	}
+	rendered := msgs
+	if r.Instructions != "" {
+		rendered = slices.Concat([]ChatMessage{{Role: "system", Content: r.Instructions}}, msgs)
+	}
+	p, err := s.renderChat(ChatRenderRequest{Messages: rendered, Tools: tools, AddGenerationPrompt: true, EnableThinking: think.enabled})
+	if err != nil {
+		return nil, err
+	}
+	maxTokens, err := s.maxTokens(len(p.ids), r.MaxOutputTokens, "max_output_tokens")
+	if err != nil {
+		return nil, err
+	}
+	logprobs := top > 0 || slices.Contains(r.Include, "message.output_text.logprobs")
+	return &responsesPlan{prompt: p, history: msgs, req: r, effort: effort, gen: &GenerateRequest{
+		Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, N: 1, Logprobs: logprobs, TopLogprobs: top, ThinkingBudget: think.budget,
+	}}, nil
+}

@@ -1,0 +1,124 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+)
+
+// Server is the HTTP frontend: it parses each API dialect into a
+// GenerateRequest and streams the engine's events back.
+type Server struct {
+	opts    Options
+	hosts   hostAllowlist
+	key     apiKey
+	models  map[string]bool // ModelID and aliases a request may name
+	http    *fasthttp.Server
+	metrics *serverMetrics
+	store   *responseStore
+
+	ready    atomic.Bool  // set by SetReady once the model is loaded and warm
+	inFlight atomic.Int64 // generation requests admitted and not yet finished
+
+	// base is the parent of every generation's context; cancelBase aborts
+	// them all when Shutdown runs out of time.
+	base       context.Context
+	cancelBase context.CancelFunc
+}
+
+// New builds a Server. It serves nothing until Serve.
+func New(opts Options) (*Server, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:    opts,
+		hosts:   newHostAllowlist(opts.AllowedHosts),
+		key:     newAPIKey(opts.APIKey),
+		models:  map[string]bool{opts.ModelID: true},
+		metrics: newServerMetrics(),
+		store:   newResponseStore(opts.StoredResponses),
+	}
+	for _, a := range opts.Aliases {
+		s.models[a] = true
+	}
+	s.base, s.cancelBase = context.WithCancel(context.Background())
+	s.http = &fasthttp.Server{
+		Handler:               s.guard(s.routes().Handler),
+		ErrorHandler:          s.transportError,
+		MaxRequestBodySize:    opts.MaxBodyBytes,
+		NoDefaultServerHeader: true,
+		Name:                  "splash",
+		CloseOnShutdown:       true,
+		Logger:                opts.Logger,
+	}
+	return s, nil
+}
+
+// routes registers every endpoint.
+func (s *Server) routes() *router.Router {
+	r := router.New()
+	r.GET("/health", s.handleHealth)
+	r.GET("/ready", s.handleReady)
+	r.GET("/metrics", s.handleMetrics)
+	r.GET("/v1/models", s.handleModels)
+	r.POST("/v1/chat/completions", s.handleChat)
+	r.POST("/v1/completions", s.handleCompletions)
+	r.POST("/v1/responses", s.handleResponses)
+	r.GET("/v1/responses/{id}", s.handleGetResponse)
+	r.POST("/v1/messages", s.handleMessages)
+	r.POST("/v1/messages/count_tokens", s.handleCountTokens)
+	r.POST("/tokenize", s.handleTokenize)
+	r.POST("/detokenize", s.handleDetokenize)
+	r.POST("/apply-template", s.handleApplyTemplate)
+	r.NotFound = func(ctx *fasthttp.RequestCtx) {
+		writeError(ctx, dialectOf(ctx.Path()), &apiError{kind: kindNotFound, message: fmt.Sprintf("no route for %s %s", ctx.Method(), ctx.Path())})
+	}
+	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) {
+		writeError(ctx, dialectOf(ctx.Path()), &apiError{kind: kindInvalidRequest, message: fmt.Sprintf("method %s not allowed on %s", ctx.Method(), ctx.Path())})
+		ctx.SetStatusCode(fasthttp.StatusMethodNotAllowed)
+	}
+	r.PanicHandler = func(ctx *fasthttp.RequestCtx, v any) {
+		writeError(ctx, dialectOf(ctx.Path()), &apiError{kind: kindServer, message: fmt.Sprintf("internal error: %v", v)})
+	}
+	return r
+}
+
+// transportError answers requests fasthttp could not read, in the dialect
+// of their path (the headers are parsed by then).
+func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
+	d := dialectOf(ctx.Path())
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		writeError(ctx, d, &apiError{kind: kindTooLarge, message: fmt.Sprintf("request body exceeds the limit of %d bytes", s.opts.MaxBodyBytes)})
+		return
+	}
+	writeError(ctx, d, invalidf("", "malformed HTTP request: %v", err))
+}
+
+// SetReady marks the model loaded and warmed up (/ready answers 200).
+func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
+
+// Serve serves HTTP on ln until Shutdown; it returns nil after a Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	if err := s.http.Serve(ln); err != nil {
+		return fmt.Errorf("api: serve: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops accepting connections and waits for open requests to end;
+// when ctx expires first, the generations still running are cancelled.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.http.ShutdownWithContext(ctx)
+	s.cancelBase()
+	if err != nil {
+		return fmt.Errorf("api: shutdown: %w", err)
+	}
+	return nil
+}
