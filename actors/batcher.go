@@ -24,6 +24,8 @@ type BatcherActor struct {
 	entropy       rand.Source
 	verifierProps *actor.Props
 	verifier      *actor.PID
+	draftProps    *actor.Props // nil without draft-model speculation
+	draft         *actor.PID
 
 	live     map[uint64]*liveRequest
 	stepping bool   // a Verify is outstanding
@@ -48,11 +50,15 @@ func (b *BatcherActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		b.live = map[uint64]*liveRequest{}
 		b.verifier = ctx.Spawn(b.verifierProps)
+		if b.draftProps != nil {
+			b.draft = ctx.Spawn(b.draftProps)
+		}
 	case *Submit:
 		b.submit(ctx, m)
 	case *Cancel:
 		if b.sched.Cancel(m.ID, m.Reason) {
 			delete(b.live, m.ID)
+			b.release(ctx, m.ID)
 		}
 		b.metrics.observe(b.sched.Stats())
 	case *stepNow:
@@ -105,6 +111,34 @@ func (b *BatcherActor) runStep(ctx actor.Context) {
 	b.stepping, b.plan, b.started = true, plan, time.Now()
 	b.step++
 	step := b.step
+	if b.draft == nil {
+		b.verify(ctx, step)
+		return
+	}
+	wants := plan.Wants()
+	if len(wants) == 0 {
+		b.verify(ctx, step)
+		return
+	}
+	f := ctx.RequestFuture(b.draft, &Propose{Step: step, Wants: wants}, verifyTimeout)
+	ctx.ReenterAfter(f, func(res any, err error) {
+		if step != b.step || !b.stepping {
+			return // aborted meanwhile
+		}
+		if p, ok := res.(*Proposed); ok && err == nil && p.Err == nil {
+			plan.SetDrafts(wants)
+			for i := range plan.Rows {
+				b.metrics.specProposed.Add(int64(len(plan.Rows[i].Draft)))
+			}
+		}
+		// A failed proposal only costs speculation: the rows stay plain decodes.
+		b.verify(ctx, step)
+	})
+}
+
+// verify hands the step's batch to the verifier.
+func (b *BatcherActor) verify(ctx actor.Context, step uint64) {
+	plan := b.plan
 	f := ctx.RequestFuture(b.verifier, &Verify{Step: step, Batch: plan.Batch()}, verifyTimeout)
 	ctx.ReenterAfter(f, func(res any, err error) {
 		if step != b.step || !b.stepping {
@@ -122,6 +156,13 @@ func (b *BatcherActor) runStep(ctx actor.Context) {
 			b.finishStep(ctx, v.Logits)
 		}
 	})
+}
+
+// release tells the draft actor a sequence ended.
+func (b *BatcherActor) release(ctx actor.Context, id uint64) {
+	if b.draft != nil {
+		ctx.Send(b.draft, &Released{Seq: id})
+	}
 }
 
 // finishStep samples and accepts tokens, updates the scheduler and tells
@@ -160,8 +201,12 @@ func (b *BatcherActor) finishStep(ctx actor.Context, logits []float32) {
 		lr.first = false
 		b.metrics.generationTokens.Add(int64(len(o.Tokens)))
 		ctx.Send(lr.reply, msg)
+		if b.draft != nil && o.Drafted > 0 {
+			ctx.Send(b.draft, &Observed{Seq: o.ID, Proposed: o.Drafted, Accepted: o.Accepted})
+		}
 		if o.Finished() {
 			delete(b.live, o.ID)
+			b.release(ctx, o.ID)
 		}
 	}
 	b.stepping, b.plan = false, nil
@@ -179,6 +224,7 @@ func (b *BatcherActor) abortStep(ctx actor.Context, err error) {
 		if lr, ok := b.live[r.Seq]; ok {
 			ctx.Send(lr.reply, &Failed{Err: err})
 			delete(b.live, r.Seq)
+			b.release(ctx, r.Seq)
 		}
 		b.sched.Cancel(r.Seq, stop.Cancelled)
 		// placeholder tokens of the right count: Update ignores cancelled rows

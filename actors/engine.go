@@ -26,9 +26,16 @@ var errStopped = errors.New("actors: the request was stopped by the server")
 type Config struct {
 	Model     model.Model
 	Scheduler engine.Config // NumBlocks, BlockSize, MaxBatchTokens, MaxRunning, MaxModelLen, MaxDraft
-	// Spec is "ngram" (prompt-lookup drafts verified in the target pass) or
-	// "off". Draft-model speculation is not wired yet.
+	// Spec chooses speculative decoding: "ngram" (prompt lookup over the
+	// sequence's own tokens), "draft" (the Draft model), "auto" (per
+	// sequence, whichever of the two predicts better; n-gram alone without a
+	// Draft model) or "off".
 	Spec string
+	// Draft is an optional small model with the target's vocabulary.
+	Draft model.Model
+	// DraftBlocks sizes the draft model's own KV cache (default: as many
+	// blocks as the target's).
+	DraftBlocks int
 	// NewDecoder returns a streaming detokenizer that skips special tokens.
 	NewDecoder func() TextDecoder
 	Seed       uint64 // seeds the generators of requests without a seed
@@ -82,18 +89,33 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Model == nil || cfg.NewDecoder == nil {
 		return nil, errors.New("actors: Config needs Model and NewDecoder")
 	}
-	var proposer spec.Proposer
+	var proposer spec.Proposer        // runs inside Schedule (n-gram: no forward pass)
+	var newDraft func() spec.Proposer // runs in the DraftActor
 	switch cfg.Spec {
-	case "", "ngram":
-		cfg.Spec = "ngram"
+	case "", "auto":
+		if cfg.Draft == nil {
+			cfg.Spec, proposer = "ngram", spec.Ngram{}
+		} else {
+			cfg.Spec = "auto"
+			newDraft = func() spec.Proposer { return spec.NewHybrid(spec.Ngram{}, mustDraft(cfg)) }
+		}
+	case "ngram":
 		proposer = spec.Ngram{}
+	case "draft":
+		if cfg.Draft == nil {
+			return nil, errors.New("actors: --spec draft needs a draft model")
+		}
+		newDraft = func() spec.Proposer { return mustDraft(cfg) }
 	case "off":
 		cfg.Scheduler.MaxDraft = 0
 	default:
-		return nil, fmt.Errorf("actors: speculation %q is not supported (ngram or off)", cfg.Spec)
+		return nil, fmt.Errorf("actors: speculation %q is not supported (auto, ngram, draft or off)", cfg.Spec)
 	}
-	if cfg.Spec == "ngram" && cfg.Scheduler.MaxDraft == 0 {
+	if cfg.Spec != "off" && cfg.Scheduler.MaxDraft == 0 {
 		cfg.Scheduler.MaxDraft = 4
+	}
+	if cfg.Draft != nil && cfg.Draft.Config().VocabSize != cfg.Model.Config().VocabSize {
+		return nil, fmt.Errorf("actors: draft vocabulary %d differs from the target's %d", cfg.Draft.Config().VocabSize, cfg.Model.Config().VocabSize)
 	}
 	// Validate the scheduler settings once; every (re)started batcher then
 	// builds a fresh scheduler from them, since a panic leaves the old one's
@@ -117,10 +139,21 @@ func New(cfg Config) (*Engine, error) {
 	verifier := actor.PropsFromProducer(func() actor.Actor {
 		return &VerifierActor{model: cfg.Model, kv: kv, fault: cfg.VerifierFault}
 	})
+	var draftProps *actor.Props
+	if newDraft != nil {
+		if cfg.DraftBlocks == 0 {
+			cfg.DraftBlocks = sc.NumBlocks
+		}
+		cfg.Scheduler.BlockSize = sc.BlockSize
+		if _, err := spec.NewDraftModel(cfg.Draft, cfg.DraftBlocks, sc.BlockSize); err != nil {
+			return nil, fmt.Errorf("actors: draft model: %w", err)
+		}
+		draftProps = actor.PropsFromProducer(func() actor.Actor { return &DraftActor{proposer: newDraft()} })
+	}
 	props := actor.PropsFromProducer(func() actor.Actor {
 		sched, _ := engine.New(cfg.Scheduler, proposer) // same config as the probe: cannot fail
 		return &BatcherActor{sched: sched, decider: engine.Decider{Vocab: cfg.Model.Config().VocabSize},
-			metrics: e.metrics, entropy: rand.NewPCG(seed, 0x5eed), verifierProps: verifier}
+			metrics: e.metrics, entropy: rand.NewPCG(seed, 0x5eed), verifierProps: verifier, draftProps: draftProps}
 	}, actor.WithSupervisor(notifyParent(actor.NewOneForOneStrategy(10, time.Minute, restartAlways))))
 	e.batcher, err = e.system.Root.SpawnNamed(props, "batcher")
 	if err != nil {
@@ -182,4 +215,13 @@ func (e *Engine) CheckPool() (idle bool, err error) {
 	}
 	pc := res.(*PoolChecked)
 	return pc.Idle, pc.Err
+}
+
+// mustDraft builds the draft proposer; its settings were checked in New.
+func mustDraft(cfg Config) *spec.DraftModel {
+	d, err := spec.NewDraftModel(cfg.Draft, cfg.DraftBlocks, cfg.Scheduler.BlockSize)
+	if err != nil {
+		panic(err) // a (re)started DraftActor cannot work: supervision reports it
+	}
+	return d
 }

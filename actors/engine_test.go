@@ -26,10 +26,14 @@ type idDecoder struct{}
 func (idDecoder) Add(id int32) string { return fmt.Sprintf("<%d>", id) }
 func (idDecoder) Flush() string       { return "" }
 
-func tinyModel(t testing.TB) model.Model {
+func tinyModel(t testing.TB) model.Model { return tinyModelSeed(t, 1) }
+
+func tinyModelSeed(t testing.TB, seed uint64) model.Model {
 	t.Helper()
 	dir := t.TempDir()
-	if err := testmodel.Write(dir, testmodel.Tiny("qwen3")); err != nil {
+	spec := testmodel.Tiny("qwen3")
+	spec.Seed = seed
+	if err := testmodel.Write(dir, spec); err != nil {
 		t.Fatal(err)
 	}
 	src, err := model.Open(dir, model.OpenOptions{})
@@ -46,8 +50,12 @@ func tinyModel(t testing.TB) model.Model {
 }
 
 func newEngine(t testing.TB, m model.Model, spec string, blocks int, fault func(uint64)) *Engine {
+	return newEngineWithDraft(t, m, nil, spec, blocks, fault)
+}
+
+func newEngineWithDraft(t testing.TB, m, draft model.Model, spec string, blocks int, fault func(uint64)) *Engine {
 	t.Helper()
-	e, err := New(Config{Model: m, Spec: spec, NewDecoder: func() TextDecoder { return idDecoder{} },
+	e, err := New(Config{Model: m, Draft: draft, Spec: spec, NewDecoder: func() TextDecoder { return idDecoder{} },
 		Scheduler: engine.Config{NumBlocks: blocks, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 64}, VerifierFault: fault,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -137,15 +145,20 @@ func waitIdle(t *testing.T, e *Engine) {
 // speculation; no block leaks afterwards.
 func TestGreedyIsBatchAndSpecInvariant(t *testing.T) {
 	m := tinyModel(t)
+	draft := tinyModelSeed(t, 99) // an unrelated model: most drafts are rejected
 	const n = 12
 	want := map[int][]int32{}
 	for i := 0; i < 32; i++ {
 		want[i] = greedyAlone(t, m, promptFor(i), n)
 	}
-	for _, spec := range []string{"off", "ngram"} {
+	for _, spec := range []string{"off", "ngram", "draft", "auto"} {
 		for _, conc := range []int{1, 8, 32} {
 			t.Run(fmt.Sprintf("%s/%d", spec, conc), func(t *testing.T) {
-				e := newEngine(t, m, spec, 128, nil)
+				var d model.Model
+				if spec == "draft" || spec == "auto" {
+					d = draft
+				}
+				e := newEngineWithDraft(t, m, d, spec, 128, nil)
 				var wg sync.WaitGroup
 				results := make([]result, conc)
 				for i := 0; i < conc; i++ {
@@ -173,6 +186,12 @@ func TestGreedyIsBatchAndSpecInvariant(t *testing.T) {
 					}
 				}
 				waitIdle(t, e)
+				var sb strings.Builder
+				e.WriteMetrics(&sb)
+				proposed := strings.Contains(sb.String(), "splash_spec_proposed_tokens_total 0\n")
+				if conc > 1 && spec == "off" != proposed {
+					t.Fatalf("speculation %s: proposed-token metric:\n%s", spec, sb.String())
+				}
 			})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/splash-inference/splash/engine"
 	"github.com/splash-inference/splash/engine/sample"
+	"github.com/splash-inference/splash/engine/spec"
 	"github.com/splash-inference/splash/engine/stop"
 	"github.com/splash-inference/splash/model"
 )
@@ -82,4 +83,31 @@ type CheckPool struct{}
 type PoolChecked struct {
 	Err  error
 	Idle bool
+}
+
+// Propose asks the draft actor to fill Wants with draft tokens (in place:
+// the batcher does not touch them until Proposed arrives). Sent by the
+// batcher; answered with Proposed.
+type Propose struct {
+	Step  uint64
+	Wants []spec.Want
+}
+
+// Proposed answers Propose. An error only costs speculation for the step.
+type Proposed struct {
+	Step uint64
+	Err  error
+}
+
+// Observed tells the draft actor how many of a sequence's proposed tokens
+// the target accepted. Sent by the batcher.
+type Observed struct {
+	Seq                uint64
+	Proposed, Accepted int
+}
+
+// Released tells the draft actor a sequence ended, freeing its draft
+// cache. Sent by the batcher.
+type Released struct {
+	Seq uint64
 }

@@ -36,9 +36,12 @@ type loadedModel struct {
 	name    string
 	cfg     *model.Config
 	tensors model.Tensors
-	tok     *tokenizer.Tokenizer
-	tpl     *chat.Template
-	close   func() error
+	// draftCfg and draft are the package's draft model, if it has one.
+	draftCfg *model.Config
+	draft    model.Tensors
+	tok      *tokenizer.Tokenizer
+	tpl      *chat.Template
+	close    func() error
 }
 
 func loadDemo() (*loadedModel, error) {
@@ -94,5 +97,6 @@ func loadModelDir(dir string) (*loadedModel, error) {
 		src.Close()
 		return nil, err
 	}
-	return &loadedModel{name: src.Name, cfg: src.Config, tensors: src.Tensors, tok: tok, tpl: tpl, close: src.Close}, nil
+	return &loadedModel{name: src.Name, cfg: src.Config, tensors: src.Tensors, draftCfg: src.DraftConfig, draft: src.Draft,
+		tok: tok, tpl: tpl, close: src.Close}, nil
 }

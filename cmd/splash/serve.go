@@ -74,7 +74,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 16, "tokens per KV cache block")
 	fs.IntVar(&f.maxBatchTokens, 0, "max-batch-tokens", 512, "tokens evaluated per step (prefill chunks and decode rows)")
 	fs.IntVar(&f.maxRunning, 0, "max-running", 64, "sequences running at once")
-	fs.StringVar(&f.spec, 0, "spec", "auto", "speculative decoding: auto, ngram or off")
+	fs.StringVar(&f.spec, 0, "spec", "auto", "speculative decoding: auto (the package's draft model and n-gram lookup, whichever predicts better), draft, ngram or off")
 	fs.IntVar(&f.specTokens, 0, "spec-tokens", 4, "most draft tokens verified per step")
 	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads (0: every core)")
 	fs.BoolVar(&f.portable, 0, "portable-kernels", "use the portable Go kernels even where assembly ones exist")
@@ -173,9 +173,9 @@ func (p plan) table(f *serveFlags) string {
 // the listening address (tests).
 func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string) error {
 	switch f.spec {
-	case "auto", "ngram", "off":
+	case "auto", "ngram", "draft", "off":
 	default:
-		return fmt.Errorf("serve: --spec %q: want auto, ngram or off", f.spec)
+		return fmt.Errorf("serve: --spec %q: want auto, draft, ngram or off", f.spec)
 	}
 	if f.port < 0 || f.port > 65535 {
 		return fmt.Errorf("serve: --port %d out of range", f.port)
@@ -207,11 +207,16 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	if err != nil {
 		return err
 	}
-	spec := f.spec
-	if spec == "auto" {
-		spec = "ngram" // no draft models in packages yet
+	var draft model.Model
+	if m.draft != nil && f.spec != "ngram" && f.spec != "off" {
+		// its own backend: a Backend is owned by one model runner
+		dbe := cpu.NewWithOptions(cpu.Options{Threads: f.threads, Portable: f.portable || os.Getenv("SPLASH_KERNELS") == "portable"})
+		defer dbe.Close()
+		if draft, err = model.Architectures().Build(m.draftCfg, m.draft, dbe); err != nil {
+			return fmt.Errorf("serve: draft model: %w", err)
+		}
 	}
-	eng, err := actors.New(actors.Config{Model: mdl, Spec: spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
+	eng, err := actors.New(actors.Config{Model: mdl, Draft: draft, Spec: f.spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
 		Scheduler: engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens,
 			MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens},
 		Logger: slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))})
