@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -77,4 +78,35 @@ func BenchmarkPrefill0_6BQ4(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*len(prompt))/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// BenchmarkVerifyRow0_6BQ4 measures one forward pass over a verify row of
+// k+1 tokens at a context of about 256, to compare with the one-token
+// decode pass (k=0): speculation pays off when k+1 tokens cost little more
+// than one.
+func BenchmarkVerifyRow0_6BQ4(b *testing.B) {
+	m, done := openBenchModel(b, metal.Q4, 0)
+	defer done()
+	kv := m.NewKVCache(32, 16)
+	blocks := make([]int32, 32)
+	for i := range blocks {
+		blocks[i] = int32(i)
+	}
+	prompt := make([]int32, 256)
+	for i := range prompt {
+		prompt[i] = int32(1000 + i)
+	}
+	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
+		b.Fatal(err)
+	}
+	for _, k := range []int{0, 1, 4, 8} {
+		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
+			row := make([]int32, k+1)
+			for i := 0; i < b.N; i++ {
+				if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Start: 256, Tokens: row, Blocks: blocks, Logits: k + 1}}}, kv); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
