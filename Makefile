@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build run test bench lint fmt
+.PHONY: build run test bench gobench lint fmt
 
 build:
 	$(GO) build -o bin/splash ./cmd/splash
@@ -14,7 +14,14 @@ test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 30m $(PKGS)
 
+# A standard, bounded `splash bench` sweep against a Splash server started with
+# the embedded demo model (MODEL=DIR for another); results in bench/results/.
 bench:
+	SWEEP=$${SWEEP:-1,2,4,8} REQUESTS=$${REQUESTS:-16} DURATION=$${DURATION:-30s} \
+	INPUT_LEN=$${INPUT_LEN:-128} OUTPUT_LEN=$${OUTPUT_LEN:-32} sh bench/run-splash.sh
+
+# Go benchmarks of every package (short).
+gobench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x $(PKGS)
 
 lint:

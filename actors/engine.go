@@ -31,6 +31,9 @@ type Config struct {
 	// sequence, whichever of the two predicts better; n-gram alone without a
 	// Draft model) or "off".
 	Spec string
+	// Proposer, when set, replaces the Spec choice with a proposer run
+	// inside Schedule (benchmarks use a replay of known output).
+	Proposer spec.Proposer
 	// Draft is an optional small model with the target's vocabulary.
 	Draft model.Model
 	// DraftBlocks sizes the draft model's own KV cache (default: as many
@@ -110,6 +113,10 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Scheduler.MaxDraft = 0
 	default:
 		return nil, fmt.Errorf("actors: speculation %q is not supported (auto, ngram, draft or off)", cfg.Spec)
+	}
+	if cfg.Proposer != nil {
+		proposer, newDraft = cfg.Proposer, nil
+		cfg.Spec = "custom"
 	}
 	if cfg.Spec != "off" && cfg.Scheduler.MaxDraft == 0 {
 		cfg.Scheduler.MaxDraft = 4

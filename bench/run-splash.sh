@@ -12,7 +12,7 @@
 #   BASE_URL=http://127.0.0.1:8081 LABEL=llamacpp bench/run-splash.sh
 #   go run ./cmd/splash bench --compare bench/results/splash.json bench/results/llamacpp.json
 #
-# Settings (environment): MODEL, PORT (18080), SERVE_ARGS (extra flags for
+# Settings (environment): MODEL (default: the embedded splash-demo), PORT (18080), SERVE_ARGS (extra flags for
 # splash serve), BASE_URL, LABEL (splash), OUT (bench/results), SWEEP
 # (1,2,4,8,16,32,64), REQUESTS (64 per step), DURATION (60s per step),
 # INPUT_LEN (512), OUTPUT_LEN (128), API (chat), WORKLOAD (synthetic),
@@ -36,10 +36,10 @@ mkdir -p bin "$OUT"
 $GO build -o bin/splash ./cmd/splash
 
 if [ -z "${BASE_URL:-}" ]; then
-	: "${MODEL:?set MODEL to a Splash model package (or BASE_URL to measure a running server)}"
 	BASE_URL="http://127.0.0.1:$PORT"
+	# Without MODEL, splash serves its embedded demo model.
 	# shellcheck disable=SC2086 # SERVE_ARGS is a list of flags
-	bin/splash serve --model "$MODEL" --addr "127.0.0.1:$PORT" ${SERVE_ARGS:-} &
+	bin/splash serve ${MODEL:+--model "$MODEL"} --host 127.0.0.1 --port "$PORT" ${SERVE_ARGS:-} &
 	server=$!
 	trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT INT TERM
 	tries=0
