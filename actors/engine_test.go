@@ -141,18 +141,18 @@ func waitIdle(t *testing.T, e *Engine) {
 }
 
 // TestGreedyIsBatchAndSpecInvariant: greedy output equals the plain loop's,
-// alone or among 8 and 32 concurrent requests, with and without n-gram
+// alone or among 8 and 64 concurrent requests, with and without n-gram
 // speculation; no block leaks afterwards.
 func TestGreedyIsBatchAndSpecInvariant(t *testing.T) {
 	m := tinyModel(t)
 	draft := tinyModelSeed(t, 99) // an unrelated model: most drafts are rejected
 	const n = 12
 	want := map[int][]int32{}
-	for i := 0; i < 32; i++ {
+	for i := 0; i < 64; i++ {
 		want[i] = greedyAlone(t, m, promptFor(i), n)
 	}
 	for _, spec := range []string{"off", "ngram", "draft", "auto"} {
-		for _, conc := range []int{1, 8, 32} {
+		for _, conc := range []int{1, 8, 64} {
 			t.Run(fmt.Sprintf("%s/%d", spec, conc), func(t *testing.T) {
 				var d model.Model
 				if spec == "draft" || spec == "auto" {
