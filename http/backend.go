@@ -25,9 +25,15 @@ type Engine interface {
 	WriteMetrics(w io.Writer) error
 }
 
-// ErrBusy is returned (wrapped) by Engine.Generate when it cannot queue more
-// work; the server answers 429 with Retry-After.
-var ErrBusy = errors.New("api: engine busy")
+// Errors an Engine may wrap to choose the client's status code; any other
+// error from Generate or in an Event is a 500.
+var (
+	// ErrBusy: the engine cannot queue more work (429 with Retry-After).
+	ErrBusy = errors.New("api: engine busy")
+	// ErrInvalidRequest: the request cannot run on this model, e.g. a
+	// logit_bias or stop token id outside the vocabulary (400).
+	ErrInvalidRequest = errors.New("api: invalid request")
+)
 
 // Tokenizer turns text into the model's token ids and back.
 type Tokenizer interface {

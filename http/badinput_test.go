@@ -68,6 +68,7 @@ func TestBadInput(t *testing.T) {
 		{"presence penalty", chat, `{` + user + `,"presence_penalty":3}`, 400, "invalid_request_error", "presence_penalty"},
 		{"frequency penalty", chat, `{` + user + `,"frequency_penalty":-3}`, 400, "invalid_request_error", "frequency_penalty"},
 		{"logit bias key", chat, `{` + user + `,"logit_bias":{"abc":1}}`, 400, "invalid_request_error", "logit_bias"},
+		{"logit bias outside the vocabulary", chat, `{` + user + `,"logit_bias":{"5000":1}}`, 400, "invalid_request_error", "outside the vocabulary"},
 		{"logit bias value", chat, `{` + user + `,"logit_bias":{"5":101}}`, 400, "invalid_request_error", "logit_bias"},
 		{"n zero", chat, `{` + user + `,"n":0}`, 400, "invalid_request_error", "n must"},
 		{"top_logprobs", chat, `{` + user + `,"logprobs":true,"top_logprobs":21}`, 400, "invalid_request_error", "top_logprobs"},
@@ -99,6 +100,7 @@ func TestBadInput(t *testing.T) {
 		{"completions bad ids", cmpl, `{"prompt":[1,"a"]}`, 400, "invalid_request_error", "prompt"},
 		{"completions logprobs", cmpl, `{"prompt":"x","logprobs":30}`, 400, "invalid_request_error", "logprobs"},
 		{"completions context", cmpl, `{"prompt":"x","max_tokens":100}`, 400, "invalid_request_error", "100"},
+		{"completions prompt fills context", cmpl, `{"prompt":"` + strings.Repeat("x", 100) + `"}`, 400, "invalid_request_error", "no room"},
 
 		{"responses empty", resp, `{"input":[]}`, 400, "invalid_request_error", "empty"},
 		{"responses item type", resp, `{"input":[{"type":"web_search_call"}]}`, 400, "invalid_request_error", "web_search_call"},

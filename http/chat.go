@@ -24,7 +24,7 @@ func (s *Server) handleChat(ctx *fasthttp.RequestCtx) {
 		s.stream(ctx, g, newChatStream(id, s.opts.ModelID, created, plan))
 		return
 	}
-	res, err := g.collect()
+	res, err := g.collect(s.clientGone(ctx))
 	if err != nil {
 		writeError(ctx, dialectOpenAI, err)
 		return

@@ -24,7 +24,7 @@ func (s *Server) handleCompletions(ctx *fasthttp.RequestCtx) {
 		s.stream(ctx, g, newCompletionsStream(s, id, created, plan))
 		return
 	}
-	res, err := g.collect()
+	res, err := g.collect(s.clientGone(ctx))
 	if err != nil {
 		writeError(ctx, dialectOpenAI, err)
 		return

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 )
 
@@ -49,6 +48,9 @@ func asAPIError(err error) *apiError {
 	}
 	if errors.Is(err, ErrBusy) {
 		return &apiError{kind: kindRateLimit, message: "server busy: too many requests waiting", retryAfter: 1}
+	}
+	if errors.Is(err, ErrInvalidRequest) {
+		return &apiError{kind: kindInvalidRequest, message: err.Error()}
 	}
 	return &apiError{kind: kindServer, message: err.Error()}
 }
@@ -181,7 +183,7 @@ func writeError(ctx *fasthttp.RequestCtx, d dialect, err error) {
 
 // writeJSON answers with v encoded as JSON.
 func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		status = fasthttp.StatusInternalServerError
 		b = []byte(`{"error":{"message":"api: encoding the response failed","type":"server_error","param":null,"code":null}}`)

@@ -3,11 +3,17 @@ package api
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
+)
+
+var (
+	errNoFinalEvent = errors.New("api: the engine ended the stream without a final event")
+	errClientGone   = errors.New("api: the client closed the connection")
 )
 
 // generation is one admitted request running in the engine.
@@ -34,6 +40,9 @@ func (s *Server) start(req *GenerateRequest) (*generation, error) {
 	if err != nil {
 		cancel()
 		s.inFlight.Add(-1)
+		if errors.Is(err, ErrBusy) {
+			s.metrics.rejected.Add(1)
+		}
 		return nil, err
 	}
 	var once sync.Once
@@ -61,15 +70,34 @@ type result struct {
 	usage          Usage
 }
 
-// collect waits for the whole generation (non-streaming responses).
-func (g *generation) collect() (*result, error) {
+// disconnectPoll is how often a non-streamed request checks its client.
+const disconnectPoll = 100 * time.Millisecond
+
+// collect waits for the whole generation (non-streaming responses). It
+// cancels the generation if gone reports that the client left.
+func (g *generation) collect(gone func() bool) (*result, error) {
 	defer g.done()
 	r := &result{choices: make([]choiceResult, g.req.N)}
-	for ev := range g.events {
-		if ev.Err != nil {
-			return nil, ev.Err
+	tick := time.NewTicker(disconnectPoll)
+	defer tick.Stop()
+	for {
+		var ev Event
+		var ok bool
+		select {
+		case ev, ok = <-g.events:
+		case <-tick.C:
+			if gone() {
+				g.cancel()
+				return nil, errClientGone
+			}
+			continue
 		}
-		if ev.Choice < 0 || ev.Choice >= len(r.choices) {
+		switch {
+		case !ok:
+			return nil, errNoFinalEvent
+		case ev.Err != nil:
+			return nil, ev.Err
+		case ev.Choice < 0 || ev.Choice >= len(r.choices):
 			return nil, fmt.Errorf("api: engine sent choice %d of %d", ev.Choice, len(r.choices))
 		}
 		c := &r.choices[ev.Choice]
@@ -89,7 +117,18 @@ func (g *generation) collect() (*result, error) {
 			return r, nil
 		}
 	}
-	return nil, errNoFinalEvent
+}
+
+// clientGone returns a check for a non-streamed request's client leaving.
+func (s *Server) clientGone(ctx *fasthttp.RequestCtx) func() bool {
+	conn := ctx.Conn()
+	return func() bool {
+		if peerClosed(conn) {
+			s.metrics.cancelled.Add(1)
+			return true
+		}
+		return false
+	}
 }
 
 // streamHandler writes one dialect's SSE events for a generation.

@@ -37,7 +37,7 @@ type modelObject struct {
 
 func (s *Server) handleModels(ctx *fasthttp.RequestCtx) {
 	writeJSON(ctx, fasthttp.StatusOK, modelList{Object: "list", Data: []modelObject{{
-		ID: s.opts.ModelID, Object: "model", Created: s.opts.Now().Unix(), OwnedBy: "splash", MaxModelLen: s.opts.ContextLength,
+		ID: s.opts.ModelID, Object: "model", Created: s.created, OwnedBy: "splash", MaxModelLen: s.opts.ContextLength,
 	}}})
 }
 

@@ -29,7 +29,7 @@ type testServer struct {
 
 // startServer serves opts (model, tokenizer, template and fake engine
 // filled in when unset) until the test ends.
-func startServer(t *testing.T, opts api.Options) *testServer {
+func startServer(t testing.TB, opts api.Options) *testServer {
 	t.Helper()
 	eng, _ := opts.Engine.(*fake.Engine)
 	if eng == nil {
@@ -138,6 +138,6 @@ func parseSSE(body string) []sseEvent {
 }
 
 // testLogger sends the server's connection errors to the test log.
-type testLogger struct{ t *testing.T }
+type testLogger struct{ t testing.TB }
 
 func (l testLogger) Printf(format string, args ...any) { l.t.Logf(format, args...) }

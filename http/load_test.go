@@ -87,6 +87,17 @@ func openStream(t *testing.T, ctx context.Context, ts *testServer, path, body st
 	}
 }
 
+// sendAndForget posts a request and drops it when ctx ends.
+func sendAndForget(ctx context.Context, ts *testServer, path, body string) {
+	req, err := http.NewRequestWithContext(ctx, "POST", ts.url+path, strings.NewReader(body))
+	if err != nil {
+		return
+	}
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+	}
+}
+
 func TestClientDisconnectCancels(t *testing.T) {
 	tests := []struct {
 		name, path, body string
@@ -95,6 +106,8 @@ func TestClientDisconnectCancels(t *testing.T) {
 		{"chat while generating", "/v1/chat/completions", `{"stream":true,"ignore_eos":true,"messages":[{"role":"user","content":"hi"}]}`, false},
 		{"messages while generating", "/v1/messages", `{"stream":true,"max_tokens":3000,"messages":[{"role":"user","content":"hi"}]}`, false},
 		{"responses during prefill", "/v1/responses", `{"stream":true,"input":"hi"}`, true},
+		{"non-streamed chat", "/v1/chat/completions", `{"ignore_eos":true,"messages":[{"role":"user","content":"hi"}]}`, false},
+		{"non-streamed messages during prefill", "/v1/messages", `{"max_tokens":3000,"messages":[{"role":"user","content":"hi"}]}`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,7 +124,12 @@ func TestClientDisconnectCancels(t *testing.T) {
 			}
 			ts := startServer(t, api.Options{Engine: eng, KeepAlive: 10 * time.Millisecond})
 			ctx, cancel := context.WithCancel(context.Background())
-			openStream(t, ctx, ts, tt.path, tt.body)
+			if strings.Contains(tt.body, `"stream":true`) {
+				openStream(t, ctx, ts, tt.path, tt.body)
+			} else {
+				go sendAndForget(ctx, ts, tt.path, tt.body)
+				waitFor(t, "the generation to start", func() bool { return eng.Running() == 1 })
+			}
 			cancel()
 			waitFor(t, "the generation to be cancelled", func() bool { return eng.Cancelled() == 1 && eng.Running() == 0 })
 			waitFor(t, "the admission slot to be released", func() bool {
@@ -176,5 +194,40 @@ func TestHealthReadyModelsMetrics(t *testing.T) {
 	}
 	if !strings.HasPrefix(res.header.Get("Content-Type"), "text/plain") {
 		t.Errorf("metrics content type %q", res.header.Get("Content-Type"))
+	}
+}
+
+func TestKeepAlivePingsDoNotDisturbClients(t *testing.T) {
+	eng := fake.New()
+	eng.Delay = 15 * time.Millisecond
+	ts := startServer(t, api.Options{Engine: eng, KeepAlive: 2 * time.Millisecond})
+	oc := openAIClient(ts, "")
+	stream := oc.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}, MaxTokens: openai.Int(3)})
+	var text strings.Builder
+	for stream.Next() {
+		for _, c := range stream.Current().Choices {
+			text.WriteString(c.Delta.Content)
+		}
+	}
+	if err := stream.Err(); err != nil || text.String() != "" {
+		// three tokens are all reasoning: "Let me think"
+		t.Errorf("openai: %v, content %q", err, text.String())
+	}
+	ac := anthropicClient(ts, "")
+	astream := ac.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{MaxTokens: 3,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
+	var msg anthropic.Message
+	for astream.Next() {
+		if err := msg.Accumulate(astream.Current()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := astream.Err(); err != nil || blocks(&msg) != "text:Hello there," {
+		t.Errorf("anthropic: %v, %q", err, blocks(&msg))
+	}
+	res := ts.do(t, "POST", "/v1/chat/completions", `{"stream":true,"max_tokens":3,"messages":[{"role":"user","content":"hi"}]}`)
+	if !strings.Contains(res.body, ": ping\n\n") {
+		t.Errorf("no keep-alive comment in a slow stream:\n%s", res.body)
 	}
 }

@@ -24,7 +24,7 @@ func (s *Server) handleMessages(ctx *fasthttp.RequestCtx) {
 		s.stream(ctx, g, newMessagesStream(id, s.opts.ModelID, plan))
 		return
 	}
-	res, err := g.collect()
+	res, err := g.collect(s.clientGone(ctx))
 	if err != nil {
 		writeError(ctx, dialectAnthropic, err)
 		return

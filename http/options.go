@@ -32,7 +32,7 @@ type Options struct {
 	MaxBodyBytes int
 	// MaxRunning and MaxWaiting bound the generation requests in the server:
 	// beyond MaxRunning+MaxWaiting in flight, new ones get 429 with
-	// Retry-After. Defaults 64 and 256.
+	// Retry-After. Defaults 64 and 256; a negative MaxWaiting means none.
 	MaxRunning int
 	MaxWaiting int
 	// KeepAlive is how often an idle stream gets a ping (Anthropic "ping"
@@ -53,6 +53,10 @@ type Options struct {
 type Logger interface {
 	Printf(format string, args ...any)
 }
+
+// DefaultAddr is where `splash serve` listens unless told otherwise:
+// loopback only.
+const DefaultAddr = "127.0.0.1:8000"
 
 // Defaults of the optional Options fields.
 const (

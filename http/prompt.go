@@ -1,9 +1,6 @@
 package api
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // prompt is a rendered, tokenized request prompt.
 type prompt struct {
@@ -33,11 +30,11 @@ func (s *Server) renderChat(r ChatRenderRequest) (prompt, error) {
 // next to the prompt is a 400 naming both numbers.
 func (s *Server) maxTokens(promptLen int, requested *int, param string) (int, error) {
 	ctxLen := s.opts.ContextLength
-	if requested != nil && *requested < 1 {
-		return 0, invalidf(param, "%s must be at least 1, got %d", param, *requested)
-	}
 	if promptLen >= ctxLen {
 		return 0, invalidf("messages", "the prompt has %d tokens, which leaves no room in the context length of %d tokens", promptLen, ctxLen)
+	}
+	if requested != nil && *requested < 1 {
+		return 0, invalidf(param, "%s must be at least 1, got %d", param, *requested)
 	}
 	if requested == nil {
 		return ctxLen - promptLen, nil
@@ -88,5 +85,3 @@ func stopStrings(param string, stops []string) ([]string, error) {
 	}
 	return out, nil
 }
-
-var errNoFinalEvent = fmt.Errorf("api: the engine ended the stream without a final event")

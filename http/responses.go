@@ -24,7 +24,7 @@ func (s *Server) handleResponses(ctx *fasthttp.RequestCtx) {
 		s.stream(ctx, g, rs)
 		return
 	}
-	res, err := g.collect()
+	res, err := g.collect(s.clientGone(ctx))
 	if err != nil {
 		writeError(ctx, dialectOpenAI, err)
 		return

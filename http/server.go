@@ -21,6 +21,7 @@ type Server struct {
 	http    *fasthttp.Server
 	metrics *serverMetrics
 	store   *responseStore
+	created int64 // start time, reported as the model's "created"
 
 	ready    atomic.Bool  // set by SetReady once the model is loaded and warm
 	inFlight atomic.Int64 // generation requests admitted and not yet finished
@@ -44,6 +45,7 @@ func New(opts Options) (*Server, error) {
 		models:  map[string]bool{opts.ModelID: true},
 		metrics: newServerMetrics(),
 		store:   newResponseStore(opts.StoredResponses),
+		created: opts.Now().Unix(),
 	}
 	for _, a := range opts.Aliases {
 		s.models[a] = true

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 )
 
@@ -24,7 +23,7 @@ func (s *sseWriter) send(event string, v any) {
 	if s == nil || s.err != nil {
 		return
 	}
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		s.fail(fmt.Errorf("api: encoding an SSE event: %w", err))
 		return

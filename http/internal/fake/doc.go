@@ -8,5 +8,6 @@
 // <think> it first emits the Thoughts (capped by the thinking budget) and
 // "</think>", then the Words. It honours MaxTokens, stop strings, stop
 // token ids, N (choice i starts i words into the script), logprobs,
-// prompt logprobs and cancellation, and reports usage.
+// prompt logprobs and cancellation, and reports usage. It refuses
+// logit_bias ids at or above VocabSize with api.ErrInvalidRequest.
 package fake

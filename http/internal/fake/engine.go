@@ -21,6 +21,9 @@ var (
 // wordID is the token id of script position i (outside the byte range).
 const wordID = 1000
 
+// VocabSize bounds the token ids the fake engine accepts in a request.
+const VocabSize = 2000
+
 // Engine replays a script. Set fields before the first Generate.
 type Engine struct {
 	Words    []string      // the answer, one token per word
@@ -78,6 +81,11 @@ func (e *Engine) WriteMetrics(w io.Writer) error {
 func (e *Engine) Generate(ctx context.Context, req *api.GenerateRequest) (<-chan api.Event, error) {
 	if e.Busy {
 		return nil, fmt.Errorf("fake: queue full: %w", api.ErrBusy)
+	}
+	for id := range req.Sampling.LogitBias {
+		if id >= VocabSize {
+			return nil, fmt.Errorf("fake: logit_bias token %d is outside the vocabulary of %d: %w", id, VocabSize, api.ErrInvalidRequest)
+		}
 	}
 	e.mu.Lock()
 	e.last, e.running = req, e.running+1
