@@ -23,8 +23,13 @@ type stdio struct {
 func commands(s *stdio) []*ff.Command {
 	return []*ff.Command{
 		newBenchCmd(s),
+		newClaudeCmd(s),
+		newCodexCmd(s),
 		newGenerateCmd(s),
+		newHermesCmd(s),
+		newOpencodeCmd(s),
 		newPackCmd(s),
+		newPullCmd(s),
 		newServeCmd(s),
 		newTemplateCmd(s),
 		newTokenizeCmd(s),

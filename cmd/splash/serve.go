@@ -32,6 +32,7 @@ type serveFlags struct {
 	allowedHosts   []string
 	maxContext     string
 	kvMemory       string
+	maxMemory      string
 	kvBlockSize    int
 	maxBatchTokens int
 	maxRunning     int
@@ -70,7 +71,8 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.StringVar(&f.apiKey, 0, "api-key", "", "require this key as Authorization: Bearer or x-api-key")
 	fs.StringListVar(&f.allowedHosts, 0, "allowed-host", "Host header to serve besides loopback names (repeatable)")
 	fs.StringVar(&f.maxContext, 0, "max-context", "", "context length per request, e.g. 32768 or 32K (default: the model's)")
-	fs.StringVar(&f.kvMemory, 0, "kv-memory", "2G", "memory for the KV cache, e.g. 512M or 4G")
+	fs.StringVar(&f.maxMemory, 0, "max-memory", "", "memory budget for weights, KV cache and scratch, e.g. 28G (default: 60% of physical memory)")
+	fs.StringVar(&f.kvMemory, 0, "kv-memory", "", "cap on the KV cache within the budget, e.g. 512M (default: all that is left)")
 	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 16, "tokens per KV cache block")
 	fs.IntVar(&f.maxBatchTokens, 0, "max-batch-tokens", 512, "tokens evaluated per step (prefill chunks and decode rows)")
 	fs.IntVar(&f.maxRunning, 0, "max-running", 64, "sequences running at once")
@@ -116,6 +118,7 @@ type plan struct {
 	weights       int64
 	kvPerToken    int64
 	context       int
+	budget        int64
 	blocks        int
 	blockSize     int
 	scratchPerRow int64
@@ -136,20 +139,36 @@ func makePlan(f *serveFlags, m *loadedModel) (plan, error) {
 		}
 		p.context = int(c)
 	}
+	var err error
 	for _, n := range m.tensors.Names() {
 		t, _ := m.tensors.Tensor(n)
 		p.weights += int64(len(t.Data))
 	}
 	p.kvPerToken = int64(m.cfg.NumHiddenLayers) * 2 * 4 * int64(m.cfg.KVDim())
-	budget, err := parseSize(f.kvMemory, true)
-	if err != nil {
-		return p, fmt.Errorf("serve: --kv-memory: %w", err)
-	}
-	p.blocks = int(budget / (p.kvPerToken * int64(p.blockSize)))
 	p.scratchPerRow = 4 * int64(4*m.cfg.HiddenSize+2*m.cfg.IntermediateSize+m.cfg.VocabSize)
+	if f.maxMemory != "" {
+		if p.budget, err = parseSize(f.maxMemory, true); err != nil {
+			return p, fmt.Errorf("serve: --max-memory: %w", err)
+		}
+	} else {
+		phys, err := physicalMemory()
+		if err != nil {
+			return p, fmt.Errorf("serve: cannot read the machine's memory (%v): set --max-memory", err)
+		}
+		p.budget = int64(float64(phys) * defaultMemoryShare)
+	}
+	kv := p.budget - p.weights - p.scratchPerRow*int64(f.maxBatchTokens)
+	if f.kvMemory != "" {
+		capKV, err := parseSize(f.kvMemory, true)
+		if err != nil {
+			return p, fmt.Errorf("serve: --kv-memory: %w", err)
+		}
+		kv = min(kv, capKV)
+	}
+	p.blocks = int(max(kv, 0) / (p.kvPerToken * int64(p.blockSize)))
 	if need := (p.context + p.blockSize - 1) / p.blockSize; p.blocks < need {
-		return p, fmt.Errorf("serve: --kv-memory %s holds %d tokens of KV cache, fewer than one %d-token context: "+
-			"raise --kv-memory or lower --max-context\n%s", f.kvMemory, p.blocks*p.blockSize, p.context, p.table(f))
+		return p, fmt.Errorf("serve: the memory plan leaves %d tokens of KV cache, fewer than one %d-token context: "+
+			"raise --max-memory (or --kv-memory), or lower --max-context or --max-batch-tokens\n%s", p.blocks*p.blockSize, p.context, p.table(f))
 	}
 	return p, nil
 }
@@ -163,7 +182,7 @@ func (p plan) table(f *serveFlags) string {
 	fmt.Fprintf(w, "context\t%d tokens\n", p.context)
 	fmt.Fprintf(w, "KV cache\t%d blocks × %d tokens = %s\n", p.blocks, p.blockSize, mb(int64(p.blocks*p.blockSize)*p.kvPerToken))
 	fmt.Fprintf(w, "scratch\t%s per token in a step (max %d per step)\n", mb(p.scratchPerRow), f.maxBatchTokens)
-	fmt.Fprintf(w, "total\t%s\n", mb(p.weights+int64(p.blocks*p.blockSize)*p.kvPerToken+p.scratchPerRow*int64(f.maxBatchTokens)))
+	fmt.Fprintf(w, "total\t%s of a %s budget\n", mb(p.weights+int64(p.blocks*p.blockSize)*p.kvPerToken+p.scratchPerRow*int64(f.maxBatchTokens)), mb(p.budget))
 	w.Flush()
 	return sb.String()
 }
@@ -189,7 +208,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		fmt.Fprintf(s.err, "no --model: serving the embedded %s (random weights; it answers noise)\n", demoName)
 		m, err = loadDemo()
 	} else {
-		m, err = loadModelDir(f.model)
+		m, err = loadModelSpec(ctx, s, f.model)
 	}
 	if err != nil {
 		return err
