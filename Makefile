@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build run test bench gobench lint fmt
+.PHONY: build run test fuzz-short bench gobench lint fmt
 
 build:
 	$(GO) build -o bin/splash ./cmd/splash
@@ -13,6 +13,13 @@ run:
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 30m $(PKGS)
+	$(MAKE) fuzz-short
+
+# Every request parser and the streaming decoders, fuzzed a few seconds each.
+FUZZ_HTTP := FuzzChatRequest FuzzMessagesRequest FuzzCompletionsRequest FuzzResponsesRequest FuzzTokenizeRequest FuzzThinkSplitter
+fuzz-short:
+	for f in $(FUZZ_HTTP); do $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 3s ./http/ || exit 1; done
+	$(GO) test -run '^$$' -fuzz '^FuzzStreamDecoder$$' -fuzztime 3s ./tokenizer/
 
 # A standard, bounded `splash bench` sweep against a Splash server started with
 # the embedded demo model (MODEL=DIR for another); results in bench/results/.
