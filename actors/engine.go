@@ -175,6 +175,18 @@ func (e *Engine) Generate(ctx context.Context, req GenerateRequest) (<-chan Even
 	if len(req.Prompt) == 0 {
 		return nil, errors.New("actors: empty prompt")
 	}
+	// A bad id would fail the whole batched step, not just this request.
+	vocab := int32(e.cfg.Model.Config().VocabSize)
+	for _, id := range req.Prompt {
+		if id < 0 || id >= vocab {
+			return nil, fmt.Errorf("actors: prompt token %d is outside the vocabulary [0, %d)", id, vocab)
+		}
+	}
+	for id := range req.Sampling.LogitBias {
+		if id < 0 || id >= vocab {
+			return nil, fmt.Errorf("actors: logit_bias token %d is outside the vocabulary [0, %d)", id, vocab)
+		}
+	}
 	if err := req.Sampling.Validate(); err != nil {
 		return nil, err
 	}

@@ -36,6 +36,8 @@ type serveFlags struct {
 	kvBlockSize    int
 	maxBatchTokens int
 	maxRunning     int
+	maxWaiting     int
+	maxBody        string
 	spec           string
 	specTokens     int
 	threads        int
@@ -76,6 +78,8 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 16, "tokens per KV cache block")
 	fs.IntVar(&f.maxBatchTokens, 0, "max-batch-tokens", 512, "tokens evaluated per step (prefill chunks and decode rows)")
 	fs.IntVar(&f.maxRunning, 0, "max-running", 64, "sequences running at once")
+	fs.IntVar(&f.maxWaiting, 0, "max-waiting", 256, "requests queued beyond --max-running before new ones get 429")
+	fs.StringVar(&f.maxBody, 0, "max-body", "8M", "largest request body (413 beyond it)")
 	fs.StringVar(&f.spec, 0, "spec", "auto", "speculative decoding: auto (the package's draft model and n-gram lookup, whichever predicts better), draft, ngram or off")
 	fs.IntVar(&f.specTokens, 0, "spec-tokens", 4, "most draft tokens verified per step")
 	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads (0: every core)")
@@ -202,8 +206,11 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	if f.kvBlockSize <= 0 || f.maxRunning <= 0 || f.maxBatchTokens <= 0 || f.specTokens < 0 {
 		return errors.New("serve: --kv-block-size, --max-running and --max-batch-tokens must be positive")
 	}
+	maxBody, err := parseSize(f.maxBody, true)
+	if err != nil {
+		return fmt.Errorf("serve: --max-body: %w", err)
+	}
 	var m *loadedModel
-	var err error
 	if f.model == "" {
 		fmt.Fprintf(s.err, "no --model: serving the embedded %s (random weights; it answers noise)\n", demoName)
 		m, err = loadDemo()
@@ -249,7 +256,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	}
 	srv, err := api.New(api.Options{Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos}, Tokenizer: tokenizerAdapter{m.tok},
 		Template: templateAdapter{m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
-		AllowedHosts: f.allowedHosts, MaxRunning: f.maxRunning})
+		AllowedHosts: f.allowedHosts, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody)})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -39,7 +40,7 @@ func (a *engineAdapter) Generate(ctx context.Context, req *api.GenerateRequest) 
 		ch, err := a.e.Generate(ctx, gr)
 		if err != nil {
 			cancel()
-			return nil, err
+			return nil, fmt.Errorf("%w: %v", api.ErrInvalidRequest, err)
 		}
 		streams[i] = ch
 	}

@@ -147,6 +147,19 @@ func TestServeEndToEnd(t *testing.T) {
 	if hres.StatusCode != 200 || !strings.Contains(string(body), "token_logprobs") {
 		t.Fatalf("completions echo: %d %s", hres.StatusCode, body)
 	}
+	// A token outside the vocabulary is the client's error, and fails only
+	// its own request.
+	req, _ = http.NewRequest("POST", base+"/v1/completions", strings.NewReader(`{"prompt":[1,2,99999999],"max_tokens":2}`))
+	req.Header.Set("Authorization", "Bearer sekret")
+	req.Header.Set("Content-Type", "application/json")
+	if hres, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(hres.Body)
+	hres.Body.Close()
+	if hres.StatusCode != 400 || !strings.Contains(string(body), "outside the vocabulary") {
+		t.Fatalf("bad token id: %d %s", hres.StatusCode, body)
+	}
 	if err := stop(); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
