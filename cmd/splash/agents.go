@@ -26,7 +26,9 @@ package main
 //	-c model_context_window=N                                  when the server reports it
 //
 // OpenCode (OpenAI-compatible provider through @ai-sdk/openai-compatible):
-// OPENCODE_CONFIG=<config dir>/splash/agents/opencode.json, which holds
+// OPENCODE_CONFIG_CONTENT={"model":"splash/MODEL"} (outranks a project's
+// opencode.json) and OPENCODE_CONFIG=<config dir>/splash/agents/opencode.json,
+// which holds
 //
 //	{"provider": {"splash": {"npm": "@ai-sdk/openai-compatible", "name": "Splash",
 //	  "options": {"baseURL": "http://HOST:PORT/v1", "apiKey": "{env:SPLASH_API_KEY}"},
@@ -90,21 +92,31 @@ type agentSpec struct {
 	wire    func(agentTarget) (agentLaunch, error)
 }
 
-var (
-	claudeAgent = agentSpec{name: "claude", title: "Claude Code",
-		install: "npm install -g @anthropic-ai/claude-code", wire: wireClaude}
-	codexAgent = agentSpec{name: "codex", title: "Codex",
-		install: "npm install -g @openai/codex", wire: wireCodex}
-	opencodeAgent = agentSpec{name: "opencode", title: "OpenCode",
-		install: "npm install -g opencode-ai", wire: wireOpenCode}
-	hermesAgent = agentSpec{name: "hermes", title: "Hermes Agent",
-		install: "curl -fsSL https://hermes-agent.nousresearch.com/install.sh | bash", wire: wireHermes}
-)
+// The supported agents; functions rather than variables so that nothing
+// package-level can be changed.
+func claudeAgent() agentSpec {
+	return agentSpec{name: "claude", title: "Claude Code", install: "npm install -g @anthropic-ai/claude-code", wire: wireClaude}
+}
 
-func newClaudeCmd(s *stdio) *ff.Command   { return newAgentCmd(s, claudeAgent, defaultAgentRunner()) }
-func newCodexCmd(s *stdio) *ff.Command    { return newAgentCmd(s, codexAgent, defaultAgentRunner()) }
-func newOpencodeCmd(s *stdio) *ff.Command { return newAgentCmd(s, opencodeAgent, defaultAgentRunner()) }
-func newHermesCmd(s *stdio) *ff.Command   { return newAgentCmd(s, hermesAgent, defaultAgentRunner()) }
+func codexAgent() agentSpec {
+	return agentSpec{name: "codex", title: "Codex", install: "npm install -g @openai/codex", wire: wireCodex}
+}
+
+func opencodeAgent() agentSpec {
+	return agentSpec{name: "opencode", title: "OpenCode", install: "npm install -g opencode-ai", wire: wireOpenCode}
+}
+
+func hermesAgent() agentSpec {
+	return agentSpec{name: "hermes", title: "Hermes Agent",
+		install: "curl -fsSL https://hermes-agent.nousresearch.com/install.sh | bash", wire: wireHermes}
+}
+
+func newClaudeCmd(s *stdio) *ff.Command { return newAgentCmd(s, claudeAgent(), defaultAgentRunner()) }
+func newCodexCmd(s *stdio) *ff.Command  { return newAgentCmd(s, codexAgent(), defaultAgentRunner()) }
+func newOpencodeCmd(s *stdio) *ff.Command {
+	return newAgentCmd(s, opencodeAgent(), defaultAgentRunner())
+}
+func newHermesCmd(s *stdio) *ff.Command { return newAgentCmd(s, hermesAgent(), defaultAgentRunner()) }
 
 // agentRunner holds the launcher's I/O seams; tests replace exec so the
 // agent runs as a child instead of replacing the test process.
@@ -399,8 +411,15 @@ func wireOpenCode(t agentTarget) (agentLaunch, error) {
 	if err != nil {
 		return agentLaunch{}, err
 	}
+	pin, err := json.Marshal(map[string]string{"model": "splash/" + t.model})
+	if err != nil {
+		return agentLaunch{}, err
+	}
 	p := filepath.Join(t.configDir, "opencode.json")
-	return agentLaunch{env: map[string]string{"OPENCODE_CONFIG": p}, files: map[string][]byte{p: append(raw, '\n')}}, nil
+	// OPENCODE_CONFIG ranks below a project's opencode.json, which may name
+	// another model; the inline OPENCODE_CONFIG_CONTENT ranks above it.
+	return agentLaunch{env: map[string]string{"OPENCODE_CONFIG": p, "OPENCODE_CONFIG_CONTENT": string(pin)},
+		files: map[string][]byte{p: append(raw, '\n')}}, nil
 }
 
 func wireHermes(t agentTarget) (agentLaunch, error) {

@@ -131,21 +131,21 @@ func TestAgentLaunchers(t *testing.T) {
 		wantConfig  []string // substrings of the config file it was pointed at
 		noKeyConfig []string // substrings the config must not hold
 	}{
-		{spec: claudeAgent, wantEnv: []string{"ANTHROPIC_BASE_URL=http://HOSTPORT", "ANTHROPIC_AUTH_TOKEN=" + localToken,
+		{spec: claudeAgent(), wantEnv: []string{"ANTHROPIC_BASE_URL=http://HOSTPORT", "ANTHROPIC_AUTH_TOKEN=" + localToken,
 			"ANTHROPIC_MODEL=acme/tiny", "ANTHROPIC_DEFAULT_HAIKU_MODEL=acme/tiny", "ANTHROPIC_SMALL_FAST_MODEL=acme/tiny", "KEEP=me"},
 			wantNoEnv: []string{"ANTHROPIC_API_KEY", "SPLASH_API_KEY"}, wantArgs: "-p\nhello\n"},
-		{spec: claudeAgent, key: "k3y", wantEnv: []string{"ANTHROPIC_AUTH_TOKEN=k3y", "SPLASH_API_KEY=k3y"},
+		{spec: claudeAgent(), key: "k3y", wantEnv: []string{"ANTHROPIC_AUTH_TOKEN=k3y", "SPLASH_API_KEY=k3y"},
 			wantNoEnv: []string{"ANTHROPIC_API_KEY"}, wantArgs: "-p\nhello\n"},
-		{spec: codexAgent, key: "k3y", wantEnv: []string{"SPLASH_API_KEY=k3y"},
+		{spec: codexAgent(), key: "k3y", wantEnv: []string{"SPLASH_API_KEY=k3y"},
 			wantArgs: "-c\nmodel_provider=\"splash\"\n-c\nmodel=\"acme/tiny\"\n-c\nmodel_providers.splash.name=\"Splash\"\n" +
 				"-c\nmodel_providers.splash.base_url=\"http://HOSTPORT/v1\"\n-c\nmodel_providers.splash.wire_api=\"responses\"\n" +
 				"-c\nmodel_providers.splash.env_key=\"SPLASH_API_KEY\"\n-c\nmodel_context_window=32768\n-p\nhello\n"},
-		{spec: opencodeAgent, wantEnv: []string{"OPENCODE_CONFIG=CONFIGDIR/opencode.json"}, wantArgs: "-p\nhello\n",
+		{spec: opencodeAgent(), wantEnv: []string{"OPENCODE_CONFIG=CONFIGDIR/opencode.json", `OPENCODE_CONFIG_CONTENT={"model":"splash/acme/tiny"}`}, wantArgs: "-p\nhello\n",
 			wantConfig:  []string{`"npm": "@ai-sdk/openai-compatible"`, `"baseURL": "http://HOSTPORT/v1"`, `"model": "splash/acme/tiny"`, `"context": 32768`},
 			noKeyConfig: []string{"apiKey"}},
-		{spec: opencodeAgent, key: "k3y", wantEnv: []string{"SPLASH_API_KEY=k3y"}, wantArgs: "-p\nhello\n",
+		{spec: opencodeAgent(), key: "k3y", wantEnv: []string{"SPLASH_API_KEY=k3y"}, wantArgs: "-p\nhello\n",
 			wantConfig: []string{`"apiKey": "{env:SPLASH_API_KEY}"`}, noKeyConfig: []string{"k3y"}},
-		{spec: hermesAgent, key: "k3y", wantEnv: []string{"HERMES_HOME=CONFIGDIR/hermes", "SPLASH_API_KEY=k3y"}, wantArgs: "-p\nhello\n",
+		{spec: hermesAgent(), key: "k3y", wantEnv: []string{"HERMES_HOME=CONFIGDIR/hermes", "SPLASH_API_KEY=k3y"}, wantArgs: "-p\nhello\n",
 			wantConfig: []string{"provider: custom", `default: "acme/tiny"`, `base_url: "http://HOSTPORT/v1"`,
 				`api_key: "${SPLASH_API_KEY}"`, "context_length: 32768"}, noKeyConfig: []string{"k3y"}},
 	}
@@ -205,7 +205,7 @@ func TestAgentLauncherReadsSplashEnv(t *testing.T) {
 	t.Setenv("SPLASH_HOST", host)
 	t.Setenv("SPLASH_PORT", port)
 	t.Setenv("SPLASH_API_KEY", "envkey")
-	if stderr, err := h.run(claudeAgent, "--model", "other"); err != nil {
+	if stderr, err := h.run(claudeAgent(), "--model", "other"); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
 	env := h.recorded(t, "env")
@@ -234,11 +234,11 @@ func TestAgentLauncherErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "no server", spec: claudeAgent, args: []string{"--port", deadPort}, want: "splash serve --model"},
-		{name: "loading", spec: codexAgent, args: []string{"--host", loadingHost, "--port", loadingPort}, want: "still loading"},
-		{name: "key needed", spec: codexAgent, args: []string{"--host", host, "--port", port}, want: "SPLASH_API_KEY"},
-		{name: "wrong key", spec: codexAgent, args: []string{"--host", host, "--port", port, "--api-key", "nope"}, want: "rejects the API key"},
-		{name: "unknown model", spec: opencodeAgent, args: []string{"--host", host, "--port", port, "--api-key", "k3y", "--model", "x"}, want: "serves acme/tiny, other"},
+		{name: "no server", spec: claudeAgent(), args: []string{"--port", deadPort}, want: "splash serve --model"},
+		{name: "loading", spec: codexAgent(), args: []string{"--host", loadingHost, "--port", loadingPort}, want: "still loading"},
+		{name: "key needed", spec: codexAgent(), args: []string{"--host", host, "--port", port}, want: "SPLASH_API_KEY"},
+		{name: "wrong key", spec: codexAgent(), args: []string{"--host", host, "--port", port, "--api-key", "nope"}, want: "rejects the API key"},
+		{name: "unknown model", spec: opencodeAgent(), args: []string{"--host", host, "--port", port, "--api-key", "k3y", "--model", "x"}, want: "serves acme/tiny, other"},
 		{name: "agent missing", spec: agentSpec{name: "nosuchagent", title: "No Such", install: "npm install -g nosuch"}, want: "npm install -g nosuch"},
 	}
 	for _, tt := range tests {
@@ -275,5 +275,29 @@ func TestConnectHostAndQuoting(t *testing.T) {
 	}
 	if got := tomlString("a\"b\\c\n"); got != `"a\"b\\c\u000A"` {
 		t.Errorf("tomlString = %s", got)
+	}
+}
+
+// TestAgentLauncherAgainstServe runs the launcher against a real `splash
+// serve` of the embedded demo model, so the launcher reads the server's
+// actual /health, /ready and /v1/models answers.
+func TestAgentLauncherAgainstServe(t *testing.T) {
+	t.Setenv("SPLASH_API_KEY", "")
+	addr, _, stop := startServe(t, "--api-key", "sekret")
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	host, port, _ := net.SplitHostPort(addr)
+	h := newAgentHarness(t)
+	if stderr, err := h.run(codexAgent(), "--host", host, "--port", port, "--api-key", "sekret", "exec", "hi"); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	args := h.recorded(t, "args")
+	for _, want := range []string{`model="splash-demo"`, "model_context_window=2048", `base_url="http://` + addr + `/v1"`, "exec\nhi\n"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("codex args lack %s:\n%s", want, args)
+		}
 	}
 }

@@ -126,6 +126,33 @@ func TestPullThenLoadFromCache(t *testing.T) {
 	}
 }
 
+func TestServeModelFromHub(t *testing.T) {
+	srv := serveRepoDir(t, "acme/tiny", tinyCheckpoint(t))
+	t.Setenv("HF_HUB_CACHE", t.TempDir())
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	t.Setenv("HF_TOKEN", "")
+	t.Setenv("HF_HUB_OFFLINE", "")
+	addr, _, stop := startServe(t, "--model", "acme/tiny")
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	resp, err := http.Get("http://" + addr + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Data) != 1 || list.Data[0].ID != "acme/tiny" {
+		t.Fatalf("/v1/models = %+v, %v; want acme/tiny", list, err)
+	}
+}
+
 func TestPullErrors(t *testing.T) {
 	srv := serveRepoDir(t, "acme/tiny", t.TempDir())
 	t.Setenv("HF_HUB_CACHE", t.TempDir())

@@ -10,6 +10,7 @@ import "math"
 // qrow is one activation row quantized to int8 groups.
 type qrow struct {
 	q     []int8    // cols values
+	q4x   []int8    // q in the q4 SIMD layout (see permuteQ4), or nil
 	scale []float32 // cols/32 scales
 	sum   []int32   // cols/32 sums of q, for the q4 offset correction
 }
@@ -17,6 +18,7 @@ type qrow struct {
 // qacts holds the quantized activation rows of one MatMul call, reused.
 type qacts struct {
 	q     []int8
+	q4x   []int8 // q permuted for the q4 SIMD kernels, when they want it
 	scale []float32
 	sum   []int32
 }
@@ -56,5 +58,37 @@ func (a *qacts) quantize(x []float32, rows, cols int) {
 // row returns row r of a (cols wide).
 func (a *qacts) row(r, cols int) qrow {
 	g := cols / 32
-	return qrow{q: a.q[r*cols : (r+1)*cols], scale: a.scale[r*g : (r+1)*g], sum: a.sum[r*g : (r+1)*g]}
+	x := qrow{q: a.q[r*cols : (r+1)*cols], scale: a.scale[r*g : (r+1)*g], sum: a.sum[r*g : (r+1)*g]}
+	if len(a.q4x) == len(a.q) {
+		x.q4x = a.q4x[r*cols : (r+1)*cols]
+	}
+	return x
+}
+
+// permuteQ4 fills a.q4x with the activations in the layout the q4 SIMD
+// kernels read. A q4 group stores element j in the low nibble and element
+// j+16 in the high nibble of byte j, so 64 weight bytes (four groups) split
+// into low and high nibbles line up with, per four groups, the first halves
+// of the groups' activations followed by their second halves:
+//
+//	q4x[c*128 + k*16 + j]      = q[(4c+k)*32 + j]
+//	q4x[c*128 + 64 + k*16 + j] = q[(4c+k)*32 + 16 + j]   (k < 4, j < 16)
+//
+// Groups after the last whole four of a row are copied unchanged.
+func (a *qacts) permuteQ4(rows, cols int) {
+	if cap(a.q4x) < len(a.q) {
+		a.q4x = make([]int8, len(a.q))
+	}
+	a.q4x = a.q4x[:len(a.q)]
+	for r := 0; r < rows; r++ {
+		src, dst := a.q[r*cols:(r+1)*cols], a.q4x[r*cols:(r+1)*cols]
+		whole := cols / 128 * 128
+		for c := 0; c < whole; c += 128 {
+			for k := 0; k < 4; k++ {
+				copy(dst[c+k*16:c+k*16+16], src[c+k*32:c+k*32+16])
+				copy(dst[c+64+k*16:c+64+k*16+16], src[c+k*32+16:c+k*32+32])
+			}
+		}
+		copy(dst[whole:], src[whole:])
+	}
 }

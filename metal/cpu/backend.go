@@ -13,6 +13,7 @@ type Backend struct {
 	k       kernels
 	acts    qacts       // the current MatMul's activations, int8-quantized
 	scratch [][]float32 // per worker: a dequantized weight row or attention scores
+	accs    [][]laneAcc // per worker: lane accumulators, one per activation row
 	mm      matmulTask
 	attn    attentionTask
 	rope    []float32 // cos and sin table of one row, grown as needed
@@ -21,15 +22,17 @@ type Backend struct {
 var _ metal.Backend = (*Backend)(nil)
 
 // New starts a backend with the given number of worker threads
-// (runtime.NumCPU() when threads <= 0) and the fastest kernels this CPU has.
+// (runtime.GOMAXPROCS(0), normally the CPU count, when threads <= 0) and the fastest kernels this CPU has.
 func New(threads int) *Backend { return NewWithOptions(Options{Threads: threads}) }
 
 // NewWithOptions starts a backend configured by o.
 func NewWithOptions(o Options) *Backend {
 	if o.Threads <= 0 {
-		o.Threads = runtime.NumCPU()
+		// GOMAXPROCS rather than NumCPU: it honours container CPU limits
+		// and `go test -cpu`, so benchmarks can run on one core.
+		o.Threads = runtime.GOMAXPROCS(0)
 	}
-	return &Backend{pool: newPool(o.Threads), k: selectKernels(o), scratch: make([][]float32, o.Threads)}
+	return &Backend{pool: newPool(o.Threads), k: selectKernels(o), scratch: make([][]float32, o.Threads), accs: make([][]laneAcc, o.Threads)}
 }
 
 // Name is the kernel set in use, e.g. "cpu/avx2" or "cpu/portable".
@@ -48,4 +51,13 @@ func (b *Backend) workerScratch(w, n int) []float32 {
 		b.scratch[w] = make([]float32, n)
 	}
 	return b.scratch[w][:n]
+}
+
+// workerAcc returns worker w's n lane accumulators, growing them on first
+// use; each worker touches only its own entry.
+func (b *Backend) workerAcc(w, n int) []laneAcc {
+	if cap(b.accs[w]) < n {
+		b.accs[w] = make([]laneAcc, n)
+	}
+	return b.accs[w][:n]
 }

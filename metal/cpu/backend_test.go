@@ -239,31 +239,60 @@ func TestEmbed(t *testing.T) {
 // TestQuantKernelsMatchPortable: every optimised q4/q8 kernel this CPU has
 // gives bit-identical results to the portable reference.
 func TestQuantKernelsMatchPortable(t *testing.T) {
-	best := bestKernels()
-	if best.name == "cpu/portable" {
+	avail := availableKernels()
+	if len(avail) == 0 {
 		t.Skip("no optimised kernels on this CPU")
 	}
 	ref := portableKernels()
-	rng := rand.New(rand.NewPCG(7, 7))
-	for _, d := range []metal.DType{metal.Q8, metal.Q4} {
-		for _, cols := range []int{32, 64, 96, 1024, 3072} {
-			const outRows = 5
-			w, _ := metal.Quantize(d, randVec(rng, outRows*cols), outRows, cols)
-			x := randVec(rng, 3*cols)
-			x[0], x[cols+5] = 0, 1e-30 // zeros and tiny values in a group
-			var a qacts
-			a.quantize(x, 3, cols)
-			for o := 0; o < outRows; o++ {
-				wq, ws := quantRow(w, o)
-				for r := 0; r < 3; r++ {
-					var want, got float32
-					if d == metal.Q4 {
-						want, got = ref.dotQ4(wq, ws, a.row(r, cols)), best.dotQ4(wq, ws, a.row(r, cols))
-					} else {
-						want, got = ref.dotQ8(wq, ws, a.row(r, cols)), best.dotQ8(wq, ws, a.row(r, cols))
+	for _, best := range avail {
+		rng := rand.New(rand.NewPCG(7, 7))
+		for _, d := range []metal.DType{metal.Q8, metal.Q4} {
+			// Whole blocks of eight groups, tails, and rows shorter than a block.
+			for _, cols := range []int{32, 64, 96, 256, 288, 1024, 1056, 3072} {
+				const outRows = 5
+				w, _ := metal.Quantize(d, randVec(rng, outRows*cols), outRows, cols)
+				x := randVec(rng, 3*cols)
+				x[0], x[cols+5] = 0, 1e-30 // zeros and tiny values in a group
+				if cols == 1024 {
+					// Extreme codes: activations all ±127, weights all at
+					// the ends of their range, to catch int16 saturation.
+					for i := range x {
+						x[i] = float32(1 - 2*(i/3%2))
 					}
-					if math.Float32bits(want) != math.Float32bits(got) {
-						t.Fatalf("%s %s cols %d row %d: %v, portable %v", best.name, d, cols, o, got, want)
+					src := make([]float32, outRows*cols)
+					for i := range src {
+						src[i] = float32(1 - 2*(i/5%2))
+					}
+					w, _ = metal.Quantize(d, src, outRows, cols)
+				}
+				for i := 2 * cols; i < 2*cols+32; i++ {
+					x[i] = 0 // an all-zero group
+				}
+				var a qacts
+				a.quantize(x, 3, cols)
+				if d == metal.Q4 && best.q4Layout {
+					a.permuteQ4(3, cols)
+				}
+				// Every weight-row range and row count from 1 to 3, so each
+				// pair is both first and later in a multi-row call.
+				for o0 := 0; o0 < outRows; o0++ {
+					for o1 := o0 + 1; o1 <= outRows; o1++ {
+						for rows := 1; rows <= 3; rows++ {
+							want, got := make([]float32, rows*outRows), make([]float32, rows*outRows)
+							acc := make([]laneAcc, (o1-o0)*rows)
+							if d == metal.Q4 {
+								ref.rowsQ4(w, o0, o1, &a, rows, acc, want)
+								best.rowsQ4(w, o0, o1, &a, rows, acc, got)
+							} else {
+								ref.rowsQ8(w, o0, o1, &a, rows, acc, want)
+								best.rowsQ8(w, o0, o1, &a, rows, acc, got)
+							}
+							for i := range want {
+								if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+									t.Fatalf("%s %s cols %d rows %d..%d acts %d: out[%d] = %v, portable %v", best.name, d, cols, o0, o1, rows, i, got[i], want[i])
+								}
+							}
+						}
 					}
 				}
 			}

@@ -1,23 +1,28 @@
 package cpu
 
-// quantDot is a quantized dot product of one weight row (quant bytes and
-// float16 scale bytes) with one int8 activation row.
-type quantDot func(w, ws []byte, x qrow) float32
+import "github.com/splash-inference/splash/metal"
+
+// quantRows sets out[r·t.Rows + o] to row o of the quantized tensor t
+// dotted with int8 activation row r of a, for o0 <= o < o1 and r < rows.
+// acc is scratch of at least (o1-o0)·rows entries.
+type quantRows func(t *metal.Tensor, o0, o1 int, a *qacts, rows int, acc []laneAcc, out []float32)
 
 // kernels are the implementations a Backend dispatches to, chosen once at
 // New from the CPU's features.
 type kernels struct {
-	name         string
-	dotQ4, dotQ8 quantDot
+	name           string
+	rowsQ4, rowsQ8 quantRows
+	// q4Layout: rowsQ4 reads the permuted activations (qacts.permuteQ4).
+	q4Layout bool
 }
 
 func portableKernels() kernels {
-	return kernels{name: "cpu/portable", dotQ4: dotQ4Ref, dotQ8: dotQ8Ref}
+	return kernels{name: "cpu/portable", rowsQ4: refRows(dotQ4Ref), rowsQ8: refRows(dotQ8Ref)}
 }
 
 // Options configure a Backend.
 type Options struct {
-	Threads int // worker threads; <= 0 means runtime.NumCPU()
+	Threads int // worker threads; <= 0 means runtime.GOMAXPROCS(0)
 	// Portable forces the pure-Go kernels even where faster ones exist
 	// (SPLASH_KERNELS=portable on the command line).
 	Portable bool
@@ -28,4 +33,24 @@ func selectKernels(o Options) kernels {
 		return portableKernels()
 	}
 	return bestKernels()
+}
+
+// bestKernels is the fastest kernel set this CPU can run.
+func bestKernels() kernels {
+	if ks := availableKernels(); len(ks) > 0 {
+		return ks[0]
+	}
+	return portableKernels()
+}
+
+// refRows turns a one-row reference dot product into a quantRows.
+func refRows(dot func(w, ws []byte, x qrow) float32) quantRows {
+	return func(t *metal.Tensor, o0, o1 int, a *qacts, rows int, _ []laneAcc, out []float32) {
+		for o := o0; o < o1; o++ {
+			w, ws := quantRow(t, o)
+			for r := 0; r < rows; r++ {
+				out[r*t.Rows+o] = dot(w, ws, a.row(r, t.Cols))
+			}
+		}
+	}
 }

@@ -28,24 +28,33 @@ func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 		t.wf32 = f32s(w.Data)
 	case metal.Q8, metal.Q4:
 		b.acts.quantize(t.x, rows, w.Cols)
+		if w.DType == metal.Q4 && b.k.q4Layout {
+			b.acts.permuteQ4(rows, w.Cols)
+		} else {
+			b.acts.q4x = b.acts.q4x[:0]
+		}
 	}
 	b.pool.run(t, w.Rows, 16)
 	*t = matmulTask{}
 }
 
+// quantTileAccs bounds the lane accumulators of one quantized tile (32
+// bytes each): 256 of them keep a tile's results in L1.
+const quantTileAccs = 256
+
 func (t *matmulTask) run(lo, hi, worker int) {
 	in := t.in
 	switch t.w.DType {
 	case metal.Q8, metal.Q4:
-		dotq := t.b.k.dotQ8
+		rowsq := t.b.k.rowsQ8
 		if t.w.DType == metal.Q4 {
-			dotq = t.b.k.dotQ4
+			rowsq = t.b.k.rowsQ4
 		}
-		for o := lo; o < hi; o++ {
-			w, ws := quantRow(t.w, o)
-			for r := 0; r < t.rows; r++ {
-				t.out[r*t.dim+o] = dotq(w, ws, t.b.acts.row(r, in))
-			}
+		// Tiles of weight rows sized so their accumulators stay small.
+		tile := max(1, quantTileAccs/t.rows)
+		acc := t.b.workerAcc(worker, min(tile, hi-lo)*t.rows)
+		for o := lo; o < hi; o += tile {
+			rowsq(t.w, o, min(o+tile, hi), &t.b.acts, t.rows, acc, t.out)
 		}
 		return
 	}
@@ -88,6 +97,14 @@ func dot(a, b []float32) float32 {
 		s += a[i] * b[i]
 	}
 	return s
+}
+
+// u64s views little-endian 8-byte words as a slice without copying.
+func u64s(b []byte) []uint64 {
+	if len(b) < 8 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), len(b)/8)
 }
 
 // f32s views little-endian float32 bytes as a slice without copying (the

@@ -1,34 +1,86 @@
 package cpu
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/splash-inference/splash/metal"
+)
+
+// Blocked kernels (quantdot_amd64.s): each dots orows consecutive weight
+// rows with rows activation rows (cols wide, consecutive in memory),
+// processing the first blocks×8 groups of each pair, and stores the eight
+// lane accumulators of the reference order in acc[o·rows + r]. A weight
+// row stays in L1 while it meets every activation row.
 
 //go:noescape
-func dotQ4AVX2(w, ws *byte, xq *int8, xs *float32, xsum *int32, groups int) float32
+func q4BlocksAVX2(w, ws *byte, xq *int8, xs *float32, xsum *int32, blocks, rows, cols, orows int, acc *laneAcc)
 
 //go:noescape
-func dotQ8AVX2(w, ws *byte, xq *int8, xs *float32, groups int) float32
+func q8BlocksAVX2(w, ws *byte, xq *int8, xs *float32, xsum *int32, blocks, rows, cols, orows int, acc *laneAcc)
 
-func dotQ4AVX2Row(w, ws []byte, x qrow) float32 {
-	if len(x.scale) == 0 {
-		return 0
+//go:noescape
+func q4BlocksVNNI(w, ws *byte, xq *int8, xs *float32, xsum *int32, blocks, rows, cols, orows int, acc *laneAcc)
+
+//go:noescape
+func q8BlocksVNNI(w, ws *byte, xq *int8, xs *float32, xsum *int32, blocks, rows, cols, orows int, acc *laneAcc)
+
+const (
+	q4AVX2 blockKernel = iota
+	q8AVX2
+	q4VNNI
+	q8VNNI
+)
+
+func (k blockKernel) q4() bool       { return k == q4AVX2 || k == q4VNNI }
+func (k blockKernel) permuted() bool { return k.q4() }
+
+func callBlocks(k blockKernel, w, ws *byte, xq *int8, xs *float32, xsum *int32, blocks, rows, cols, orows int, acc *laneAcc) {
+	switch k {
+	case q4AVX2:
+		q4BlocksAVX2(w, ws, xq, xs, xsum, blocks, rows, cols, orows, acc)
+	case q8AVX2:
+		q8BlocksAVX2(w, ws, xq, xs, xsum, blocks, rows, cols, orows, acc)
+	case q4VNNI:
+		q4BlocksVNNI(w, ws, xq, xs, xsum, blocks, rows, cols, orows, acc)
+	case q8VNNI:
+		q8BlocksVNNI(w, ws, xq, xs, xsum, blocks, rows, cols, orows, acc)
 	}
-	_, _ = w[len(x.scale)*16-1], ws[2*len(x.scale)-1]
-	return dotQ4AVX2(&w[0], &ws[0], &x.q[0], &x.scale[0], &x.sum[0], len(x.scale))
 }
 
-func dotQ8AVX2Row(w, ws []byte, x qrow) float32 {
-	if len(x.scale) == 0 {
-		return 0
-	}
-	_, _ = w[len(x.scale)*32-1], ws[2*len(x.scale)-1]
-	return dotQ8AVX2(&w[0], &ws[0], &x.q[0], &x.scale[0], len(x.scale))
+func rowsQ4AVX2(t *metal.Tensor, o0, o1 int, a *qacts, rows int, acc []laneAcc, out []float32) {
+	blockedTile(q4AVX2, t, o0, o1, a, rows, acc, out)
+}
+
+func rowsQ8AVX2(t *metal.Tensor, o0, o1 int, a *qacts, rows int, acc []laneAcc, out []float32) {
+	blockedTile(q8AVX2, t, o0, o1, a, rows, acc, out)
+}
+
+func rowsQ4VNNI(t *metal.Tensor, o0, o1 int, a *qacts, rows int, acc []laneAcc, out []float32) {
+	blockedTile(q4VNNI, t, o0, o1, a, rows, acc, out)
+}
+
+func rowsQ8VNNI(t *metal.Tensor, o0, o1 int, a *qacts, rows int, acc []laneAcc, out []float32) {
+	blockedTile(q8VNNI, t, o0, o1, a, rows, acc, out)
 }
 
 func hasAVX2() bool { return cpu.X86.HasAVX2 && cpu.X86.HasF16C }
 
-func bestKernels() kernels {
-	if hasAVX2() {
-		return kernels{name: "cpu/avx2", dotQ4: dotQ4AVX2Row, dotQ8: dotQ8AVX2Row}
+// hasVNNI reports VPDPBUSD on 512-bit registers with byte/word shifts
+// (AVX512_VNNI, AVX512BW); x/sys/cpu also checks that the OS saves the
+// AVX-512 state.
+func hasVNNI() bool {
+	return hasAVX2() && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512F
+}
+
+// availableKernels lists the optimised kernel sets this CPU can run, best
+// first; tests check each against the portable reference.
+func availableKernels() []kernels {
+	var ks []kernels
+	if hasVNNI() {
+		ks = append(ks, kernels{name: "cpu/avx512vnni", rowsQ4: rowsQ4VNNI, rowsQ8: rowsQ8VNNI, q4Layout: true})
 	}
-	return portableKernels()
+	if hasAVX2() {
+		ks = append(ks, kernels{name: "cpu/avx2", rowsQ4: rowsQ4AVX2, rowsQ8: rowsQ8AVX2, q4Layout: true})
+	}
+	return ks
 }

@@ -1,5 +1,5 @@
-//go:build !amd64
+//go:build !amd64 && !arm64
 
 package cpu
 
-func bestKernels() kernels { return portableKernels() }
+func availableKernels() []kernels { return nil }

@@ -36,8 +36,12 @@
 //
 // Errors wrap a sentinel naming the cause (ErrRepoNotFound, ErrUnauthorized,
 // ErrChecksum, ErrDiskFull, ErrUnsupported, ErrNotCached...) for errors.Is.
+// Before downloading, the space the missing blobs need is checked against
+// the free space of the cache's disk. Each blob downloads under a file lock
+// at .locks/models--owner--repo/<blob>.lock (where huggingface_hub puts its
+// locks), so processes resolving one model at once do not interfere.
 //
-// The HTTP client is the Doer field of Options, so tests serve a fake hub
+// The HTTP client is Options.Client (a Doer), so tests serve a fake hub
 // from httptest; nothing here reaches the network unless asked to resolve a
 // repository that is not cached.
 package hub

@@ -27,6 +27,17 @@ func (r *Resolver) download(ctx context.Context, ref Ref, commit string, f sibli
 	}
 	blobs := filepath.Join(r.repoDir(ref), "blobs")
 	blobPath := filepath.Join(blobs, blob)
+	// Lock the blob where huggingface_hub does (.locks/<repo>/<blob>.lock),
+	// so two processes resolving one model do not append to one partial file.
+	locks := filepath.Join(r.opts.CacheDir, ".locks", ref.cacheFolder())
+	if err := os.MkdirAll(locks, 0o755); err != nil {
+		return diskError(fmt.Errorf("hub: %w", err))
+	}
+	unlock, err := lockFile(filepath.Join(locks, blob+".lock"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if st, err := os.Stat(blobPath); err != nil || (f.size() > 0 && st.Size() != f.size()) {
 		if err := os.MkdirAll(blobs, 0o755); err != nil {
 			return diskError(fmt.Errorf("hub: %w", err))

@@ -31,7 +31,7 @@ type fakeRepo struct {
 
 // fakeHub serves the hub's URL shapes for its repos on 127.0.0.1.
 type fakeHub struct {
-	t     *testing.T
+	t     testing.TB
 	token string
 	repos map[string]*fakeRepo
 
@@ -41,7 +41,7 @@ type fakeHub struct {
 	srv      *httptest.Server
 }
 
-func newFakeHub(t *testing.T, token string, repos map[string]*fakeRepo) *fakeHub {
+func newFakeHub(t testing.TB, token string, repos map[string]*fakeRepo) *fakeHub {
 	h := &fakeHub{t: t, token: token, repos: repos, cut: map[string]int{}}
 	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.srv.Close)

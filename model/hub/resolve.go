@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// Resolver turns --model values into model directories. It is safe to use
-// from one goroutine at a time; two processes downloading the same file at
-// once may each fetch it (the last rename wins, both copies are verified).
+// Resolver turns --model values into model directories. Each blob is
+// downloaded under a file lock (on unix), so processes resolving the same
+// model at once wait for each other instead of mixing partial files.
 type Resolver struct {
 	opts Options
 	// freeSpace reports the bytes free under a directory (-1: unknown);

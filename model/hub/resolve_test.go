@@ -347,3 +347,31 @@ func TestResolveUsesExistingDirectory(t *testing.T) {
 		t.Fatalf("a file: err %v, want ErrBadSpec", err)
 	}
 }
+
+func TestConcurrentResolversShareTheCache(t *testing.T) {
+	repo := checkpointRepo()
+	h := newFakeHub(t, "", map[string]*fakeRepo{"acme/tiny": repo})
+	cache := t.TempDir()
+	const n = 4
+	dirs, errs := make([]string, n), make([]error, n)
+	done := make(chan int)
+	for i := range n {
+		go func() {
+			r := NewResolver(Options{CacheDir: cache, Endpoint: h.srv.URL, Client: h.srv.Client()})
+			dirs[i], errs[i] = r.Resolve(context.Background(), "acme/tiny")
+			done <- i
+		}()
+	}
+	for range n {
+		<-done
+	}
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("resolver %d: %v", i, errs[i])
+		}
+		got, _ := os.ReadFile(filepath.Join(dirs[i], "model.safetensors"))
+		if string(got) != string(repo.files["model.safetensors"]) {
+			t.Fatalf("resolver %d read a damaged model.safetensors", i)
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/splash-inference/splash/metal"
+)
+
+// kernelSets is every kernel set this CPU runs, portable last.
+func kernelSets() []kernels { return append(availableKernels(), portableKernels()) }
+
+// BenchmarkMatVec measures one activation row times a 3072×1024 weight
+// matrix (a Qwen3-0.6B MLP projection) on one thread, reporting weight bytes
+// streamed per second.
+func BenchmarkMatVec(b *testing.B) {
+	const out, in = 3072, 1024
+	for _, d := range []metal.DType{metal.Q4, metal.Q8} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		w, _ := metal.Quantize(d, randVec(rng, out*in), out, in)
+		x := randVec(rng, in)
+		y := make([]float32, out)
+		for _, k := range kernelSets() {
+			b.Run(fmt.Sprintf("%s/%s", d, k.name), func(b *testing.B) {
+				be := New(1)
+				defer be.Close()
+				be.k = k
+				b.SetBytes(int64(len(w.Data)))
+				for i := 0; i < b.N; i++ {
+					be.MatMul(y, x, 1, w)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkMatMat measures rows activation rows times a 1024×1024 q4 matrix
+// on one thread, reporting integer multiply-adds per second (GOPS, one
+// multiply-add counted as two operations).
+func BenchmarkMatMat(b *testing.B) {
+	const out, in = 1024, 1024
+	rng := rand.New(rand.NewPCG(3, 4))
+	w, _ := metal.Quantize(metal.Q4, randVec(rng, out*in), out, in)
+	for _, rows := range []int{8, 64, 512} {
+		x := randVec(rng, rows*in)
+		y := make([]float32, rows*out)
+		for _, k := range kernelSets() {
+			b.Run(fmt.Sprintf("rows%d/%s", rows, k.name), func(b *testing.B) {
+				be := New(1)
+				defer be.Close()
+				be.k = k
+				for i := 0; i < b.N; i++ {
+					be.MatMul(y, x, rows, w)
+				}
+				b.ReportMetric(2*float64(out*in*rows)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")
+			})
+		}
+	}
+}
+
+// probeTask reads its share of buf on every worker.
+type probeTask struct {
+	buf  []byte
+	sums []uint64
+}
+
+func (t *probeTask) run(lo, hi, worker int) {
+	t.sums[worker] += readProbe(t.buf[lo<<20 : hi<<20])
+}
+
+// probeBandwidth returns the best of three timed reads of a 256 MiB buffer
+// on all of be's workers, in bytes per second.
+func probeBandwidth(be *Backend) float64 {
+	const mib = 256
+	t := &probeTask{buf: make([]byte, mib<<20), sums: make([]uint64, be.Threads())}
+	for i := range t.buf {
+		t.buf[i] = byte(i)
+	}
+	best := 0.0
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		be.pool.run(t, mib, 1)
+		best = max(best, float64(len(t.buf))/time.Since(start).Seconds())
+	}
+	return best
+}
+
+// BenchmarkMemReadBandwidth is the probe alone: bytes read per second on
+// all threads (GOMAXPROCS).
+func BenchmarkMemReadBandwidth(b *testing.B) {
+	be := New(0)
+	defer be.Close()
+	bw := 0.0
+	for i := 0; i < b.N; i++ {
+		bw = max(bw, probeBandwidth(be))
+	}
+	b.ReportMetric(bw/1e9, "GB/s")
+}
+
+// BenchmarkMatVecDRAM streams a 32768×2048 weight matrix (larger than the
+// caches) through one activation row on all threads with the best kernels,
+// reporting weight GB/s and its fraction of the read bandwidth the probe
+// measures in the same run.
+func BenchmarkMatVecDRAM(b *testing.B) {
+	const out, in = 32768, 2048
+	rng := rand.New(rand.NewPCG(5, 6))
+	src := randVec(rng, out*in)
+	x := randVec(rng, in)
+	y := make([]float32, out)
+	for _, d := range []metal.DType{metal.Q4, metal.Q8} {
+		w, _ := metal.Quantize(d, src, out, in)
+		b.Run(d.String(), func(b *testing.B) {
+			be := New(0)
+			defer be.Close()
+			bw := probeBandwidth(be)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				be.MatMul(y, x, 1, w)
+			}
+			gbs := float64(len(w.Data)) * float64(b.N) / b.Elapsed().Seconds()
+			b.ReportMetric(gbs/1e9, "weightGB/s")
+			b.ReportMetric(bw/1e9, "probeGB/s")
+			b.ReportMetric(gbs/bw, "frac")
+		})
+	}
+}
+
+func TestReadProbeSums(t *testing.T) {
+	for _, n := range []int{0, 7, 128, 1000, 4096} {
+		buf := make([]byte, n)
+		var want uint64
+		for i := range buf {
+			buf[i] = byte(i * 7)
+		}
+		for i := 0; i+8 <= n; i += 8 {
+			want += binary.LittleEndian.Uint64(buf[i:])
+		}
+		for i := n &^ 127; i < n; i++ {
+			// readProbe adds the bytes past the last whole 128-byte block
+			// one by one; the words it skipped there are subtracted back.
+			want += uint64(buf[i])
+		}
+		for i := n &^ 127; i+8 <= n; i += 8 {
+			want -= binary.LittleEndian.Uint64(buf[i:])
+		}
+		if got := readProbe(buf); got != want {
+			t.Errorf("len %d: readProbe = %d, want %d", n, got, want)
+		}
+	}
+}
