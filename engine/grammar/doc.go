@@ -22,7 +22,9 @@
 //   - strings are valid UTF-8, with the JSON escapes.
 //
 // Schema support. Enforced: type (one or a list), properties, required,
-// additionalProperties, items, minItems, maxItems, enum, const, anyOf.
+// additionalProperties, items, minItems, maxItems, minLength, maxLength,
+// enum, const, anyOf. String lengths count code points, each escape as one
+// (so a \uD83D\uDE00 surrogate pair counts two where JSON Schema counts one).
 // Objects with declared properties produce only those properties, whatever
 // additionalProperties says (strict output); an object without properties
 // accepts any keys, with values matching additionalProperties when it is a
@@ -31,8 +33,8 @@
 // "format" (date-time, date, uuid, email, ...) is treated as an annotation:
 // the value is a plain string. Other annotations (title, description,
 // default, examples, $schema, $defs, ...) are ignored. Everything else —
-// $ref, pattern, minLength, minimum, oneOf, allOf, not, prefixItems,
-// uniqueItems, ... — makes Compile fail with an error naming the keyword, so
+// $ref, pattern, minimum, maximum, multipleOf, oneOf, allOf, not,
+// prefixItems, uniqueItems, ... — makes Compile fail with an error naming the keyword, so
 // a request never silently gets unconstrained output.
 //
 // Nothing here starts goroutines or keeps package state. Grammars and Vocabs
