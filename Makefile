@@ -13,6 +13,7 @@ run:
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 30m $(PKGS)
+	@if sh scripts/install-qemu-user.sh; then GOARCH=arm64 $(GO) test -c -o bin/cpu-arm64.test ./metal/cpu && qemu-aarch64 bin/cpu-arm64.test -test.count=1; else echo "SKIP: metal/cpu arm64 tests: qemu-aarch64 is not installed and could not be installed"; fi
 	$(MAKE) fuzz-short
 
 # Every request parser and the streaming decoders, fuzzed a few seconds each.
@@ -26,6 +27,15 @@ fuzz-short:
 bench:
 	SWEEP=$${SWEEP:-1,2,4,8} REQUESTS=$${REQUESTS:-16} DURATION=$${DURATION:-30s} \
 	INPUT_LEN=$${INPUT_LEN:-128} OUTPUT_LEN=$${OUTPUT_LEN:-32} sh bench/run-splash.sh
+
+# CPU kernel report: (a) memory read bandwidth probe, (b) q4/q8 matrix-vector
+# weight GB/s and fraction of (a), (c) matrix-matrix GOPS at 8/64/512 rows,
+# (d) decode and prefill tokens/s of the random Qwen3-0.6B-shaped q4 package
+# on one core and on all (the first run builds the package, ~30 s).
+bench-kernels:
+	$(GO) test -run '^$$' -bench 'MemReadBandwidth|MatVecDRAM' -benchtime 30x ./metal/cpu/
+	$(GO) test -run '^$$' -bench 'MatVec$$|MatMat' -benchtime 10x ./metal/cpu/
+	$(GO) test -run '^$$' -bench 'Decode0_6BQ4|Prefill0_6BQ4' -benchtime 3x -cpu 1,$$(nproc) ./model/
 
 # Go benchmarks of every package (short).
 gobench:

@@ -41,6 +41,7 @@ type liveRequest struct {
 	sampler  *sample.Sampler
 	logprobs int
 	prompt   []int32
+	mask     TokenMask       // nil: unconstrained
 	promptLP []TokenLogprobs // prompt logprobs gathered over the prefill chunks
 	first    bool            // no TokensGenerated sent yet
 }
@@ -88,7 +89,7 @@ func (b *BatcherActor) submit(ctx actor.Context, m *Submit) {
 		return
 	}
 	s.SetPrompt(m.Req.Prompt)
-	b.live[m.Req.ID] = &liveRequest{reply: m.Reply, sampler: s, logprobs: m.Logprobs, prompt: m.Req.Prompt, first: true}
+	b.live[m.Req.ID] = &liveRequest{reply: m.Reply, sampler: s, logprobs: m.Logprobs, prompt: m.Req.Prompt, mask: m.Mask, first: true}
 	b.metrics.promptTokens.Add(int64(len(m.Req.Prompt)))
 	if !b.stepping {
 		ctx.Send(ctx.Self(), &stepNow{})
@@ -139,6 +140,11 @@ func (b *BatcherActor) runStep(ctx actor.Context) {
 // verify hands the step's batch to the verifier.
 func (b *BatcherActor) verify(ctx actor.Context, step uint64) {
 	plan := b.plan
+	for i := range plan.Rows {
+		if lr, ok := b.live[plan.Rows[i].Seq]; ok && lr.mask != nil && len(plan.Rows[i].Draft) > 0 {
+			plan.SetDraft(i, nil) // masked requests sample one position at a time
+		}
+	}
 	f := ctx.RequestFuture(b.verifier, &Verify{Step: step, Batch: plan.Batch()}, verifyTimeout)
 	ctx.ReenterAfter(f, func(res any, err error) {
 		if step != b.step || !b.stepping {
@@ -169,6 +175,7 @@ func (b *BatcherActor) release(ctx actor.Context, id uint64) {
 // each request what it gained.
 func (b *BatcherActor) finishStep(ctx actor.Context, logits []float32) {
 	plan := b.plan
+	b.applyMasks(plan, logits)
 	res, err := b.decider.Decide(plan, logits, b.samplerOf)
 	if err != nil {
 		b.abortStep(ctx, err)
@@ -199,6 +206,11 @@ func (b *BatcherActor) finishStep(ctx actor.Context, logits []float32) {
 			msg.PromptLogprobs, lr.promptLP = lr.promptLP, nil
 		}
 		lr.first = false
+		if lr.mask != nil {
+			for _, t := range o.Tokens {
+				lr.mask.Accept(t)
+			}
+		}
 		b.metrics.generationTokens.Add(int64(len(o.Tokens)))
 		ctx.Send(lr.reply, msg)
 		if b.draft != nil && o.Drafted > 0 {
@@ -248,4 +260,22 @@ func (b *BatcherActor) samplerOf(seq uint64) *sample.Sampler {
 	// A sequence cancelled while its step ran still gets a row result.
 	s, _ := sample.New(sample.Params{}, b.entropy)
 	return s
+}
+
+// applyMasks constrains, in place, the logits each masked request samples
+// from: the last vector of a prefill row that completes its prompt, the
+// single vector of its (draft-free) decode rows.
+func (b *BatcherActor) applyMasks(plan *engine.Plan, logits []float32) {
+	v := b.decider.Vocab
+	off := 0
+	for i := range plan.Rows {
+		r := &plan.Rows[i]
+		n := r.NumLogits()
+		if lr, ok := b.live[r.Seq]; ok && lr.mask != nil && n > 0 &&
+			(r.Kind == engine.DecodeRow || r.CompletesSequence) {
+			last := off + n - 1
+			lr.mask.Mask(logits[last*v : (last+1)*v])
+		}
+		off += n
+	}
 }

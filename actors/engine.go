@@ -68,6 +68,20 @@ type GenerateRequest struct {
 	Stop           []string      // stop strings, not included in the text
 	StopTokens     []int32       // EOS and other stop ids; empty with IgnoreEOS
 	PromptLogprobs bool          // logprobs of every prompt token (echo)
+	// Mask, when set, constrains decoding (structured output, required tool
+	// calls): see TokenMask.
+	Mask TokenMask
+}
+
+// TokenMask is the constrained-decoding hook (grammar.Constraint is one).
+// The batcher calls Mask on the logits of every position it samples for
+// the request, then Accept for each token the request keeps, in order.
+// Masked requests do not use speculative drafts, so every sampled position
+// follows the tokens already accepted. Logprobs of a masked request are
+// those of the masked distribution.
+type TokenMask interface {
+	Mask(logits []float32)
+	Accept(tok int32)
 }
 
 // Event is one step of a request's stream. The last event has Finish or Err
@@ -195,7 +209,7 @@ func (e *Engine) Generate(ctx context.Context, req GenerateRequest) (<-chan Even
 	sub := &Submit{
 		Req: engine.Request{ID: id, Prompt: req.Prompt, MaxTokens: req.MaxTokens, StopTokens: req.StopTokens,
 			PromptLogprobs: req.PromptLogprobs},
-		Sampling: req.Sampling, Logprobs: req.Sampling.Logprobs,
+		Sampling: req.Sampling, Logprobs: req.Sampling.Logprobs, Mask: req.Mask,
 	}
 	finished := make(chan struct{})
 	ra := &RequestActor{id: id, submit: sub, batcher: e.batcher, events: events, gone: ctx.Done(),

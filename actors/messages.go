@@ -17,6 +17,7 @@ type Submit struct {
 	Req      engine.Request
 	Sampling sample.Params
 	Logprobs int        // < 0: none; 0: the sampled token's; k: also the top k
+	Mask     TokenMask  // optional constrained decoding
 	Reply    *actor.PID // the RequestActor
 }
 

@@ -27,6 +27,8 @@ type Options struct {
 	// (127.0.0.1, localhost, [::1]); a port in the header is ignored.
 	// Everything else gets 403, which defeats DNS rebinding.
 	AllowedHosts []string
+	// NoWebUI turns off the browser chat page at / (then a 404).
+	NoWebUI bool
 
 	// MaxBodyBytes caps a request body (413 beyond it). Default 8 MiB.
 	MaxBodyBytes int

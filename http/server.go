@@ -79,6 +79,7 @@ func (s *Server) routes() *router.Router {
 	r.POST("/tokenize", s.handleTokenize)
 	r.POST("/detokenize", s.handleDetokenize)
 	r.POST("/apply-template", s.handleApplyTemplate)
+	s.mountWebUI(r)
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, dialectOf(ctx.Path()), &apiError{kind: kindNotFound, message: fmt.Sprintf("no route for %s %s", ctx.Method(), ctx.Path())})
 	}

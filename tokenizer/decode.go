@@ -157,3 +157,7 @@ func (d *StreamDecoder) Flush() string {
 	d.pending = d.pending[:0]
 	return out
 }
+
+// TokenBytes returns the bytes token id stands for (nil for an unknown id),
+// for building constrained-decoding vocabularies.
+func (t *Tokenizer) TokenBytes(id int32) []byte { return t.appendTokenBytes(nil, id) }

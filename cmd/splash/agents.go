@@ -171,7 +171,7 @@ func (r agentRunner) launch(ctx context.Context, s *stdio, spec agentSpec, f age
 		return fmt.Errorf("%s: %s is not installed (no %q on PATH); install it with:\n  %s", spec.name, spec.title, spec.name, spec.install)
 	}
 	base := "http://" + net.JoinHostPort(connectHost(f.host), strconv.Itoa(f.port))
-	if err := r.checkServer(ctx, base); err != nil {
+	if err := r.checkServer(ctx, base, f.port); err != nil {
 		return fmt.Errorf("%s: %w", spec.name, err)
 	}
 	model, ctxLen, err := r.pickModel(ctx, base, f.apiKey, f.model)
@@ -213,12 +213,12 @@ func connectHost(h string) string {
 
 // checkServer asks GET /health, then /ready (a server still loading its
 // model answers 503 there).
-func (r agentRunner) checkServer(ctx context.Context, base string) error {
+func (r agentRunner) checkServer(ctx context.Context, base string, port int) error {
 	resp, err := r.get(ctx, base+"/health", "")
 	if err != nil {
 		return fmt.Errorf("no Splash server answers at %s (%v).\nStart one in another terminal:\n"+
-			"  splash serve --model <directory or owner/repo> --port %s\n"+
-			"or point --host/--port (SPLASH_HOST/SPLASH_PORT) at a running one", base, err, base[strings.LastIndex(base, ":")+1:])
+			"  splash serve --model <directory or owner/repo> --port %d\n"+
+			"or point --host/--port (SPLASH_HOST/SPLASH_PORT) at a running one", base, err, port)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

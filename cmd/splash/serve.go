@@ -30,6 +30,7 @@ type serveFlags struct {
 	port           int
 	apiKey         string
 	allowedHosts   []string
+	noWebUI        bool
 	maxContext     string
 	kvMemory       string
 	maxMemory      string
@@ -72,6 +73,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.port, 0, "port", 8000, "port to listen on (0 picks a free one)")
 	fs.StringVar(&f.apiKey, 0, "api-key", "", "require this key as Authorization: Bearer or x-api-key")
 	fs.StringListVar(&f.allowedHosts, 0, "allowed-host", "Host header to serve besides loopback names (repeatable)")
+	fs.BoolVar(&f.noWebUI, 0, "no-webui", "do not serve the browser chat page at /")
 	fs.StringVar(&f.maxContext, 0, "max-context", "", "context length per request, e.g. 32768 or 32K (default: the model's)")
 	fs.StringVar(&f.maxMemory, 0, "max-memory", "", "memory budget for weights, KV cache and scratch, e.g. 28G (default: 60% of physical memory)")
 	fs.StringVar(&f.kvMemory, 0, "kv-memory", "", "cap on the KV cache within the budget, e.g. 512M (default: all that is left)")
@@ -256,7 +258,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	}
 	srv, err := api.New(api.Options{Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos}, Tokenizer: tokenizerAdapter{m.tok},
 		Template: templateAdapter{m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
-		AllowedHosts: f.allowedHosts, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody)})
+		AllowedHosts: f.allowedHosts, NoWebUI: f.noWebUI, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody)})
 	if err != nil {
 		return err
 	}

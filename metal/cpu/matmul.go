@@ -67,36 +67,9 @@ func (t *matmulTask) run(lo, hi, worker int) {
 			t.w.DequantizeRow(wrow, o)
 		}
 		for r := 0; r < t.rows; r++ {
-			t.out[r*t.dim+o] = dot(wrow, t.x[r*in:(r+1)*in])
+			t.out[r*t.dim+o] = t.b.k.dotF32(wrow, t.x[r*in:(r+1)*in])
 		}
 	}
-}
-
-// dot returns Σ a[i]·b[i] accumulated in float32 in a fixed order: eight
-// partial sums over i mod 8, added pairwise ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)),
-// then the tail in order. The order depends only on len(a), which keeps every
-// caller batch-invariant.
-func dot(a, b []float32) float32 {
-	n := len(a)
-	b = b[:n]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
-		s0 += aa[0] * bb[0]
-		s1 += aa[1] * bb[1]
-		s2 += aa[2] * bb[2]
-		s3 += aa[3] * bb[3]
-		s4 += aa[4] * bb[4]
-		s5 += aa[5] * bb[5]
-		s6 += aa[6] * bb[6]
-		s7 += aa[7] * bb[7]
-	}
-	s := ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))
-	for ; i < n; i++ {
-		s += a[i] * b[i]
-	}
-	return s
 }
 
 // u64s views little-endian 8-byte words as a slice without copying.

@@ -1,0 +1,28 @@
+package cpu
+
+//go:noescape
+func dotBlocksAVX2(a, b *float32, blocks int) float32
+
+//go:noescape
+func axpyBlocksAVX2(o, v *float32, w float32, blocks int)
+
+// dotAVX2 is dot with the whole eights in one AVX2 register of lanes.
+func dotAVX2(a, b []float32) float32 {
+	n := len(a) &^ 7
+	b = b[:len(a)]
+	s := float32(0)
+	if n > 0 {
+		s = dotBlocksAVX2(&a[0], &b[0], n/8)
+	}
+	return dotTail(s, a[n:], b[n:])
+}
+
+// axpyAVX2 is axpy eight elements at a time.
+func axpyAVX2(o, v []float32, w float32) {
+	n := len(o) &^ 7
+	v = v[:len(o)]
+	if n > 0 {
+		axpyBlocksAVX2(&o[0], &v[0], w, n/8)
+	}
+	axpy(o[n:], v[n:], w)
+}
