@@ -12,6 +12,7 @@ run:
 
 test:
 	$(GO) vet $(PKGS)
+	@sh scripts/install-chromium.sh || echo "SKIP: browser tests will skip: Chromium could not be installed"
 	$(GO) test -count=1 -timeout 30m $(PKGS)
 	@if sh scripts/install-qemu-user.sh; then GOARCH=arm64 $(GO) test -c -o bin/cpu-arm64.test ./metal/cpu && qemu-aarch64 bin/cpu-arm64.test -test.count=1; else echo "SKIP: metal/cpu arm64 tests: qemu-aarch64 is not installed and could not be installed"; fi
 	$(MAKE) fuzz-short

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+
+	"github.com/splash-inference/splash/engine/grammar"
 )
 
 // Engine generates tokens. It is the seam between the HTTP frontend and the
@@ -95,6 +97,9 @@ type GenerateRequest struct {
 	// PromptLogprobs asks for the log-probability of every prompt token
 	// after the first (Completions echo with logprobs).
 	PromptLogprobs bool
+	// Grammar, when set, constrains the output (response_format, Responses
+	// text.format): the engine masks every token the grammar does not allow.
+	Grammar *grammar.Grammar
 	// ThinkingBudget caps the tokens spent inside a <think> block; when it
 	// is spent the engine emits the closing tag itself and the model goes
 	// on with its answer. 0 means no cap.

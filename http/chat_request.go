@@ -19,6 +19,7 @@ type chatRequest struct {
 	TopLogprobs         *int              `json:"top_logprobs"`
 	ReasoningEffort     string            `json:"reasoning_effort"`
 	Tools               []json.RawMessage `json:"tools"`
+	ResponseFormat      *responseFormat   `json:"response_format"`
 	samplingFields
 }
 
@@ -108,6 +109,13 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	g, err := r.ResponseFormat.grammar()
+	if err != nil {
+		return nil, err
+	}
+	if g != nil {
+		think.enabled = false // the document starts at the first token
+	}
 	p, err := s.renderChat(ChatRenderRequest{Messages: msgs, Tools: rawList(r.Tools), AddGenerationPrompt: true, EnableThinking: think.enabled})
 	if err != nil {
 		return nil, err
@@ -122,6 +130,6 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	}
 	return &chatPlan{prompt: p, includeUsage: r.StreamOptions != nil && r.StreamOptions.IncludeUsage, gen: &GenerateRequest{
 		Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, StopStrings: stops, StopTokenIDs: r.StopTokenIDs,
-		IgnoreEOS: r.IgnoreEOS, N: n, Logprobs: r.Logprobs || top > 0, TopLogprobs: top, ThinkingBudget: think.budget,
+		IgnoreEOS: r.IgnoreEOS, N: n, Logprobs: r.Logprobs || top > 0, TopLogprobs: top, ThinkingBudget: think.budget, Grammar: g,
 	}}, nil
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // responsesRequest is a POST /v1/responses body. Fields not listed (user,
-// text, truncation, ...) are accepted and ignored.
+// truncation, ...) are accepted and ignored.
 type responsesRequest struct {
 	Model              string            `json:"model"`
 	Input              responsesInput    `json:"input"`
@@ -21,6 +21,7 @@ type responsesRequest struct {
 	TopLogprobs        *int              `json:"top_logprobs"`
 	Include            []string          `json:"include"`
 	Metadata           map[string]string `json:"metadata"`
+	Text               *textFormat       `json:"text"`
 	samplingFields
 }
 
@@ -194,6 +195,13 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	g, err := r.Text.grammar()
+	if err != nil {
+		return nil, err
+	}
+	if g != nil {
+		think.enabled = false // the document starts at the first token
+	}
 	rendered := msgs
 	if r.Instructions != "" {
 		rendered = slices.Concat([]ChatMessage{{Role: "system", Content: r.Instructions}}, msgs)
@@ -209,5 +217,6 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 	logprobs := top > 0 || slices.Contains(r.Include, "message.output_text.logprobs")
 	return &responsesPlan{prompt: p, history: msgs, req: r, effort: effort, gen: &GenerateRequest{
 		Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, N: 1, Logprobs: logprobs, TopLogprobs: top, ThinkingBudget: think.budget,
+		Grammar: g,
 	}}, nil
 }

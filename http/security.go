@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/splash-inference/splash/http/webui"
 )
 
 // hostAllowlist holds the Host names served (lower case, without port).
@@ -66,10 +68,12 @@ func (k apiKey) allows(h *fasthttp.RequestHeader) bool {
 	return ok == 1
 }
 
-// isPublic reports whether a path is served without an API key.
+// isPublic reports whether a path is served without an API key: the
+// probes, and the chat page with its assets (the page asks for the key and
+// sends it on its own API calls).
 func isPublic(path []byte) bool {
 	p := string(path)
-	return p == "/health" || p == "/ready"
+	return p == "/health" || p == "/ready" || webui.Owns(p)
 }
 
 // guard wraps the router with the Host allowlist and API-key check.

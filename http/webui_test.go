@@ -73,6 +73,9 @@ func TestWebUIRouting(t *testing.T) {
 		{"foreign host", api.Options{}, "/", []string{"Host: evil.example"}, 403},
 		{"foreign host asset", api.Options{}, "/webui/app.js", []string{"Host: evil.example:8000"}, 403},
 		{"allowed host", api.Options{AllowedHosts: []string{"box.lan"}}, "/", []string{"Host: box.lan:8000"}, 200},
+		{"page public with a key", api.Options{APIKey: "sekrit"}, "/", nil, 200},
+		{"asset public with a key", api.Options{APIKey: "sekrit"}, "/webui/app.js", nil, 200},
+		{"disabled page with a key", api.Options{APIKey: "sekrit", NoWebUI: true}, "/", nil, 404},
 		{"api still needs the key", api.Options{APIKey: "sekrit"}, "/v1/models", nil, 401},
 		{"api with the key", api.Options{APIKey: "sekrit"}, "/v1/models", []string{"Authorization: Bearer sekrit"}, 200},
 	}
@@ -202,6 +205,34 @@ func TestWebUIBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("conversation", func(t *testing.T) {
+		eng := fake.New()
+		ts := startServer(t, api.Options{Engine: eng})
+		ctx := newBrowser(t)
+		openChat(t, ctx, ts.url)
+		prompt := func() string { return fake.Tokenizer{}.Decode(eng.Last().Prompt, false) }
+		replies := func(n string) string { return `document.querySelectorAll(".msg.assistant.done").length === ` + n }
+		ask(t, ctx, "first")
+		waitInPage(t, ctx, replies("1"), "first reply never finished")
+		ask(t, ctx, "second")
+		waitInPage(t, ctx, replies("2"), "second reply never finished")
+		// The page sends the whole conversation, answers without their reasoning.
+		if got, want := prompt(), "<|user|>first\n<|assistant|>Hello there, this is a fake model talking.\n<|user|>second\n"; !strings.HasPrefix(got, want) {
+			t.Errorf("second prompt = %q, want it to start with %q", got, want)
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("new-chat"))); err != nil {
+			t.Fatalf("click new chat: %v", err)
+		}
+		if got := evalString(t, ctx, `String(document.querySelectorAll(".msg").length)`); got != "0" {
+			t.Errorf("%s messages left after New chat", got)
+		}
+		ask(t, ctx, "third")
+		waitInPage(t, ctx, replies("1"), "reply after New chat never finished")
+		if got, want := prompt(), "<|user|>third\n"; !strings.HasPrefix(got, want) {
+			t.Errorf("prompt after New chat = %q, want it to start with %q", got, want)
+		}
+	})
+
 	t.Run("stop aborts the stream", func(t *testing.T) {
 		eng := fake.New()
 		eng.Words = strings.Fields(strings.Repeat("word ", 500))
@@ -227,6 +258,29 @@ func TestWebUIBrowser(t *testing.T) {
 		}
 		if got := evalString(t, ctx, `String(document.getElementById("send").hidden)`); got != "false" {
 			t.Errorf("send button hidden = %s after stop", got)
+		}
+	})
+
+	t.Run("api key", func(t *testing.T) {
+		ts := startServer(t, api.Options{APIKey: "sekrit"})
+		ctx := newBrowser(t)
+		if err := chromedp.Do(ctx, chromedp.Navigate(ts.url+"/")); err != nil {
+			t.Fatalf("navigate: %v", err)
+		}
+		waitInPage(t, ctx, `!document.getElementById("error").hidden && document.getElementById("error").textContent.includes("API key")`, "page did not ask for the API key")
+		// Enter in the field commits it (a change event), as a user would.
+		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("api-key"), "sekrit\r")); err != nil {
+			t.Fatalf("type key: %v", err)
+		}
+		waitInPage(t, ctx, `document.getElementById("model-name").textContent === "`+testModel+`"`, "models not listed with the key")
+		if got := evalString(t, ctx, `localStorage.getItem("splash.apiKey")`); got != "sekrit" {
+			t.Errorf("stored key = %q", got)
+		}
+		openChat(t, ctx, ts.url) // a reload finds the stored key
+		ask(t, ctx, "Hello")
+		waitInPage(t, ctx, `document.querySelector(".msg.assistant.done") !== null`, "reply never finished")
+		if got := evalString(t, ctx, `document.querySelector(".msg.assistant .note").textContent`); got != "" {
+			t.Errorf("reply note = %q, want none", got)
 		}
 	})
 

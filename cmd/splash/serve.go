@@ -256,7 +256,11 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	for _, id := range m.cfg.EOSTokenID {
 		eos = append(eos, int32(id))
 	}
-	srv, err := api.New(api.Options{Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos}, Tokenizer: tokenizerAdapter{m.tok},
+	vocab, err := grammarVocab(m.tok, m.cfg.VocabSize, eos)
+	if err != nil {
+		return fmt.Errorf("serve: constrained decoding vocabulary: %w", err)
+	}
+	srv, err := api.New(api.Options{Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos, vocab: vocab}, Tokenizer: tokenizerAdapter{m.tok},
 		Template: templateAdapter{m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
 		AllowedHosts: f.allowedHosts, NoWebUI: f.noWebUI, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody)})
 	if err != nil {

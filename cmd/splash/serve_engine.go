@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/splash-inference/splash/actors"
+	"github.com/splash-inference/splash/engine/grammar"
 	"github.com/splash-inference/splash/engine/sample"
 	"github.com/splash-inference/splash/engine/stop"
 	api "github.com/splash-inference/splash/http"
@@ -19,9 +20,28 @@ import (
 // engineAdapter serves the HTTP layer's Engine interface with the actor
 // runtime: one actors request per choice, their events merged.
 type engineAdapter struct {
-	e   *actors.Engine
-	tok *tokenizer.Tokenizer
-	eos []int32
+	e     *actors.Engine
+	tok   *tokenizer.Tokenizer
+	eos   []int32
+	vocab *grammar.Vocab // the model's tokens as bytes, for constrained decoding
+}
+
+// grammarVocab lists every token's bytes for constrained decoding; special
+// tokens and ids past the tokenizer are never allowed, EOS only at the end.
+func grammarVocab(tok *tokenizer.Tokenizer, modelVocab int, eos []int32) (*grammar.Vocab, error) {
+	tokens := make([][]byte, modelVocab)
+	for id := range tokens {
+		if id < tok.VocabSize() && !tok.IsSpecial(int32(id)) {
+			tokens[id] = tok.TokenBytes(int32(id))
+		}
+	}
+	var ends []int
+	for _, id := range eos {
+		if int(id) < modelVocab {
+			ends = append(ends, int(id))
+		}
+	}
+	return grammar.NewVocab(tokens, ends)
 }
 
 var _ api.Engine = (*engineAdapter)(nil)
@@ -133,8 +153,12 @@ func (a *engineAdapter) request(req *api.GenerateRequest, i int) actors.Generate
 	if !req.IgnoreEOS {
 		stops = append(stops, a.eos...)
 	}
-	return actors.GenerateRequest{Prompt: req.Prompt, Sampling: p, MaxTokens: req.MaxTokens, Stop: req.StopStrings,
+	gr := actors.GenerateRequest{Prompt: req.Prompt, Sampling: p, MaxTokens: req.MaxTokens, Stop: req.StopStrings,
 		StopTokens: stops, PromptLogprobs: req.PromptLogprobs}
+	if req.Grammar != nil {
+		gr.Mask = grammar.NewConstraint(a.vocab, req.Grammar)
+	}
+	return gr
 }
 
 func (a *engineAdapter) logprobs(in []actors.TokenLogprobs) []api.TokenLogprob {

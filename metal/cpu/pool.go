@@ -1,6 +1,9 @@
 package cpu
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // task is a unit of parallel work over an index range. Implementations are
 // structs owned by the Backend and reused across calls, so dispatching one
@@ -10,63 +13,83 @@ type task interface {
 	run(lo, hi, worker int)
 }
 
-type span struct {
-	t      task
-	lo, hi int
+// job is one pool.run call: [0, n) cut into chunks of grain indices that
+// the workers claim in order from next until none is left.
+type job struct {
+	t     task
+	n     int
+	grain int
+	next  atomic.Int64
 }
+
+// chunksPerWorker: a range is cut into this many chunks per worker so that
+// a worker the OS deschedules (other processes share the cores) delays the
+// call by one chunk rather than by its whole share.
+const chunksPerWorker = 4
 
 // pool is a fixed set of worker goroutines. Worker 0 is the calling
 // goroutine itself; workers 1..n-1 wait on their own channels.
 type pool struct {
 	n    int
-	work []chan span
+	work []chan *job
 	wg   sync.WaitGroup
+	job  job // the current call's job, reused
 }
 
 func newPool(n int) *pool {
-	p := &pool{n: n, work: make([]chan span, n)}
+	p := &pool{n: n, work: make([]chan *job, n)}
 	for w := 1; w < n; w++ {
-		p.work[w] = make(chan span, 1)
+		p.work[w] = make(chan *job, 1)
 		go p.loop(w)
 	}
 	return p
 }
 
 func (p *pool) loop(w int) {
-	for s := range p.work[w] {
-		s.t.run(s.lo, s.hi, w)
+	for j := range p.work[w] {
+		j.drain(w)
 		p.wg.Done()
 	}
 }
 
-// run splits [0, n) into one contiguous range per worker and waits for all.
-// Ranges smaller than minGrain are not worth a hand-off and run on fewer
-// workers.
-func (p *pool) run(t task, n, minGrain int) {
-	workers := p.n
-	if minGrain < 1 {
-		minGrain = 1
-	}
-	if most := (n + minGrain - 1) / minGrain; most < workers {
-		workers = most
-	}
-	if workers <= 1 {
-		if n > 0 {
-			t.run(0, n, 0)
+// drain runs chunks of j on worker w until all are claimed. Which worker
+// runs a chunk never changes what it computes: each index's result depends
+// only on its own inputs (batch invariance).
+func (j *job) drain(w int) {
+	for {
+		c := int(j.next.Add(1) - 1)
+		lo := c * j.grain
+		if lo >= j.n {
+			return
 		}
+		j.t.run(lo, min(lo+j.grain, j.n), w)
+	}
+}
+
+// run processes [0, n) on the workers and waits for all. Chunks are at
+// least minGrain indices (smaller ones are not worth a hand-off), so short
+// ranges run on fewer workers.
+func (p *pool) run(t task, n, minGrain int) {
+	if n <= 0 {
 		return
 	}
-	per := (n + workers - 1) / workers
-	for w := 1; w < workers; w++ {
-		lo, hi := w*per, min((w+1)*per, n)
-		if lo >= hi {
-			continue
-		}
-		p.wg.Add(1)
-		p.work[w] <- span{t, lo, hi}
+	minGrain = max(minGrain, 1)
+	workers := min(p.n, (n+minGrain-1)/minGrain)
+	if workers <= 1 {
+		t.run(0, n, 0)
+		return
 	}
-	t.run(0, min(per, n), 0)
+	grain := max(minGrain, (n+workers*chunksPerWorker-1)/(workers*chunksPerWorker))
+	j := &p.job
+	j.t, j.n, j.grain = t, n, grain
+	j.next.Store(0)
+	p.wg.Add(workers - 1)
+	for w := 1; w < workers; w++ {
+		p.work[w] <- j
+	}
+	j.drain(0)
 	p.wg.Wait()
+	j.t = nil
 }
 
 func (p *pool) close() {
