@@ -31,20 +31,31 @@ func openBenchModel(b *testing.B, quant metal.DType, threads int) (model.Model, 
 	return m, func() { be.Close(); src.Close() }
 }
 
+// identityBlocks is a block table 0, 1, ..., n-1.
+func identityBlocks(n int) []int32 {
+	blocks := make([]int32, n)
+	for i := range blocks {
+		blocks[i] = int32(i)
+	}
+	return blocks
+}
+
+// benchPrompt is n distinct ordinary token ids.
+func benchPrompt(n int) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(1000 + i)
+	}
+	return p
+}
+
 // BenchmarkDecode0_6BQ4 measures single-stream decode: one token per
 // forward pass at a context of about 128 tokens.
 func BenchmarkDecode0_6BQ4(b *testing.B) {
 	m, done := openBenchModel(b, metal.Q4, 0)
 	defer done()
 	kv := m.NewKVCache(64, 16)
-	blocks := make([]int32, 64)
-	for i := range blocks {
-		blocks[i] = int32(i)
-	}
-	prompt := make([]int32, 128)
-	for i := range prompt {
-		prompt[i] = int32(1000 + i)
-	}
+	blocks, prompt := identityBlocks(64), benchPrompt(128)
 	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
 		b.Fatal(err)
 	}
@@ -63,14 +74,7 @@ func BenchmarkPrefill0_6BQ4(b *testing.B) {
 	m, done := openBenchModel(b, metal.Q4, 0)
 	defer done()
 	kv := m.NewKVCache(16, 16)
-	blocks := make([]int32, 16)
-	for i := range blocks {
-		blocks[i] = int32(i)
-	}
-	prompt := make([]int32, 256)
-	for i := range prompt {
-		prompt[i] = int32(1000 + i)
-	}
+	blocks, prompt := identityBlocks(16), benchPrompt(256)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
@@ -88,14 +92,7 @@ func BenchmarkVerifyRow0_6BQ4(b *testing.B) {
 	m, done := openBenchModel(b, metal.Q4, 0)
 	defer done()
 	kv := m.NewKVCache(32, 16)
-	blocks := make([]int32, 32)
-	for i := range blocks {
-		blocks[i] = int32(i)
-	}
-	prompt := make([]int32, 256)
-	for i := range prompt {
-		prompt[i] = int32(1000 + i)
-	}
+	blocks, prompt := identityBlocks(32), benchPrompt(256)
 	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
 		b.Fatal(err)
 	}
