@@ -68,7 +68,7 @@ func newServeCmd(s *stdio) *ff.Command {
 // serveFlagSet binds serve's flags to f.
 func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs := ff.NewFlagSet("serve")
-	fs.StringVar(&f.model, 0, "model", "", "Splash package or Hugging Face checkpoint directory (default: the embedded splash-demo model)")
+	fs.StringVar(&f.model, 0, "model", "", "Splash package or Hugging Face checkpoint directory, or owner/repo[@revision] from the HF cache or hub (HF_HOME, HF_HUB_CACHE, HF_ENDPOINT, HF_TOKEN); default: the embedded splash-demo model")
 	fs.StringVar(&f.host, 0, "host", "127.0.0.1", "address to listen on")
 	fs.IntVar(&f.port, 0, "port", 8000, "port to listen on (0 picks a free one)")
 	fs.StringVar(&f.apiKey, 0, "api-key", "", "require this key as Authorization: Bearer or x-api-key")
