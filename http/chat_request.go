@@ -77,6 +77,7 @@ type chatPlan struct {
 	gen          *GenerateRequest
 	prompt       prompt
 	includeUsage bool
+	tools        bool // the request declares tools: parse tool calls out of the answer
 }
 
 // planChat validates a chat request, renders and tokenizes its prompt and
@@ -128,7 +129,7 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &chatPlan{prompt: p, includeUsage: r.StreamOptions != nil && r.StreamOptions.IncludeUsage, gen: &GenerateRequest{
+	return &chatPlan{prompt: p, includeUsage: r.StreamOptions != nil && r.StreamOptions.IncludeUsage, tools: len(r.Tools) > 0, gen: &GenerateRequest{
 		Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, StopStrings: stops, StopTokenIDs: r.StopTokenIDs,
 		IgnoreEOS: r.IgnoreEOS, N: n, Logprobs: r.Logprobs || top > 0, TopLogprobs: top, ThinkingBudget: think.budget, Grammar: g,
 	}}, nil

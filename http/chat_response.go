@@ -20,10 +20,11 @@ type chatChoice struct {
 }
 
 type chatMessageOut struct {
-	Role             string  `json:"role"`
-	Content          string  `json:"content"`
-	ReasoningContent *string `json:"reasoning_content,omitempty"`
-	Refusal          *string `json:"refusal"`
+	Role             string         `json:"role"`
+	Content          string         `json:"content"`
+	ReasoningContent *string        `json:"reasoning_content,omitempty"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
+	Refusal          *string        `json:"refusal"`
 }
 
 // chatLogprobs is a choice's "logprobs": {"content": [...]}.
@@ -108,11 +109,17 @@ func chatResponse(id, model string, created int64, p *chatPlan, r *result) chatC
 		split := newThinkSplitter(p.prompt.startsInThink)
 		reasoning, answer := split.feed(c.text)
 		r2, a2 := split.flush()
+		msg := chatMessageOut{Role: "assistant", Content: answer + a2, ReasoningContent: optionalText(reasoning + r2)}
+		var tools *toolSplitter
+		if p.tools {
+			tools = &toolSplitter{}
+			msg.Content, msg.ToolCalls = tools.feed(msg.Content, true)
+		}
 		choices[i] = chatChoice{
 			Index:        i,
-			Message:      chatMessageOut{Role: "assistant", Content: answer + a2, ReasoningContent: optionalText(reasoning + r2)},
+			Message:      msg,
 			Logprobs:     toChatLogprobs(c.logprobs),
-			FinishReason: string(c.finish),
+			FinishReason: tools.finishReason(c.finish),
 		}
 	}
 	return chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: model, Choices: choices, Usage: toOpenAIUsage(r.usage)}
@@ -136,9 +143,10 @@ type chunkChoice struct {
 }
 
 type chunkDelta struct {
-	Role             string  `json:"role,omitempty"`
-	Content          *string `json:"content,omitempty"`
-	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	Role             string         `json:"role,omitempty"`
+	Content          *string        `json:"content,omitempty"`
+	ReasoningContent *string        `json:"reasoning_content,omitempty"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
 }
 
 // chatStream writes a chat completion as SSE: per choice a role chunk
@@ -149,6 +157,7 @@ type chatStream struct {
 	created      int64
 	includeUsage bool
 	splits       []*thinkSplitter // per choice
+	tools        []*toolSplitter  // per choice, when the request declares tools
 }
 
 func newChatStream(id, model string, created int64, p *chatPlan) *chatStream {
@@ -156,7 +165,14 @@ func newChatStream(id, model string, created int64, p *chatPlan) *chatStream {
 	for i := range splits {
 		splits[i] = newThinkSplitter(p.prompt.startsInThink)
 	}
-	return &chatStream{id: id, model: model, created: created, includeUsage: p.includeUsage, splits: splits}
+	c := &chatStream{id: id, model: model, created: created, includeUsage: p.includeUsage, splits: splits}
+	if p.tools {
+		c.tools = make([]*toolSplitter, p.gen.N)
+		for i := range c.tools {
+			c.tools[i] = &toolSplitter{}
+		}
+	}
+	return c
 }
 
 func (c *chatStream) chunk(choices []chunkChoice, usage *openAIUsage) chatChunk {
@@ -180,12 +196,24 @@ func (c *chatStream) event(w *sseWriter, ev Event) {
 		r2, a2 := split.flush()
 		reasoning, answer = reasoning+r2, answer+a2
 	}
+	var calls []chatToolCall
+	var tools *toolSplitter
+	if c.tools != nil {
+		tools = c.tools[ev.Choice]
+		first := tools.calls
+		answer, calls = tools.feed(answer, ev.FinishReason != "")
+		for k := range calls {
+			idx := first + k
+			calls[k].Index = &idx
+		}
+	}
 	lps := toChatLogprobs(ev.Logprobs)
-	if reasoning != "" || answer != "" || lps != nil {
-		w.send("", c.chunk([]chunkChoice{{Index: ev.Choice, Delta: chunkDelta{Content: optionalText(answer), ReasoningContent: optionalText(reasoning)}, Logprobs: lps}}, nil))
+	if reasoning != "" || answer != "" || lps != nil || len(calls) > 0 {
+		w.send("", c.chunk([]chunkChoice{{Index: ev.Choice, Delta: chunkDelta{Content: optionalText(answer),
+			ReasoningContent: optionalText(reasoning), ToolCalls: calls}, Logprobs: lps}}, nil))
 	}
 	if ev.FinishReason != "" {
-		reason := string(ev.FinishReason)
+		reason := tools.finishReason(ev.FinishReason)
 		w.send("", c.chunk([]chunkChoice{{Index: ev.Choice, FinishReason: &reason}}, nil))
 	}
 }
