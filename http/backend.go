@@ -100,6 +100,10 @@ type GenerateRequest struct {
 	// Grammar, when set, constrains the output (response_format, Responses
 	// text.format): the engine masks every token the grammar does not allow.
 	Grammar *grammar.Grammar
+	// ToolGrammar, when set, forces one tool call (tool_choice required or
+	// named): the output must be the model family's call markup around a
+	// document of this grammar ({"name": ..., "arguments": ...}).
+	ToolGrammar *grammar.Grammar
 	// ThinkingBudget caps the tokens spent inside a <think> block; when it
 	// is spent the engine emits the closing tag itself and the model goes
 	// on with its answer. 0 means no cap.

@@ -20,6 +20,7 @@ type chatRequest struct {
 	ReasoningEffort     string            `json:"reasoning_effort"`
 	Tools               []json.RawMessage `json:"tools"`
 	ResponseFormat      *responseFormat   `json:"response_format"`
+	ToolChoice          *toolChoice       `json:"tool_choice"`
 	samplingFields
 }
 
@@ -114,10 +115,21 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g != nil {
-		think.enabled = false // the document starts at the first token
+	toolG, err := forcedToolGrammar(r.ToolChoice, r.Tools)
+	if err != nil {
+		return nil, err
 	}
-	p, err := s.renderChat(ChatRenderRequest{Messages: msgs, Tools: rawList(r.Tools), AddGenerationPrompt: true, EnableThinking: think.enabled})
+	if g != nil && toolG != nil {
+		return nil, invalidf("tool_choice", "tool_choice %q cannot be combined with response_format", r.ToolChoice.Mode)
+	}
+	if g != nil || toolG != nil {
+		think.enabled = false // the constrained output starts at the first token
+	}
+	tools := r.Tools
+	if r.ToolChoice != nil && r.ToolChoice.Mode == "none" {
+		tools = nil // the model is not told about tools it may not call
+	}
+	p, err := s.renderChat(ChatRenderRequest{Messages: msgs, Tools: rawList(tools), AddGenerationPrompt: true, EnableThinking: think.enabled})
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +141,9 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &chatPlan{prompt: p, includeUsage: r.StreamOptions != nil && r.StreamOptions.IncludeUsage, tools: len(r.Tools) > 0, gen: &GenerateRequest{
+	return &chatPlan{prompt: p, includeUsage: r.StreamOptions != nil && r.StreamOptions.IncludeUsage, tools: len(tools) > 0, gen: &GenerateRequest{
 		Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, StopStrings: stops, StopTokenIDs: r.StopTokenIDs,
 		IgnoreEOS: r.IgnoreEOS, N: n, Logprobs: r.Logprobs || top > 0, TopLogprobs: top, ThinkingBudget: think.budget, Grammar: g,
+		ToolGrammar: toolG,
 	}}, nil
 }

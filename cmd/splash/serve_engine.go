@@ -155,8 +155,12 @@ func (a *engineAdapter) request(req *api.GenerateRequest, i int) actors.Generate
 	}
 	gr := actors.GenerateRequest{Prompt: req.Prompt, Sampling: p, MaxTokens: req.MaxTokens, Stop: req.StopStrings,
 		StopTokens: stops, PromptLogprobs: req.PromptLogprobs}
-	if req.Grammar != nil {
+	switch {
+	case req.Grammar != nil:
 		gr.Mask = grammar.NewConstraint(a.vocab, req.Grammar)
+	case req.ToolGrammar != nil:
+		// the Qwen/Hermes call markup, which http parses back into tool_calls
+		gr.Mask = grammar.NewWrapped(a.vocab, req.ToolGrammar, "<tool_call>\n", "\n</tool_call>")
 	}
 	return gr
 }

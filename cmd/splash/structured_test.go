@@ -116,3 +116,58 @@ func TestStructuredOutput(t *testing.T) {
 		t.Fatalf("unsupported schema: %d %s", hres.StatusCode, body)
 	}
 }
+
+// TestForcedToolCalls: tool_choice "required" and a named function make a
+// random-weight model emit a well-formed call whose arguments validate
+// against the tool's schema, in every one of 100 seeded requests.
+func TestForcedToolCalls(t *testing.T) {
+	dir := t.TempDir()
+	if err := testmodel.Write(dir, testmodel.Tiny("qwen3")); err != nil {
+		t.Fatal(err)
+	}
+	addr, _, stop := startServe(t, "--model", dir)
+	defer stop()
+	oc := openai.NewClient(option.WithBaseURL("http://"+addr+"/v1/"), option.WithAPIKey("x"), option.WithMaxRetries(0))
+	params := map[string]string{
+		"get_weather": `{"type":"object","properties":{"unit":{"enum":["c","f"]},"days":{"type":"integer"},"city":{"type":"string","maxLength":10}},"required":["unit","city"],"additionalProperties":false}`,
+		"set_alarm":   `{"type":"object","properties":{"hour":{"type":"integer"},"on":{"type":"boolean"}},"required":["hour"]}`,
+	}
+	validators := map[string]*jsonschema.Schema{}
+	var tools []openai.ChatCompletionToolUnionParam
+	for _, name := range []string{"get_weather", "set_alarm"} {
+		var p map[string]any
+		json.Unmarshal([]byte(params[name]), &p)
+		validators[name] = compileSchema(t, params[name])
+		tools = append(tools, openai.ChatCompletionToolUnionParam{OfFunction: &openai.ChatCompletionFunctionToolParam{
+			Function: openai.FunctionDefinitionParam{Name: name, Parameters: openai.FunctionParameters(p)}}})
+	}
+	for i := 0; i < 100; i++ {
+		choice := openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("required")}
+		if i%4 == 3 {
+			choice = openai.ChatCompletionToolChoiceOptionUnionParam{OfFunctionToolChoice: &openai.ChatCompletionNamedToolChoiceParam{
+				Function: openai.ChatCompletionNamedToolChoiceFunctionParam{Name: "set_alarm"}}}
+		}
+		res, err := oc.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+			Messages:   []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Do something useful.")},
+			Tools:      tools,
+			ToolChoice: choice,
+			MaxTokens:  openai.Int(200), Seed: openai.Int(int64(i)), Temperature: openai.Float(1.0),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.Choices[0]
+		if c.FinishReason != "tool_calls" || len(c.Message.ToolCalls) != 1 {
+			t.Fatalf("request %d: finish %q, message %+v", i, c.FinishReason, c.Message)
+		}
+		call := c.Message.ToolCalls[0].Function
+		v, ok := validators[call.Name]
+		if !ok || (i%4 == 3 && call.Name != "set_alarm") {
+			t.Fatalf("request %d: called %q", i, call.Name)
+		}
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(call.Arguments))
+		if err != nil || v.Validate(inst) != nil {
+			t.Fatalf("request %d: arguments %q do not validate (%v)", i, call.Arguments, err)
+		}
+	}
+}

@@ -68,13 +68,12 @@ GLOBL pairperm<>(SB), RODATA|NOPTR, $32
 	VPDPBUSD xhi(DI), Z1, dst
 
 // REDUCE_PAIRS sums Y2..Y5 (groups 0,1 | 2,3 | 4,5 | 6,7, four lanes
-// each) into Y2 with lane k holding group k.
+// each) into Y2 with lane k holding group k; Y12 holds pairperm.
 #define REDUCE_PAIRS \
 	VPHADDD Y3, Y2, Y2; \
 	VPHADDD Y5, Y4, Y4; \
 	VPHADDD Y4, Y2, Y2; \
-	VMOVDQU pairperm<>(SB), Y6; \
-	VPERMD Y2, Y6, Y2
+	VPERMD Y2, Y12, Y2
 
 // Q8PAIR_VNNI: u = w+128 (sign bit flipped) is unsigned; Σ w·x = Σ u·x −
 // 128·Σ x, corrected once per block. dst's 256-bit halves hold the two
@@ -146,7 +145,8 @@ GLOBL pairperm<>(SB), RODATA|NOPTR, $32
 	SHLQ $5, CX; \
 	SUBQ CX, R12; \
 	VMOVDQU nibmask<>(SB), Y15; \
-	VMOVDQU ones16<>(SB), Y14
+	VMOVDQU ones16<>(SB), Y14; \
+	VMOVDQU pairperm<>(SB), Y12
 
 // NEXTWROW moves to the next weight row (its quants are wshift of cols
 // bytes further on, its scales cols/16 bytes) and rewinds the activations,
@@ -205,7 +205,10 @@ q4avx2row:
 	TESTQ CX, CX
 	JEQ q4avx2end
 
+// Weights stream once from memory: prefetch 1 KiB (eight blocks) ahead.
 q4avx2loop:
+	PREFETCHT0 1024(SI)
+	PREFETCHT0 1088(SI)
 	Q4PAIR_AVX2(0, 0, 64, Y2)
 	Q4PAIR_AVX2(32, 32, 96, Y3)
 	Q4PAIR_AVX2(64, 128, 192, Y4)
@@ -267,7 +270,10 @@ q4vnnirow:
 	TESTQ CX, CX
 	JEQ q4vnniend
 
+// Weights stream once from memory: prefetch 1 KiB (eight blocks) ahead.
 q4vnniloop:
+	PREFETCHT0 1024(SI)
+	PREFETCHT0 1088(SI)
 	Q4QUAD_VNNI(0, 0, 64, Z2)
 	Q4QUAD_VNNI(64, 128, 192, Z4)
 	VEXTRACTI64X4 $1, Z2, Y3

@@ -1,0 +1,105 @@
+package grammar
+
+import (
+	"bytes"
+	"math"
+)
+
+// Wrapped constrains output to open + a document of a grammar + close, then
+// an end-of-sequence token: a forced tool call in the Qwen/Hermes format is
+// "<tool_call>\n" + {"name": ..., "arguments": ...} + "\n</tool_call>".
+// In the literal parts only tokens that continue the literal exactly are
+// allowed (byte-level vocabularies can always spell it); a token never
+// spans a literal and the document. It implements the same hook as
+// Constraint. Not safe for concurrent use.
+type Wrapped struct {
+	v           *Vocab
+	doc         *Constraint
+	open, close []byte
+	pos         int // bytes of the current literal already produced
+	phase       int // 0: open literal, 1: document, 2: close literal, 3: only EOS
+	ok          bool
+}
+
+// NewWrapped starts open + g + close over vocabulary v.
+func NewWrapped(v *Vocab, g *Grammar, open, close string) *Wrapped {
+	w := &Wrapped{v: v, doc: NewConstraint(v, g), open: []byte(open), close: []byte(close), ok: true}
+	if len(w.open) == 0 {
+		w.phase = 1
+	}
+	return w
+}
+
+func (w *Wrapped) literal() []byte {
+	if w.phase == 0 {
+		return w.open[w.pos:]
+	}
+	return w.close[w.pos:]
+}
+
+// Mask sets the logits of tokens not allowed next to -Inf.
+func (w *Wrapped) Mask(logits []float32) {
+	switch w.phase {
+	case 1:
+		w.doc.Mask(logits)
+		return
+	case 3:
+		for i := range logits {
+			if !w.v.isEOS(i) {
+				logits[i] = float32(math.Inf(-1))
+			}
+		}
+		return
+	}
+	rest := w.literal()
+	for i := range logits {
+		if i >= w.v.size {
+			logits[i] = float32(math.Inf(-1))
+			continue
+		}
+		t := w.v.bytes(i)
+		if len(t) == 0 || !bytes.HasPrefix(rest, t) {
+			logits[i] = float32(math.Inf(-1))
+		}
+	}
+}
+
+// Accept advances by a token the request kept.
+func (w *Wrapped) Accept(tok int32) {
+	if !w.ok {
+		return
+	}
+	switch w.phase {
+	case 1:
+		w.doc.Accept(tok)
+		if !w.doc.Valid() {
+			w.ok = false
+		} else if w.doc.Done() {
+			w.phase, w.pos = 2, 0
+			if len(w.close) == 0 {
+				w.phase = 3
+			}
+		}
+		return
+	case 3:
+		w.ok = w.v.isEOS(int(tok))
+		return
+	}
+	t := w.v.bytes(int(tok))
+	rest := w.literal()
+	if len(t) == 0 || !bytes.HasPrefix(rest, t) {
+		w.ok = false
+		return
+	}
+	w.pos += len(t)
+	if len(rest) == len(t) { // the literal is complete
+		w.phase++
+		w.pos = 0
+		if w.phase == 2 && len(w.close) == 0 {
+			w.phase = 3
+		}
+	}
+}
+
+// Valid reports whether every accepted token was allowed.
+func (w *Wrapped) Valid() bool { return w.ok }
