@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build run test fuzz-short bench gobench lint fmt
+.PHONY: build run test fuzz-short bench bench-kernels gobench lint fmt
 
 build:
 	$(GO) build -o bin/splash ./cmd/splash

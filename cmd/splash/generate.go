@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -103,7 +104,7 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	if err != nil {
 		return err
 	}
-	be := cpu.New(f.threads)
+	be := cpu.NewWithOptions(cpu.Options{Threads: f.threads, Portable: os.Getenv("SPLASH_KERNELS") == "portable"})
 	defer be.Close()
 	m, err := src.Build(be)
 	if err != nil {
