@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -146,6 +148,35 @@ func TestServeEndToEnd(t *testing.T) {
 	hres.Body.Close()
 	if hres.StatusCode != 200 || !strings.Contains(string(body), "token_logprobs") {
 		t.Fatalf("completions echo: %d %s", hres.StatusCode, body)
+	}
+	var comp struct {
+		Choices []struct {
+			Logprobs struct {
+				TokenLogprobs []*float64 `json:"token_logprobs"`
+			} `json:"logprobs"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(body, &comp); err != nil || len(comp.Choices) != 1 {
+		t.Fatalf("completions echo body %s: %v", body, err)
+	}
+	gen, err := runCmd(t, "generate", "--model", dir, "--prompt-ids", "9707,11,1879,0", "--max-tokens", "0", "--echo", "--logprobs", "1", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want struct {
+		Tokens []struct {
+			Logprob *float64 `json:"logprob"`
+		} `json:"tokens"`
+	}
+	json.Unmarshal([]byte(gen), &want)
+	got := comp.Choices[0].Logprobs.TokenLogprobs
+	if len(want.Tokens) != 4 || len(got) < 4 || got[0] != nil {
+		t.Fatalf("echo logprobs %v vs generate %s", got, gen)
+	}
+	for i := 1; i < 4; i++ {
+		if math.Abs(*got[i]-*want.Tokens[i].Logprob) > 1e-4 {
+			t.Fatalf("prompt token %d: server logprob %v, generate %v", i, *got[i], *want.Tokens[i].Logprob)
+		}
 	}
 	// A token outside the vocabulary is the client's error, and fails only
 	// its own request.
