@@ -102,6 +102,7 @@ func BenchmarkConcurrentDecode(b *testing.B) {
 type replay struct {
 	want    map[int32][]int32 // first prompt token → prompt + greedy output
 	corrupt bool
+	useless bool // every proposed token wrong: adaptive k must back off
 }
 
 func (r *replay) Propose(wants []spec.Want) error {
@@ -110,7 +111,7 @@ func (r *replay) Propose(wants []spec.Want) error {
 		full := r.want[w.Tokens[0]]
 		for j := len(w.Tokens); j < len(full) && len(w.Draft) < w.K; j++ {
 			t := full[j]
-			if r.corrupt && (j%2 == 1) {
+			if r.useless || r.corrupt && (j%2 == 1) {
 				t++
 			}
 			w.Draft = append(w.Draft, t)
@@ -121,7 +122,8 @@ func (r *replay) Propose(wants []spec.Want) error {
 
 // BenchmarkSpeculativeReplay compares single-stream decoding without
 // speculation, with a replay draft that is always right (acceptance 1,
-// zero draft cost) and with one right about half the time.
+// zero draft cost), one right about half the time, and one always wrong
+// (adaptive k should keep it close to no speculation).
 func BenchmarkSpeculativeReplay(b *testing.B) {
 	m := benchModel(b)
 	prompt := []int32{1000, 2000, 3000, 4000}
@@ -136,6 +138,7 @@ func BenchmarkSpeculativeReplay(b *testing.B) {
 		{"off", nil, "off"},
 		{"replay", &replay{want: map[int32][]int32{prompt[0]: full}}, ""},
 		{"replay-half", &replay{want: map[int32][]int32{prompt[0]: full}, corrupt: true}, ""},
+		{"useless", &replay{want: map[int32][]int32{prompt[0]: full}, useless: true}, ""},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			e := benchEngine(b, m, tc.spec, tc.p)
