@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/splash-inference/splash/actors"
+	"github.com/splash-inference/splash/engine"
 	"github.com/splash-inference/splash/engine/grammar"
 	"github.com/splash-inference/splash/engine/sample"
 	"github.com/splash-inference/splash/engine/stop"
@@ -161,6 +162,13 @@ func (a *engineAdapter) request(req *api.GenerateRequest, i int) actors.Generate
 	case req.ToolGrammar != nil:
 		// the Qwen/Hermes call markup, which http parses back into tool_calls
 		gr.Mask = grammar.NewWrapped(a.vocab, req.ToolGrammar, "<tool_call>\n", "\n</tool_call>")
+	case req.ThinkingBudget > 0:
+		open, ok1 := a.tok.TokenID("<think>")
+		end, ok2 := a.tok.TokenID("</think>")
+		if ok1 && ok2 {
+			gr.Mask = &engine.ThinkBudget{Open: open, Close: end, Budget: req.ThinkingBudget,
+				InThink: len(req.Prompt) > 0 && req.Prompt[len(req.Prompt)-1] == open}
+		}
 	}
 	return gr
 }
