@@ -41,7 +41,11 @@ func (t *toolSplitter) feed(text string, final bool) (string, []chatToolCall) {
 	var calls []chatToolCall
 	for _, s := range segs {
 		if s.Call == nil {
-			sb.WriteString(s.Text)
+			// the newlines a model puts between and after its calls are not
+			// content
+			if t.calls == 0 || strings.TrimSpace(s.Text) != "" {
+				sb.WriteString(s.Text)
+			}
 			continue
 		}
 		calls = append(calls, chatToolCall{ID: newID("call_"), Type: "function",

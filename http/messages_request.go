@@ -7,17 +7,18 @@ import (
 // messagesRequest is a POST /v1/messages (and count_tokens) body. Fields
 // not listed (metadata, service_tier, ...) are accepted and ignored.
 type messagesRequest struct {
-	Model         string             `json:"model"`
-	Messages      []anthropicMessage `json:"messages"`
-	System        anthropicContent   `json:"system"`
-	MaxTokens     *int               `json:"max_tokens"`
-	StopSequences []string           `json:"stop_sequences"`
-	Stream        bool               `json:"stream"`
-	Temperature   *float64           `json:"temperature"`
-	TopP          *float64           `json:"top_p"`
-	TopK          *int               `json:"top_k"`
-	Thinking      *thinkingConfig    `json:"thinking"`
-	Tools         []anthropicTool    `json:"tools"`
+	Model         string               `json:"model"`
+	Messages      []anthropicMessage   `json:"messages"`
+	System        anthropicContent     `json:"system"`
+	MaxTokens     *int                 `json:"max_tokens"`
+	StopSequences []string             `json:"stop_sequences"`
+	Stream        bool                 `json:"stream"`
+	Temperature   *float64             `json:"temperature"`
+	TopP          *float64             `json:"top_p"`
+	TopK          *int                 `json:"top_k"`
+	Thinking      *thinkingConfig      `json:"thinking"`
+	Tools         []anthropicTool      `json:"tools"`
+	ToolChoice    *anthropicToolChoice `json:"tool_choice"`
 }
 
 type anthropicMessage struct {
@@ -190,6 +191,7 @@ func anthropicThinking(t *thinkingConfig, maxTokens int) (reasoning, error) {
 type messagesPlan struct {
 	gen    *GenerateRequest
 	prompt prompt
+	tools  bool // the request declares tools: parse tool calls out of the answer
 }
 
 // renderMessages validates the conversation and renders its prompt; it is
@@ -205,6 +207,9 @@ func (s *Server) renderMessages(r *messagesRequest, think reasoning) (prompt, er
 	tools, err := openAITools(r.Tools)
 	if err != nil {
 		return prompt{}, err
+	}
+	if r.ToolChoice != nil && r.ToolChoice.Type == "none" {
+		tools = nil // the model is not told about tools it may not call
 	}
 	return s.renderChat(ChatRenderRequest{Messages: msgs, Tools: tools, AddGenerationPrompt: true, EnableThinking: think.enabled})
 }
@@ -230,6 +235,25 @@ func (s *Server) planMessages(r *messagesRequest) (*messagesPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	choice, err := r.ToolChoice.choice()
+	if err != nil {
+		return nil, err
+	}
+	oaTools, err := openAITools(r.Tools)
+	if err != nil {
+		return nil, err
+	}
+	raw := make([]json.RawMessage, len(oaTools))
+	for i, t := range oaTools {
+		raw[i] = t
+	}
+	toolG, err := forcedToolGrammar(choice, raw)
+	if err != nil {
+		return nil, err
+	}
+	if toolG != nil {
+		think = reasoning{} // the forced call starts at the first token
+	}
 	p, err := s.renderMessages(r, think)
 	if err != nil {
 		return nil, err
@@ -238,7 +262,8 @@ func (s *Server) planMessages(r *messagesRequest) (*messagesPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &messagesPlan{prompt: p, gen: &GenerateRequest{
+	return &messagesPlan{prompt: p, tools: len(r.Tools) > 0 && (choice == nil || choice.Mode != "none"), gen: &GenerateRequest{
 		Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, StopStrings: stops, N: 1, ThinkingBudget: think.budget,
+		ToolGrammar: toolG,
 	}}, nil
 }

@@ -1,5 +1,7 @@
 package api
 
+import "github.com/goccy/go-json"
+
 // Anthropic Messages response shapes, non-streaming and streaming.
 
 // anthropicMessageOut is a "message" object.
@@ -14,12 +16,15 @@ type anthropicMessageOut struct {
 	Usage        anthropicUsage      `json:"usage"`
 }
 
-// anthropicBlockOut is a text or thinking content block.
+// anthropicBlockOut is a text, thinking or tool_use content block.
 type anthropicBlockOut struct {
-	Type      string  `json:"type"`
-	Text      *string `json:"text,omitempty"`
-	Thinking  *string `json:"thinking,omitempty"`
-	Signature *string `json:"signature,omitempty"`
+	Type      string          `json:"type"`
+	Text      *string         `json:"text,omitempty"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature *string         `json:"signature,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
 }
 
 func textBlock(s string) anthropicBlockOut { return anthropicBlockOut{Type: "text", Text: &s} }
@@ -64,14 +69,27 @@ func messagesResponse(id, model string, p *messagesPlan, r *result) anthropicMes
 	reasoning, answer := split.feed(c.text)
 	r2, a2 := split.flush()
 	reasoning, answer = reasoning+r2, answer+a2
+	var calls []chatToolCall
+	var tools *toolSplitter
+	if p.tools {
+		tools = &toolSplitter{}
+		answer, calls = tools.feed(answer, true)
+	}
 	content := []anthropicBlockOut{}
 	if reasoning != "" {
 		content = append(content, thinkingBlock(reasoning))
 	}
-	if answer != "" || reasoning == "" {
+	if answer != "" || reasoning == "" && len(calls) == 0 {
 		content = append(content, textBlock(answer))
 	}
+	for _, call := range calls {
+		content = append(content, toolUseBlock(call))
+	}
 	reason, seq := stopReason(c.finish, c.stopSequence)
+	if len(calls) > 0 && c.finish == FinishStop && seq == nil {
+		r := "tool_use"
+		reason = &r
+	}
 	return anthropicMessageOut{ID: id, Type: "message", Role: "assistant", Model: model, Content: content,
 		StopReason: reason, StopSequence: seq, Usage: toAnthropicUsage(r.usage)}
 }
@@ -93,9 +111,10 @@ type (
 		Delta blockDelta `json:"delta"`
 	}
 	blockDelta struct {
-		Type     string  `json:"type"`
-		Text     *string `json:"text,omitempty"`
-		Thinking *string `json:"thinking,omitempty"`
+		Type        string  `json:"type"`
+		Text        *string `json:"text,omitempty"`
+		Thinking    *string `json:"thinking,omitempty"`
+		PartialJSON *string `json:"partial_json,omitempty"`
 	}
 	blockStopEvent struct {
 		Type  string `json:"type"`
@@ -123,14 +142,19 @@ type messagesStream struct {
 	id, model    string
 	promptTokens int
 	split        *thinkSplitter
-	open         string // type of the open block ("thinking", "text") or ""
-	index        int    // index of the open block; blocks so far when none is open
+	tools        *toolSplitter // when the request declares tools
+	open         string        // type of the open block ("thinking", "text") or ""
+	index        int           // index of the open block; blocks so far when none is open
 	finish       FinishReason
 	stopSequence string
 }
 
 func newMessagesStream(id, model string, p *messagesPlan) *messagesStream {
-	return &messagesStream{id: id, model: model, promptTokens: len(p.gen.Prompt), split: newThinkSplitter(p.prompt.startsInThink)}
+	m := &messagesStream{id: id, model: model, promptTokens: len(p.gen.Prompt), split: newThinkSplitter(p.prompt.startsInThink)}
+	if p.tools {
+		m.tools = &toolSplitter{}
+	}
+	return m
 }
 
 func (m *messagesStream) begin(w *sseWriter) {
@@ -179,12 +203,32 @@ func (m *messagesStream) event(w *sseWriter, ev Event) {
 		m.finish, m.stopSequence = ev.FinishReason, ev.StopSequence
 	}
 	m.write(w, "thinking", reasoning)
+	if m.tools == nil {
+		m.write(w, "text", answer)
+		return
+	}
+	answer, calls := m.tools.feed(answer, ev.FinishReason != "")
 	m.write(w, "text", answer)
+	for _, call := range calls {
+		m.closeBlock(w)
+		block := toolUseBlock(call)
+		args := string(block.Input)
+		block.Input = json.RawMessage("{}")
+		w.send("content_block_start", blockStartEvent{Type: "content_block_start", Index: m.index, ContentBlock: block})
+		w.send("content_block_delta", blockDeltaEvent{Type: "content_block_delta", Index: m.index,
+			Delta: blockDelta{Type: "input_json_delta", PartialJSON: &args}})
+		m.open = "tool_use"
+		m.closeBlock(w)
+	}
 }
 
 func (m *messagesStream) end(w *sseWriter, usage Usage) {
 	m.closeBlock(w)
 	reason, seq := stopReason(m.finish, m.stopSequence)
+	if m.tools != nil && m.tools.calls > 0 && m.finish == FinishStop && seq == nil {
+		r := "tool_use"
+		reason = &r
+	}
 	w.send("message_delta", messageDeltaEvent{Type: "message_delta", Delta: messageDelta{StopReason: reason, StopSequence: seq}, Usage: toAnthropicUsage(usage)})
 	w.send("message_stop", typeOnlyEvent{Type: "message_stop"})
 }
