@@ -52,26 +52,34 @@ func typeName(goType string) string {
 type stringList []string
 
 func (l *stringList) UnmarshalJSON(b []byte) error {
+	bad := invalidf("stop", "stop must be a string or an array of strings")
+	list, err := stringOrArray(b, func(s string) string { return s }, func(error) error { return bad }, bad)
+	*l = list
+	return err
+}
+
+// stringOrArray decodes the JSON shape many API fields share: null, a
+// string (turned into one element by one) or an array of E. badArray maps
+// an array that does not decode to the field's error; badType is the error
+// for any other JSON type.
+func stringOrArray[E any](b []byte, one func(string) E, badArray func(error) error, badType error) ([]E, error) {
 	switch firstByte(b) {
 	case 'n':
-		*l = nil
-		return nil
+		return nil, nil
 	case '"':
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+			return nil, err
 		}
-		*l = stringList{s}
-		return nil
+		return []E{one(s)}, nil
 	case '[':
-		var list []string
+		var list []E
 		if err := json.Unmarshal(b, &list); err != nil {
-			return invalidf("stop", "stop must be a string or an array of strings")
+			return nil, badArray(err)
 		}
-		*l = list
-		return nil
+		return list, nil
 	}
-	return invalidf("stop", "stop must be a string or an array of strings")
+	return nil, badType
 }
 
 // textContent is OpenAI message content: a string, null, or an array of
@@ -85,35 +93,25 @@ type contentPart struct {
 }
 
 func (c *textContent) UnmarshalJSON(b []byte) error {
-	switch firstByte(b) {
-	case 'n':
-		*c = ""
-		return nil
-	case '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = textContent(s)
-		return nil
-	case '[':
-		var parts []contentPart
-		if err := json.Unmarshal(b, &parts); err != nil {
+	parts, err := stringOrArray(b, func(s string) contentPart { return contentPart{Type: "text", Text: s} },
+		func(error) error {
 			return invalidf("content", "content parts must be objects with \"type\" and \"text\"")
-		}
-		var sb strings.Builder
-		for _, p := range parts {
-			switch p.Type {
-			case "text", "input_text", "output_text":
-				sb.WriteString(p.Text)
-			default:
-				return invalidf("content", "content part type %q is not supported (text only)", p.Type)
-			}
-		}
-		*c = textContent(sb.String())
-		return nil
+		},
+		invalidf("content", "content must be a string or an array of content parts"))
+	if err != nil {
+		return err
 	}
-	return invalidf("content", "content must be a string or an array of content parts")
+	var sb strings.Builder
+	for _, p := range parts {
+		switch p.Type {
+		case "text", "input_text", "output_text":
+			sb.WriteString(p.Text)
+		default:
+			return invalidf("content", "content part type %q is not supported (text only)", p.Type)
+		}
+	}
+	*c = textContent(sb.String())
+	return nil
 }
 
 // firstByte is the first non-space byte of a JSON value.

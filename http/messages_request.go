@@ -56,26 +56,13 @@ type anthropicBlockIn struct {
 type anthropicContent []anthropicBlockIn
 
 func (c *anthropicContent) UnmarshalJSON(b []byte) error {
-	switch firstByte(b) {
-	case 'n':
-		*c = nil
-		return nil
-	case '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = anthropicContent{{Type: "text", Text: s}}
-		return nil
-	case '[':
-		var blocks []anthropicBlockIn
-		if err := json.Unmarshal(b, &blocks); err != nil {
+	blocks, err := stringOrArray(b, func(s string) anthropicBlockIn { return anthropicBlockIn{Type: "text", Text: s} },
+		func(err error) error {
 			return invalidf("content", "content blocks must be objects with a \"type\": %v", err)
-		}
-		*c = blocks
-		return nil
-	}
-	return invalidf("content", "content must be a string or an array of content blocks")
+		},
+		invalidf("content", "content must be a string or an array of content blocks"))
+	*c = blocks
+	return err
 }
 
 // text joins the text blocks (system prompts, tool results).
