@@ -200,7 +200,7 @@ func (b *BatcherActor) finishStep(ctx actor.Context, logits []float32) {
 		}
 		msg := &TokensGenerated{Tokens: o.Tokens, Reason: o.Reason}
 		if l, ok := lps[o.ID]; ok {
-			msg.Logprobs = l.gen[:min(len(l.gen), len(o.Tokens))]
+			msg.Logprobs = l[:min(len(l), len(o.Tokens))]
 		}
 		if lr.first {
 			msg.PromptLogprobs, lr.promptLP = lr.promptLP, nil

@@ -7,19 +7,16 @@ import (
 	"github.com/splash-inference/splash/engine/sample"
 )
 
-// seqLogprobs are one sequence's logprobs from one step.
-type seqLogprobs struct {
-	gen []TokenLogprobs // one per generated token of the step
-}
-
-// logprobs computes, for the sequences that asked, each new token's
-// logprob under the raw distribution and the top alternatives, before the
-// logits are reused. Row i's logit vectors come in order: a decode row's
-// vector j predicts its j-th new token; a completing prefill's last vector
-// predicts the first generated token, and with prompt logprobs vector j
-// predicts prompt token Start+j+1.
-func (b *BatcherActor) logprobs(plan *engine.Plan, logits []float32, res engine.StepResult) map[uint64]seqLogprobs {
-	var out map[uint64]seqLogprobs
+// logprobs gathers, for the sequences that asked, the logprobs of the step:
+// each new token's raw logprob and top alternatives as the Decider computed
+// them while sampling (copied: the Decider reuses its scratch), and the
+// prompt tokens' logprobs with their top alternatives, which the Decider
+// does not rank. Row i's logit vectors come in order; a prefill row's
+// vector j predicts prompt token Start+j+1, and a completing row's last
+// vector predicts the first generated token. Prompt logprobs are kept on
+// the request until its first TokensGenerated message.
+func (b *BatcherActor) logprobs(plan *engine.Plan, logits []float32, res engine.StepResult) map[uint64][]TokenLogprobs {
+	var out map[uint64][]TokenLogprobs
 	v := b.decider.Vocab
 	off := 0
 	for i := range plan.Rows {
@@ -31,11 +28,7 @@ func (b *BatcherActor) logprobs(plan *engine.Plan, logits []float32, res engine.
 		if !ok || lr.logprobs < 0 {
 			continue
 		}
-		toks := res.Rows[i].Tokens
-		first := 0 // vector of the first new token
 		if r.Kind == engine.PrefillRow {
-			// vectors before the last of a completing row (all of a chunk's)
-			// predict prompt tokens: kept until the first generated token
 			np := n
 			if r.CompletesSequence {
 				np = n - 1
@@ -43,24 +36,25 @@ func (b *BatcherActor) logprobs(plan *engine.Plan, logits []float32, res engine.
 			for j := 0; j < np && r.Start+j+1 < len(lr.prompt); j++ {
 				lr.promptLP = append(lr.promptLP, b.score(vecs[j*v:(j+1)*v], lr.prompt[r.Start+j+1], lr.logprobs))
 			}
-			first = n - 1
 		}
-		if len(toks) == 0 {
+		row := res.Rows[i]
+		if len(row.Tokens) == 0 || len(row.Logprobs) != len(row.Tokens) {
 			continue
 		}
 		if out == nil {
-			out = map[uint64]seqLogprobs{}
+			out = map[uint64][]TokenLogprobs{}
 		}
-		var sl seqLogprobs
-		for j, t := range toks {
-			sl.gen = append(sl.gen, b.score(vecs[(first+j)*v:(first+j+1)*v], t, lr.logprobs))
+		gen := make([]TokenLogprobs, len(row.Tokens))
+		for j, t := range row.Tokens {
+			gen[j] = TokenLogprobs{Token: t, Logprob: row.Logprobs[j].Logprob, Top: slices.Clone(row.Logprobs[j].Top)}
 		}
-		out[r.Seq] = sl
+		out[r.Seq] = gen
 	}
 	return out
 }
 
-// score returns tok's logprob under logits and the top k alternatives.
+// score returns a prompt token's logprob under logits and the top k
+// alternatives.
 func (b *BatcherActor) score(logits []float32, tok int32, k int) TokenLogprobs {
 	tl := TokenLogprobs{Token: tok, Logprob: sample.Logprob(logits, tok)}
 	if k > 0 {
