@@ -60,7 +60,7 @@ func TestBadInput(t *testing.T) {
 		{"empty messages", chat, `{"messages":[]}`, 400, "invalid_request_error", "must not be empty"},
 		{"missing messages", chat, `{}`, 400, "invalid_request_error", "must not be empty"},
 		{"unknown role", chat, `{"messages":[{"role":"wizard","content":"hi"}]}`, 400, "invalid_request_error", `"wizard"`},
-		{"image part", chat, `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "invalid_request_error", "image_url"},
+		{"image part", chat, `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "invalid_request_error", "text-only"},
 		{"temperature range", chat, `{` + user + `,"temperature":2.5}`, 400, "invalid_request_error", "temperature"},
 		{"top_p zero", chat, `{` + user + `,"top_p":0}`, 400, "invalid_request_error", "top_p"},
 		{"top_k", chat, `{` + user + `,"top_k":-2}`, 400, "invalid_request_error", "top_k"},

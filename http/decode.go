@@ -24,6 +24,10 @@ func decodeJSON(body []byte, v any) error {
 		if errors.As(err, &ae) {
 			return ae
 		}
+		var img *imageInput
+		if errors.As(err, &img) {
+			return img
+		}
 		return invalidf("", "malformed JSON body: %v", err)
 	}
 	return nil
@@ -90,6 +94,21 @@ type textContent string
 type contentPart struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+	// ImageURL is {"url": ...} in Chat Completions, a string in Responses.
+	ImageURL json.RawMessage `json:"image_url"`
+}
+
+// imageURL is the URL of an image part in either shape.
+func (p contentPart) imageURL() string {
+	var s string
+	if json.Unmarshal(p.ImageURL, &s) == nil {
+		return s
+	}
+	var obj struct {
+		URL string `json:"url"`
+	}
+	json.Unmarshal(p.ImageURL, &obj)
+	return obj.URL
 }
 
 func (c *textContent) UnmarshalJSON(b []byte) error {
@@ -106,6 +125,8 @@ func (c *textContent) UnmarshalJSON(b []byte) error {
 		switch p.Type {
 		case "text", "input_text", "output_text":
 			sb.WriteString(p.Text)
+		case "image_url", "input_image":
+			return inspectImage("content", p.imageURL())
 		default:
 			return invalidf("content", "content part type %q is not supported (text only)", p.Type)
 		}

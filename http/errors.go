@@ -174,7 +174,7 @@ func errorBody(d dialect, e *apiError) any {
 
 // writeError answers the request with err in dialect d.
 func writeError(ctx *fasthttp.RequestCtx, d dialect, err error) {
-	e := asAPIError(err)
+	e := asAPIError(resolveImageError(ctx, err))
 	if e.retryAfter > 0 {
 		ctx.Response.Header.Set("Retry-After", strconv.Itoa(e.retryAfter))
 	}

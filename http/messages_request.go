@@ -49,6 +49,7 @@ type anthropicBlockIn struct {
 	Name      string           `json:"name"`
 	Input     json.RawMessage  `json:"input"`
 	ToolUseID string           `json:"tool_use_id"`
+	Source    imageSource      `json:"source"` // an image block's
 	Content   anthropicContent `json:"content"` // a tool_result's content
 }
 
@@ -122,6 +123,8 @@ func anthropicConversation(system anthropicContent, msgs []anthropicMessage) ([]
 					return nil, invalidf("messages", "messages[%d]: bad tool_use input: %v", i, err)
 				}
 				msg.ToolCalls = append(msg.ToolCalls, call)
+			case "image":
+				return nil, b.Source.inspect("messages")
 			case "tool_result":
 				result, err := b.Content.text("messages")
 				if err != nil {

@@ -37,6 +37,11 @@ type Options struct {
 	// Retry-After. Defaults 64 and 256; a negative MaxWaiting means none.
 	MaxRunning int
 	MaxWaiting int
+	// MaxImagePixels caps one input image's width × height. The served
+	// models are text-only, so images are refused either way; the cap makes
+	// the refusal say when an image is also too large. Default
+	// DefaultMaxImagePixels.
+	MaxImagePixels int
 	// KeepAlive is how often an idle stream gets a ping (Anthropic "ping"
 	// event, SSE comment otherwise), which also detects gone clients
 	// during long prefills. Default 10s.
@@ -85,6 +90,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxImagePixels <= 0 {
+		o.MaxImagePixels = DefaultMaxImagePixels
 	}
 	if o.MaxRunning <= 0 {
 		o.MaxRunning = DefaultMaxRunning

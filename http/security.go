@@ -91,6 +91,7 @@ func (s *Server) guard(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 			s.metrics.countRequest(ctx)
 			return
 		}
+		ctx.SetUserValue(imageLimitsKey, imageLimits{maxPixels: s.opts.MaxImagePixels, model: s.opts.ModelID})
 		next(ctx)
 		s.metrics.countRequest(ctx)
 	}

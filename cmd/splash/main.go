@@ -9,7 +9,6 @@ import (
 	"os"
 
 	"github.com/peterbourgon/ff/v4"
-	"github.com/peterbourgon/ff/v4/ffhelp"
 )
 
 // stdio is where a command reads and writes; tests swap it for buffers.
@@ -33,6 +32,7 @@ func commands(s *stdio) []*ff.Command {
 		newServeCmd(s),
 		newTemplateCmd(s),
 		newTokenizeCmd(s),
+		newVersionCmd(s),
 	}
 }
 
@@ -46,13 +46,13 @@ func run(ctx context.Context, args []string, s *stdio) error {
 		Flags:       ff.NewFlagSet("splash"),
 		Subcommands: commands(s),
 	}
-	err := root.ParseAndRun(ctx, args, ff.WithEnvVarPrefix("SPLASH"))
+	err := root.ParseAndRun(ctx, args, ff.WithEnvVarPrefix(envPrefix))
 	switch {
 	case errors.Is(err, ff.ErrHelp):
-		fmt.Fprintln(s.err, ffhelp.Command(root.GetSelected()))
+		fmt.Fprint(s.err, helpText(root.GetSelected()))
 		return nil
 	case errors.Is(err, ff.ErrNoExec):
-		fmt.Fprintln(s.err, ffhelp.Command(root.GetSelected()))
+		fmt.Fprint(s.err, helpText(root.GetSelected()))
 		return errors.New("splash: no command given")
 	}
 	return err

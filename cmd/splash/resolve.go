@@ -16,22 +16,32 @@ import (
 
 // loadModelSpec loads --model: a package or checkpoint directory, or a
 // Hugging Face repository (owner/repo[@revision]) resolved through the HF
-// cache and downloaded when missing (see package hub).
-func loadModelSpec(ctx context.Context, s *stdio, spec string) (*loadedModel, error) {
+// cache and downloaded when missing (see package hub). A checkpoint is
+// packed into the cache first when cache is not nil, else served in place.
+func loadModelSpec(ctx context.Context, s *stdio, spec string, cache *packCache) (*loadedModel, error) {
 	dir, err := resolveModel(ctx, s, spec)
 	if err != nil {
 		return nil, err
+	}
+	// A directory names its model, except in the HF cache, where it is a
+	// commit sha: there the repository does.
+	name := filepath.Base(filepath.Clean(dir))
+	if dir != spec {
+		if ref, err := hub.ParseRef(spec); err == nil {
+			name = ref.RepoID()
+		}
+	}
+	if cache != nil {
+		if dir, err = cache.packageFor(s, dir, name); err != nil {
+			return nil, fmt.Errorf("model %s: %w", spec, err)
+		}
 	}
 	m, err := loadModelDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	// A checkpoint is named after its directory, which in the cache is a
-	// commit sha: name it after the repository instead.
-	if dir != spec && m.name == filepath.Base(dir) {
-		if ref, err := hub.ParseRef(spec); err == nil {
-			m.name = ref.RepoID()
-		}
+	if m.name == filepath.Base(filepath.Clean(dir)) {
+		m.name = name
 	}
 	return m, nil
 }

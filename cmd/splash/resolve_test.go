@@ -116,7 +116,7 @@ func TestPullThenLoadFromCache(t *testing.T) {
 	srv.Close()
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	var errb bytes.Buffer
-	m, err := loadModelSpec(context.Background(), &stdio{out: &bytes.Buffer{}, err: &errb}, "acme/tiny")
+	m, err := loadModelSpec(context.Background(), &stdio{out: &bytes.Buffer{}, err: &errb}, "acme/tiny", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

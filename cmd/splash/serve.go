@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -19,6 +18,7 @@ import (
 	"github.com/splash-inference/splash/actors"
 	"github.com/splash-inference/splash/engine"
 	api "github.com/splash-inference/splash/http"
+	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model"
 )
@@ -39,6 +39,9 @@ type serveFlags struct {
 	maxRunning     int
 	maxWaiting     int
 	maxBody        string
+	maxImagePixels int
+	quant          string
+	cacheDir       string
 	spec           string
 	specTokens     int
 	threads        int
@@ -69,6 +72,8 @@ func newServeCmd(s *stdio) *ff.Command {
 func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs := ff.NewFlagSet("serve")
 	fs.StringVar(&f.model, 0, "model", "", "Splash package or Hugging Face checkpoint directory, or owner/repo[@revision] from the HF cache or hub (HF_HOME, HF_HUB_CACHE, HF_ENDPOINT, HF_TOKEN); default: the embedded splash-demo model")
+	fs.StringVar(&f.quant, 0, "quant", "q8", "weight type a checkpoint is packed to before serving: q4 (fastest, smallest), q8 (near-lossless), bf16, f32, or none to serve its safetensors in place")
+	fs.StringVar(&f.cacheDir, 0, "cache-dir", defaultCacheDir(), "where checkpoints packed for serving are kept")
 	fs.StringVar(&f.host, 0, "host", "127.0.0.1", "address to listen on")
 	fs.IntVar(&f.port, 0, "port", 8000, "port to listen on (0 picks a free one)")
 	fs.StringVar(&f.apiKey, 0, "api-key", "", "require this key as Authorization: Bearer or x-api-key")
@@ -82,12 +87,59 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.maxRunning, 0, "max-running", 64, "sequences running at once")
 	fs.IntVar(&f.maxWaiting, 0, "max-waiting", 256, "requests queued beyond --max-running before new ones get 429")
 	fs.StringVar(&f.maxBody, 0, "max-body", "8M", "largest request body (413 beyond it)")
+	fs.IntVar(&f.maxImagePixels, 0, "max-image-pixels", api.DefaultMaxImagePixels, "largest input image, width × height in pixels (the served models are text-only: images are refused either way, this says when one is also too large)")
 	fs.StringVar(&f.spec, 0, "spec", "auto", "speculative decoding: auto (the package's draft model and n-gram lookup, whichever predicts better), draft, ngram or off")
 	fs.IntVar(&f.specTokens, 0, "spec-tokens", 4, "most draft tokens verified per step")
 	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads (0: every core)")
 	fs.BoolVar(&f.portable, 0, "portable-kernels", "use the portable Go kernels even where assembly ones exist")
 	fs.DurationVar(&f.grace, 0, "shutdown-grace", 10*time.Second, "how long in-flight streams may finish on SIGINT/SIGTERM")
 	return fs
+}
+
+// validate checks every flag's value before anything loads, naming the
+// flag; the model-dependent checks (context above the model's limit, the
+// memory plan) come after loading.
+func (f *serveFlags) validate() error {
+	switch f.spec {
+	case "auto", "ngram", "draft", "off":
+	default:
+		return fmt.Errorf("serve: --spec %q: want auto, draft, ngram or off", f.spec)
+	}
+	if f.port < 0 || f.port > 65535 {
+		return fmt.Errorf("serve: --port %d out of range", f.port)
+	}
+	switch f.quant {
+	case "q4", "q8", "bf16", "f32", "none":
+	default:
+		return fmt.Errorf("serve: --quant %q: want q4, q8, bf16, f32 or none", f.quant)
+	}
+	positive := []struct {
+		flag string
+		v    int
+	}{{"kv-block-size", f.kvBlockSize}, {"max-running", f.maxRunning}, {"max-batch-tokens", f.maxBatchTokens},
+		{"max-image-pixels", f.maxImagePixels}}
+	for _, p := range positive {
+		if p.v <= 0 {
+			return fmt.Errorf("serve: --%s %d: must be positive", p.flag, p.v)
+		}
+	}
+	if f.specTokens < 0 || f.threads < 0 {
+		return fmt.Errorf("serve: --spec-tokens and --threads must not be negative")
+	}
+	sizes := []struct {
+		flag, v string
+		binary  bool
+	}{{"max-body", f.maxBody, true}, {"max-context", f.maxContext, false}, {"max-memory", f.maxMemory, true},
+		{"kv-memory", f.kvMemory, true}}
+	for _, sz := range sizes {
+		if sz.v == "" && sz.flag != "max-body" {
+			continue
+		}
+		if _, err := parseSize(sz.v, sz.binary); err != nil {
+			return fmt.Errorf("serve: --%s: %w", sz.flag, err)
+		}
+	}
+	return nil
 }
 
 // parseSize reads sizes such as 512M, 4G, 100K or a plain number. Units are
@@ -197,27 +249,22 @@ func (p plan) table(f *serveFlags) string {
 // the Ready line and serves until ctx ends. ready, when not nil, receives
 // the listening address (tests).
 func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string) error {
-	switch f.spec {
-	case "auto", "ngram", "draft", "off":
-	default:
-		return fmt.Errorf("serve: --spec %q: want auto, draft, ngram or off", f.spec)
+	if err := f.validate(); err != nil {
+		return err
 	}
-	if f.port < 0 || f.port > 65535 {
-		return fmt.Errorf("serve: --port %d out of range", f.port)
-	}
-	if f.kvBlockSize <= 0 || f.maxRunning <= 0 || f.maxBatchTokens <= 0 || f.specTokens < 0 {
-		return errors.New("serve: --kv-block-size, --max-running and --max-batch-tokens must be positive")
-	}
-	maxBody, err := parseSize(f.maxBody, true)
-	if err != nil {
-		return fmt.Errorf("serve: --max-body: %w", err)
-	}
+	maxBody, _ := parseSize(f.maxBody, true)
 	var m *loadedModel
+	var err error
 	if f.model == "" {
 		fmt.Fprintf(s.err, "no --model: serving the embedded %s (random weights; it answers noise)\n", demoName)
 		m, err = loadDemo()
 	} else {
-		m, err = loadModelSpec(ctx, s, f.model)
+		var cache *packCache
+		if f.quant != "none" {
+			q, _ := metal.ParseDType(f.quant)
+			cache = &packCache{dir: f.cacheDir, quant: q}
+		}
+		m, err = loadModelSpec(ctx, s, f.model, cache)
 	}
 	if err != nil {
 		return err
@@ -262,7 +309,8 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	}
 	srv, err := api.New(api.Options{Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos, vocab: vocab}, Tokenizer: tokenizerAdapter{m.tok},
 		Template: templateAdapter{m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
-		AllowedHosts: f.allowedHosts, NoWebUI: f.noWebUI, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody)})
+		AllowedHosts: f.allowedHosts, NoWebUI: f.noWebUI, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody),
+		MaxImagePixels: f.maxImagePixels})
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,10 @@ func (s *syncBuffer) String() string {
 func startServe(t *testing.T, args ...string) (string, *syncBuffer, func() error) {
 	t.Helper()
 	flags := &serveFlags{}
-	if err := serveFlagSet(flags).Parse(append([]string{"--port", "0", "--kv-memory", "64M", "--max-context", "2048"}, args...)); err != nil {
+	// Checkpoints are served in place unless a test asks for --quant; a
+	// packed one would go to a temporary cache, never the user's.
+	defaults := []string{"--port", "0", "--kv-memory", "64M", "--max-context", "2048", "--quant", "none", "--cache-dir", t.TempDir()}
+	if err := serveFlagSet(flags).Parse(append(defaults, args...)); err != nil {
 		t.Fatal(err)
 	}
 	out, errb := &syncBuffer{}, &syncBuffer{}
@@ -197,6 +200,7 @@ func TestServeEndToEnd(t *testing.T) {
 }
 
 func TestServeRefusesImpossiblePlans(t *testing.T) {
+	t.Setenv("SPLASH_CACHE_DIR", t.TempDir())
 	dir := t.TempDir()
 	if err := testmodel.Write(dir, testmodel.Tiny("llama")); err != nil {
 		t.Fatal(err)

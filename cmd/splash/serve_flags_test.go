@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/peterbourgon/ff/v4"
+)
+
+// TestServeFlagsPrecedence: a flag beats its SPLASH_ variable, which beats
+// the default; repeatable flags collect every value.
+func TestServeFlagsPrecedence(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(f *serveFlags) bool
+	}{
+		{"default", nil, nil, func(f *serveFlags) bool {
+			return f.port == 8000 && f.host == "127.0.0.1" && f.maxImagePixels == 4194304
+		}},
+		{"env", nil, map[string]string{"SPLASH_PORT": "9001", "SPLASH_MAX_CONTEXT": "100K", "SPLASH_API_KEY": "k"},
+			func(f *serveFlags) bool { return f.port == 9001 && f.maxContext == "100K" && f.apiKey == "k" }},
+		{"flag over env", []string{"--port", "9002"}, map[string]string{"SPLASH_PORT": "9001"}, func(f *serveFlags) bool { return f.port == 9002 }},
+		{"repeats", []string{"--allowed-host", "a.example", "--allowed-host", "b.example"}, nil,
+			func(f *serveFlags) bool { return slices.Equal(f.allowedHosts, []string{"a.example", "b.example"}) }},
+		{"image pixels env", nil, map[string]string{"SPLASH_MAX_IMAGE_PIXELS": "1000000"}, func(f *serveFlags) bool { return f.maxImagePixels == 1000000 }},
+		{"bool env", nil, map[string]string{"SPLASH_NO_WEBUI": "true"}, func(f *serveFlags) bool { return f.noWebUI }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"SPLASH_PORT", "SPLASH_MAX_CONTEXT", "SPLASH_API_KEY", "SPLASH_MAX_IMAGE_PIXELS", "SPLASH_NO_WEBUI"} {
+				t.Setenv(k, tc.env[k])
+			}
+			var f serveFlags
+			if err := ff.Parse(serveFlagSet(&f), tc.args, ff.WithEnvVarPrefix(envPrefix)); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(&f) {
+				t.Fatalf("flags %+v", f)
+			}
+		})
+	}
+}
+
+// TestServeRejectsBadFlagsBeforeLoading: every bad value is refused naming
+// its flag, before the (here nonexistent) model is looked at.
+func TestServeRejectsBadFlagsBeforeLoading(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--spec", "maybe"}, "--spec"},
+		{[]string{"--port", "70000"}, "--port"},
+		{[]string{"--max-image-pixels", "0"}, "--max-image-pixels"},
+		{[]string{"--max-image-pixels", "-5"}, "--max-image-pixels"},
+		{[]string{"--kv-block-size", "0"}, "--kv-block-size"},
+		{[]string{"--max-running", "-1"}, "--max-running"},
+		{[]string{"--max-context", "lots"}, "--max-context"},
+		{[]string{"--max-memory", "12Q"}, "--max-memory"},
+		{[]string{"--kv-memory", "-1G"}, "--kv-memory"},
+		{[]string{"--max-body", "0"}, "--max-body"},
+		{[]string{"--threads", "-2"}, "--threads"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var errw bytes.Buffer
+			args := append([]string{"serve", "--model", "/nonexistent/model/dir"}, tc.args...)
+			err := run(context.Background(), args, &stdio{in: strings.NewReader(""), out: &errw, err: &errw})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one naming %s", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "nonexistent") {
+				t.Fatalf("the model was looked at before the flags were checked: %v", err)
+			}
+		})
+	}
+}
