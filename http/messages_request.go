@@ -49,7 +49,7 @@ type anthropicBlockIn struct {
 	Name      string           `json:"name"`
 	Input     json.RawMessage  `json:"input"`
 	ToolUseID string           `json:"tool_use_id"`
-	Source    imageSource      `json:"source"` // an image block's
+	Source    imageSource      `json:"source"`  // an image block's
 	Content   anthropicContent `json:"content"` // a tool_result's content
 }
 
