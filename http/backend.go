@@ -82,7 +82,7 @@ type GenerateRequest struct {
 	Prompt   []int32 // prompt token ids, already templated and tokenized
 	Sampling Sampling
 	// MaxTokens caps the completion tokens of each choice; the server has
-	// checked len(Prompt)+MaxTokens against the context length.
+	// clamped it so len(Prompt)+MaxTokens fits the context length.
 	MaxTokens    int
 	StopStrings  []string // generation ends before any of these; the text never contains them
 	StopTokenIDs []int32  // generation ends at any of these (the token is not emitted as text)

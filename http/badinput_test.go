@@ -78,20 +78,18 @@ func TestBadInput(t *testing.T) {
 		{"reasoning effort", chat, `{` + user + `,"reasoning_effort":"max"}`, 400, "invalid_request_error", "reasoning_effort"},
 		{"unknown model", chat, `{"model":"gpt-9",` + user + `}`, 404, "not_found_error", "gpt-9"},
 		// The fake prompt for "hi" is 33 tokens: 33 + 80 > 100.
-		{"context overflow", chat, `{` + user + `,"max_tokens":80}`, 400, "invalid_request_error", "33 tokens and max_tokens is 80"},
 		{"prompt fills context", chat, `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 100) + `"}]}`, 400, "invalid_request_error", "no room"},
 		{"template failure", chat, `{"messages":[{"role":"assistant","content":"hi"}]}`, 400, "invalid_request_error", "template"},
 
 		{"anthropic malformed", msgs, `{"max_tokens":`, 400, "invalid_request_error", "malformed JSON"},
 		{"anthropic max_tokens required", msgs, `{` + user + `}`, 400, "invalid_request_error", "max_tokens"},
 		{"anthropic empty", msgs, `{"max_tokens":5,"messages":[]}`, 400, "invalid_request_error", "must not be empty"},
-		{"anthropic role", msgs, `{"max_tokens":5,"messages":[{"role":"system","content":"hi"}]}`, 400, "invalid_request_error", `"system"`},
+		{"anthropic role", msgs, `{"max_tokens":5,"messages":[{"role":"wizard","content":"hi"}]}`, 400, "invalid_request_error", `"wizard"`},
 		{"anthropic temperature", msgs, `{"max_tokens":5,"temperature":1.5,` + user + `}`, 400, "invalid_request_error", "temperature"},
 		{"anthropic thinking budget", msgs, `{"max_tokens":5000,"thinking":{"type":"enabled","budget_tokens":10},` + user + `}`, 400, "invalid_request_error", "budget_tokens"},
 		{"anthropic thinking type", msgs, `{"max_tokens":5,"thinking":{"type":"sometimes"},` + user + `}`, 400, "invalid_request_error", "thinking.type"},
 		{"anthropic block type", msgs, `{"max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{}}]}]}`, 400, "invalid_request_error", "image"},
 		{"anthropic model", msgs, `{"model":"claude-x","max_tokens":5,` + user + `}`, 404, "not_found_error", "claude-x"},
-		{"anthropic context", msgs, `{"max_tokens":90,` + user + `}`, 400, "invalid_request_error", "max_tokens is 90"},
 		{"count_tokens empty", msgs + "/count_tokens", `{"messages":[]}`, 400, "invalid_request_error", "must not be empty"},
 
 		{"completions no prompt", cmpl, `{}`, 400, "invalid_request_error", "prompt"},
@@ -99,7 +97,6 @@ func TestBadInput(t *testing.T) {
 		{"completions empty array", cmpl, `{"prompt":[]}`, 400, "invalid_request_error", "empty"},
 		{"completions bad ids", cmpl, `{"prompt":[1,"a"]}`, 400, "invalid_request_error", "prompt"},
 		{"completions logprobs", cmpl, `{"prompt":"x","logprobs":30}`, 400, "invalid_request_error", "logprobs"},
-		{"completions context", cmpl, `{"prompt":"x","max_tokens":100}`, 400, "invalid_request_error", "100"},
 		{"completions prompt fills context", cmpl, `{"prompt":"` + strings.Repeat("x", 100) + `"}`, 400, "invalid_request_error", "no room"},
 
 		{"responses empty", resp, `{"input":[]}`, 400, "invalid_request_error", "empty"},

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"fmt"
+
 	"github.com/goccy/go-json"
 )
 
@@ -106,8 +108,18 @@ func anthropicConversation(system anthropicContent, msgs []anthropicMessage) ([]
 		out = append(out, ChatMessage{Role: "system", Content: text})
 	}
 	for i, m := range msgs {
+		if m.Role == "system" {
+			// Not in Anthropic's published schema, but Claude Code sends
+			// mid-conversation system messages; the chat template places them.
+			text, err := m.Content.text(fmt.Sprintf("messages[%d].content", i))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ChatMessage{Role: "system", Content: text})
+			continue
+		}
 		if m.Role != "user" && m.Role != "assistant" {
-			return nil, invalidf("messages", "messages[%d].role: unknown role %s (want user or assistant)", i, quote(m.Role))
+			return nil, invalidf("messages", "messages[%d].role: unknown role %s (want user, assistant or system)", i, quote(m.Role))
 		}
 		msg := ChatMessage{Role: m.Role}
 		for _, b := range m.Content {

@@ -26,8 +26,11 @@ func (s *Server) renderChat(r ChatRenderRequest) (prompt, error) {
 }
 
 // maxTokens resolves a request's completion-token cap against the context:
-// an absent cap means "the rest of the context"; a cap that does not fit
-// next to the prompt is a 400 naming both numbers.
+// an absent cap means "the rest of the context", and so does a cap that
+// does not fit next to the prompt. Clamping, as llama.cpp and Ollama do,
+// rather than vLLM's 400: coding agents send fixed large caps (Claude Code
+// asks for 32000) whatever the server's context, and a generation that
+// reaches the end of the context ends with the usual length finish reason.
 func (s *Server) maxTokens(promptLen int, requested *int, param string) (int, error) {
 	ctxLen := s.opts.ContextLength
 	if promptLen >= ctxLen {
@@ -39,11 +42,7 @@ func (s *Server) maxTokens(promptLen int, requested *int, param string) (int, er
 	if requested == nil {
 		return ctxLen - promptLen, nil
 	}
-	if promptLen+*requested > ctxLen {
-		return 0, invalidf(param, "the prompt has %d tokens and %s is %d, together %d, more than the context length of %d tokens",
-			promptLen, param, *requested, promptLen+*requested, ctxLen)
-	}
-	return *requested, nil
+	return min(*requested, ctxLen-promptLen), nil
 }
 
 // choiceCount validates n.
