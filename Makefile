@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build run test fuzz-short bench bench-kernels gobench lint fmt
+.PHONY: build run test fuzz-short bench bench-kernels gobench agents-smoke lint fmt
 
 build:
 	$(GO) build -o bin/splash ./cmd/splash
@@ -37,6 +37,11 @@ bench-kernels:
 	$(GO) test -run '^$$' -bench 'MemReadBandwidth|MatVecDRAM' -benchtime 30x ./metal/cpu/
 	$(GO) test -run '^$$' -bench 'MatVec$$|MatMat' -benchtime 10x ./metal/cpu/
 	$(GO) test -run '^$$' -bench 'Decode0_6BQ4|Prefill0_6BQ4' -benchtime 3x -cpu 1,$$(nproc) ./model/
+
+# The real Claude Code, Codex and OpenCode (from npm) against a Splash it
+# starts with the demo model; needs the npm registry, so not part of test.
+agents-smoke:
+	sh scripts/agents-smoke.sh
 
 # Go benchmarks of every package (short).
 gobench:

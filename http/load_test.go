@@ -231,3 +231,22 @@ func TestKeepAlivePingsDoNotDisturbClients(t *testing.T) {
 		t.Errorf("no keep-alive comment in a slow stream:\n%s", res.body)
 	}
 }
+
+// TestHeadProbes: clients probe with HEAD (Claude Code sends HEAD / before
+// its first request); every GET route answers it with the GET status and
+// no body.
+func TestHeadProbes(t *testing.T) {
+	ts := startServer(t, api.Options{})
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{{"/", 200}, {"/health", 200}, {"/ready", 200}, {"/v1/models", 200}, {"/metrics", 200}, {"/v1/responses/resp_missing", 404}, {"/nowhere", 404}} {
+		res := ts.do(t, "HEAD", tc.path, "")
+		if res.status != tc.status || res.body != "" {
+			t.Errorf("HEAD %s: %d with %d body bytes, want %d and none", tc.path, res.status, len(res.body), tc.status)
+		}
+	}
+	if res := ts.do(t, "HEAD", "/v1/chat/completions", ""); res.status != 405 {
+		t.Errorf("HEAD on a POST route: %d, want 405", res.status)
+	}
+}

@@ -66,14 +66,14 @@ func New(opts Options) (*Server, error) {
 // routes registers every endpoint.
 func (s *Server) routes() *router.Router {
 	r := router.New()
-	r.GET("/health", s.handleHealth)
-	r.GET("/ready", s.handleReady)
-	r.GET("/metrics", s.handleMetrics)
-	r.GET("/v1/models", s.handleModels)
+	getOrHead(r, "/health", s.handleHealth)
+	getOrHead(r, "/ready", s.handleReady)
+	getOrHead(r, "/metrics", s.handleMetrics)
+	getOrHead(r, "/v1/models", s.handleModels)
 	r.POST("/v1/chat/completions", s.handleChat)
 	r.POST("/v1/completions", s.handleCompletions)
 	r.POST("/v1/responses", s.handleResponses)
-	r.GET("/v1/responses/{id}", s.handleGetResponse)
+	getOrHead(r, "/v1/responses/{id}", s.handleGetResponse)
 	r.POST("/v1/messages", s.handleMessages)
 	r.POST("/v1/messages/count_tokens", s.handleCountTokens)
 	r.POST("/tokenize", s.handleTokenize)
@@ -91,6 +91,14 @@ func (s *Server) routes() *router.Router {
 		writeError(ctx, dialectOf(ctx.Path()), &apiError{kind: kindServer, message: fmt.Sprintf("internal error: %v", v)})
 	}
 	return r
+}
+
+// getOrHead routes GET and HEAD of path to h (fasthttp drops the body of
+// a HEAD answer). Clients probe a base URL with HEAD before using it —
+// Claude Code sends HEAD / — and a 405 there reads as a broken server.
+func getOrHead(r *router.Router, path string, h fasthttp.RequestHandler) {
+	r.GET(path, h)
+	r.HEAD(path, h)
 }
 
 // transportError answers requests fasthttp could not read, in the dialect

@@ -15,8 +15,8 @@ func (s *Server) mountWebUI(r *router.Router) {
 	if s.opts.NoWebUI {
 		return
 	}
-	r.GET(webui.IndexPath, serveWebUI)
-	r.GET(webui.AssetPrefix+"{file}", serveWebUI)
+	getOrHead(r, webui.IndexPath, serveWebUI)
+	getOrHead(r, webui.AssetPrefix+"{file}", serveWebUI)
 }
 
 // serveWebUI answers with one embedded file.
