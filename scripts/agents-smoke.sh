@@ -22,6 +22,7 @@ if [ ! -x "$AGENTS_DIR/node_modules/.bin/opencode" ]; then
 fi
 PATH="$AGENTS_DIR/node_modules/.bin:$PATH"; export PATH
 
+server=
 work=$(mktemp -d)
 trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
 go build -o "$work/splash" ./cmd/splash
