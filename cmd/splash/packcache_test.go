@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,19 +26,8 @@ func TestServePacksCheckpointIntoCache(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		resp, err := http.Get("http://" + addr + "/v1/models")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var list struct {
-			Data []struct {
-				ID string `json:"id"`
-			} `json:"data"`
-		}
-		json.NewDecoder(resp.Body).Decode(&list)
-		if len(list.Data) != 1 || list.Data[0].ID != filepath.Base(ckpt) {
-			t.Fatalf("/v1/models = %+v, want the checkpoint's name %s", list, filepath.Base(ckpt))
+		if ids := servedModels(t, addr); len(ids) != 1 || ids[0] != filepath.Base(ckpt) {
+			t.Fatalf("/v1/models = %v, want the checkpoint's name %s", ids, filepath.Base(ckpt))
 		}
 		pkgs, _ := filepath.Glob(filepath.Join(cache, "packages", "*", model.ManifestName))
 		return strings.Join(pkgs, ",")
