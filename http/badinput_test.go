@@ -103,7 +103,12 @@ func TestBadInput(t *testing.T) {
 		{"responses item type", resp, `{"input":[{"type":"web_search_call"}]}`, 400, "invalid_request_error", "web_search_call"},
 		{"responses role", resp, `{"input":[{"role":"tool","content":"x"}]}`, 400, "invalid_request_error", "role"},
 		{"responses effort", resp, `{"input":"x","reasoning":{"effort":"huge"}}`, 400, "invalid_request_error", "reasoning.effort"},
-		{"responses tool", resp, `{"input":"x","tools":[{"type":"web_search"}]}`, 400, "invalid_request_error", "function tools"},
+		{"responses tool without name", resp, `{"input":"x","tools":[{"type":"function"}]}`, 400, "invalid_request_error", "needs a name"},
+		{"responses tool without type", resp, `{"input":"x","tools":[{"name":"f"}]}`, 400, "invalid_request_error", "needs a type"},
+		{"responses nested namespace", resp, `{"input":"x","tools":[{"type":"namespace","name":"a","tools":[{"type":"namespace","name":"b"}]}]}`, 400, "invalid_request_error", "do not nest"},
+		{"responses hosted tool_choice", resp, `{"input":"x","tools":[{"type":"web_search"}],"tool_choice":{"type":"web_search"}}`, 400, "invalid_request_error", "hosted tool"},
+		{"responses tool_choice unknown name", resp, `{"input":"x","tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"g"}}`, 400, "invalid_request_error", `"g"`},
+		{"responses tool_choice string", resp, `{"input":"x","tools":[{"type":"function","name":"f"}],"tool_choice":"sometimes"}`, 400, "invalid_request_error", "sometimes"},
 
 		{"tokenize two inputs", "/tokenize", `{"text":"a","prompt":"b"}`, 400, "invalid_request_error", "exactly one"},
 		{"tokenize nothing", "/tokenize", `{}`, 400, "invalid_request_error", "exactly one"},

@@ -18,6 +18,8 @@ type responsesRequest struct {
 	MaxOutputTokens    *int              `json:"max_output_tokens"`
 	Reasoning          *reasoningParam   `json:"reasoning"`
 	Tools              []json.RawMessage `json:"tools"`
+	ToolChoice         json.RawMessage   `json:"tool_choice"`
+	ParallelToolCalls  *bool             `json:"parallel_tool_calls"`
 	TopLogprobs        *int              `json:"top_logprobs"`
 	Include            []string          `json:"include"`
 	Metadata           map[string]string `json:"metadata"`
@@ -119,32 +121,6 @@ func responsesConversation(items responsesInput) ([]ChatMessage, error) {
 	return out, nil
 }
 
-// responsesTool is a Responses function tool (flat, unlike Chat's).
-type responsesTool struct {
-	Type        string          `json:"type"`
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
-}
-
-// chatTools converts flat Responses function tools to the Chat shape.
-func chatTools(raw []json.RawMessage) ([][]byte, error) {
-	out := make([][]byte, 0, len(raw))
-	for i, r := range raw {
-		var t responsesTool
-		if err := json.Unmarshal(r, &t); err != nil || t.Type != "function" {
-			return nil, invalidf("tools", "tools[%d]: only function tools are supported", i)
-		}
-		b, err := json.Marshal(map[string]any{"type": "function", "function": map[string]any{
-			"name": t.Name, "description": t.Description, "parameters": t.Parameters}})
-		if err != nil {
-			return nil, invalidf("tools", "tools[%d]: %v", i, err)
-		}
-		out = append(out, b)
-	}
-	return out, nil
-}
-
 // responsesPlan is a validated Responses request, ready for the engine.
 type responsesPlan struct {
 	gen     *GenerateRequest
@@ -152,6 +128,11 @@ type responsesPlan struct {
 	history []ChatMessage // the conversation without instructions, for the store
 	req     *responsesRequest
 	effort  string
+	tools   offeredTools
+	choice  *toolChoice
+	// parseCalls is set when the model was offered tools: its output goes
+	// through the tool-call parser.
+	parseCalls bool
 }
 
 // planResponses validates a Responses request, joins it to the stored
@@ -191,7 +172,11 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools, err := chatTools(r.Tools)
+	tools, err := parseResponsesTools(r.Tools)
+	if err != nil {
+		return nil, err
+	}
+	choice, err := responsesToolChoice(r.ToolChoice, tools)
 	if err != nil {
 		return nil, err
 	}
@@ -199,14 +184,25 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g != nil {
-		think.enabled = false // the document starts at the first token
+	toolG, err := forcedToolGrammar(choice, tools.chat)
+	if err != nil {
+		return nil, err
+	}
+	if g != nil && toolG != nil {
+		return nil, invalidf("tool_choice", "tool_choice %q cannot be combined with text.format", choice.Mode)
+	}
+	if g != nil || toolG != nil {
+		think.enabled = false // the constrained output starts at the first token
+	}
+	offered := tools.chat
+	if choice != nil && choice.Mode == "none" {
+		offered = nil // the model is not told about tools it may not call
 	}
 	rendered := msgs
 	if r.Instructions != "" {
 		rendered = slices.Concat([]ChatMessage{{Role: "system", Content: r.Instructions}}, msgs)
 	}
-	p, err := s.renderChat(ChatRenderRequest{Messages: rendered, Tools: tools, AddGenerationPrompt: true, EnableThinking: think.enabled})
+	p, err := s.renderChat(ChatRenderRequest{Messages: rendered, Tools: rawList(offered), AddGenerationPrompt: true, EnableThinking: think.enabled})
 	if err != nil {
 		return nil, err
 	}
@@ -215,8 +211,9 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 		return nil, err
 	}
 	logprobs := top > 0 || slices.Contains(r.Include, "message.output_text.logprobs")
-	return &responsesPlan{prompt: p, history: msgs, req: r, effort: effort, gen: &GenerateRequest{
-		Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, N: 1, Logprobs: logprobs, TopLogprobs: top, ThinkingBudget: think.budget,
-		Grammar: g,
-	}}, nil
+	return &responsesPlan{prompt: p, history: msgs, req: r, effort: effort, tools: tools, choice: choice, parseCalls: len(offered) > 0,
+		gen: &GenerateRequest{
+			Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, N: 1, Logprobs: logprobs, TopLogprobs: top, ThinkingBudget: think.budget,
+			Grammar: g, ToolGrammar: toolG,
+		}}, nil
 }

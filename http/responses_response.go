@@ -28,7 +28,7 @@ type responseObject struct {
 	ParallelToolCalls  bool               `json:"parallel_tool_calls"`
 	Temperature        float64            `json:"temperature"`
 	TopP               float64            `json:"top_p"`
-	ToolChoice         string             `json:"tool_choice"`
+	ToolChoice         any                `json:"tool_choice"`
 	Tools              []json.RawMessage  `json:"tools"`
 	Store              bool               `json:"store"`
 	Text               textConfig         `json:"text"`
@@ -53,14 +53,20 @@ type incompleteDetails struct {
 	Reason string `json:"reason"`
 }
 
-// responseItem is an output item: a reasoning item or an assistant message.
+// responseItem is an output item: a reasoning item, an assistant message
+// or a function call.
 type responseItem struct {
 	Type    string         `json:"type"`
 	ID      string         `json:"id"`
 	Status  string         `json:"status"`
 	Role    string         `json:"role,omitempty"`
 	Summary *[]any         `json:"summary,omitempty"` // reasoning items only: []
-	Content []responsePart `json:"content"`
+	Content []responsePart `json:"content,omitzero"`  // nil only for function calls
+	// function_call items
+	CallID    string  `json:"call_id,omitempty"`
+	Name      string  `json:"name,omitempty"`
+	Namespace string  `json:"namespace,omitempty"`
+	Arguments *string `json:"arguments,omitempty"`
 }
 
 // responsePart is an output_text or reasoning_text content part.
@@ -102,8 +108,8 @@ func (s *Server) newResponseObject(id string, p *responsesPlan) responseObject {
 		ID: id, Object: "response", CreatedAt: s.opts.Now().Unix(), Status: "in_progress", Model: s.opts.ModelID,
 		Output: []responseItem{}, Instructions: optionalText(r.Instructions), MaxOutputTokens: r.MaxOutputTokens,
 		PreviousResponseID: optionalText(r.PreviousResponseID), Reasoning: reasoningOut{Effort: optionalText(p.effort)},
-		Metadata: r.Metadata, ParallelToolCalls: true, Temperature: p.gen.Sampling.Temperature, TopP: p.gen.Sampling.TopP,
-		ToolChoice: "auto", Tools: r.Tools, Store: r.Store == nil || *r.Store,
+		Metadata: r.Metadata, ParallelToolCalls: r.ParallelToolCalls == nil || *r.ParallelToolCalls, Temperature: p.gen.Sampling.Temperature,
+		TopP: p.gen.Sampling.TopP, ToolChoice: toolChoiceOut(p.choice), Tools: r.Tools, Store: r.Store == nil || *r.Store,
 	}
 	if o.Metadata == nil {
 		o.Metadata = map[string]string{}
@@ -181,16 +187,28 @@ type responsesStream struct {
 
 	reasoning, answer string // finished texts, for the stored conversation
 	finish            FinishReason
-	onFinish          func(obj responseObject, reasoning, answer string)
+	tools             *toolSplitter  // set when the model was offered tools
+	calls             []chatToolCall // the calls made, for the stored conversation
+	onFinish          func(obj responseObject, reasoning, answer string, calls []chatToolCall)
 }
 
 func (s *Server) newResponsesStream(p *responsesPlan) *responsesStream {
 	rs := &responsesStream{obj: s.newResponseObject(newID("resp_"), p), plan: p, split: newThinkSplitter(p.prompt.startsInThink)}
-	rs.onFinish = func(obj responseObject, reasoning, answer string) {
+	if p.parseCalls {
+		rs.tools = &toolSplitter{}
+	}
+	rs.onFinish = func(obj responseObject, reasoning, answer string, calls []chatToolCall) {
 		if !obj.Store {
 			return
 		}
-		history := append(p.history[:len(p.history):len(p.history)], ChatMessage{Role: "assistant", Content: answer, Reasoning: reasoning})
+		turn := ChatMessage{Role: "assistant", Content: answer, Reasoning: reasoning}
+		for _, c := range calls {
+			c.Index = nil
+			if b, err := json.Marshal(c); err == nil {
+				turn.ToolCalls = append(turn.ToolCalls, b)
+			}
+		}
+		history := append(p.history[:len(p.history):len(p.history)], turn)
 		s.store.put(obj.ID, storedResponse{object: obj, history: history})
 	}
 	return rs
@@ -288,7 +306,15 @@ func (r *responsesStream) event(w *sseWriter, ev Event) {
 	if l := toChatLogprobs(ev.Logprobs); l != nil {
 		lps = l.Content
 	}
+	if r.tools == nil {
+		r.write(w, "message", answer, lps)
+		return
+	}
+	answer, calls := r.tools.feed(answer, ev.FinishReason != "")
 	r.write(w, "message", answer, lps)
+	for _, call := range calls {
+		r.writeCall(w, call)
+	}
 }
 
 func (r *responsesStream) end(w *sseWriter, usage Usage) {
@@ -302,7 +328,7 @@ func (r *responsesStream) end(w *sseWriter, usage Usage) {
 	}
 	r.closeItem(w, status)
 	r.obj.Status, r.obj.Usage = status, toResponsesUsage(usage)
-	r.onFinish(r.obj, r.reasoning, r.answer)
+	r.onFinish(r.obj, r.reasoning, r.answer, r.calls)
 	w.send("response."+status, responseEvent{Type: "response." + status, SequenceNumber: r.next(), Response: r.obj})
 }
 

@@ -57,6 +57,11 @@ func (e *Engine) Last() *api.GenerateRequest {
 	return e.last
 }
 
+// LastText is the most recent request's prompt as text.
+func (e *Engine) LastText() string {
+	return Tokenizer{}.Decode(e.Last().Prompt, false)
+}
+
 // Running is the number of generations in progress.
 func (e *Engine) Running() int {
 	e.mu.Lock()

@@ -29,7 +29,15 @@ func (Template) Render(r api.ChatRenderRequest) (string, error) {
 		if m.Reasoning != "" {
 			b.WriteString("<think>" + m.Reasoning + "</think>")
 		}
-		b.WriteString(m.Content + "\n")
+		b.WriteString(m.Content)
+		for _, c := range m.ToolCalls {
+			b.WriteString("<|call|>")
+			b.Write(c)
+		}
+		if m.ToolCallID != "" {
+			b.WriteString("<|for " + m.ToolCallID + "|>")
+		}
+		b.WriteString("\n")
 	}
 	if r.AddGenerationPrompt {
 		if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == "assistant" {
