@@ -1,7 +1,7 @@
 package tokenizer
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -21,26 +21,38 @@ type addedToken struct {
 // segment is a piece of the input: either plain text to tokenize or an
 // added token already resolved to its id.
 type segment struct {
-	text string
-	id   int32 // -1 for text
+	text  string
+	id    int32 // -1 for text
+	start int   // byte offset of text in the input
 }
 
 // addedMatcher finds added tokens in text, longest first at each position.
+// Tokens are looked up by content for each length that some token starting
+// with the same byte has: Gemma has thousands of added tokens beginning
+// with '<', which a scan of candidates would try one by one.
 type addedMatcher struct {
-	byFirst map[byte][]*addedToken // candidates by first byte, longest first
+	byContent map[string]*addedToken
+	lengths   [256][]int // distinct content lengths by first byte, longest first
 }
 
 func newAddedMatcher(tokens []addedToken) *addedMatcher {
-	m := &addedMatcher{byFirst: map[byte][]*addedToken{}}
+	m := &addedMatcher{byContent: map[string]*addedToken{}}
 	for i := range tokens {
 		t := &tokens[i]
 		if t.Content == "" {
 			continue
 		}
-		m.byFirst[t.Content[0]] = append(m.byFirst[t.Content[0]], t)
+		if _, dup := m.byContent[t.Content]; dup {
+			continue // the first one wins, as before
+		}
+		m.byContent[t.Content] = t
+		c := t.Content[0]
+		if !slices.Contains(m.lengths[c], len(t.Content)) {
+			m.lengths[c] = append(m.lengths[c], len(t.Content))
+		}
 	}
-	for _, l := range m.byFirst {
-		sort.SliceStable(l, func(i, j int) bool { return len(l[i].Content) > len(l[j].Content) })
+	for c := range m.lengths {
+		slices.SortFunc(m.lengths[c], func(a, b int) int { return b - a })
 	}
 	return m
 }
@@ -62,9 +74,9 @@ func (m *addedMatcher) split(text string, parseSpecial bool) []segment {
 			pre = strings.TrimRightFunc(pre, unicode.IsSpace)
 		}
 		if pre != "" {
-			segs = append(segs, segment{text: pre, id: -1})
+			segs = append(segs, segment{text: pre, id: -1, start: start})
 		}
-		segs = append(segs, segment{id: t.ID})
+		segs = append(segs, segment{id: t.ID, start: i})
 		if t.RStrip {
 			for end < len(text) {
 				r, w := utf8.DecodeRuneInString(text[end:])
@@ -77,18 +89,22 @@ func (m *addedMatcher) split(text string, parseSpecial bool) []segment {
 		i, start = end, end
 	}
 	if start < len(text) {
-		segs = append(segs, segment{text: text[start:], id: -1})
+		segs = append(segs, segment{text: text[start:], id: -1, start: start})
 	}
 	return segs
 }
 
 // at returns the added token matching text at i, or nil.
 func (m *addedMatcher) at(text string, i int, parseSpecial bool) *addedToken {
-	for _, t := range m.byFirst[text[i]] {
-		if t.Special && !parseSpecial || !strings.HasPrefix(text[i:], t.Content) {
+	for _, n := range m.lengths[text[i]] {
+		if i+n > len(text) {
 			continue
 		}
-		if t.SingleWord && (isWordBefore(text, i) || isWordAfter(text, i+len(t.Content))) {
+		t := m.byContent[text[i:i+n]]
+		if t == nil || t.Special && !parseSpecial {
+			continue
+		}
+		if t.SingleWord && (isWordBefore(text, i) || isWordAfter(text, i+n)) {
 			continue
 		}
 		return t

@@ -21,28 +21,39 @@ type bpe struct {
 	cache map[string][]int32
 }
 
-const bpeCacheMax = 1 << 16
+const (
+	bpeCacheMax     = 1 << 16
+	bpeCacheWordMax = 256 // longer words (whole texts, for SentencePiece) are not cached
+	mergeLongAt     = 64  // symbols from which merge switches to the heap algorithm
+)
 
-// encode appends the ids of word (already byte-level mapped) to dst.
-func (m *bpe) encode(word string, initial []int32, dst []int32) []int32 {
+// encode appends the ids of word to dst. initial returns word's symbols
+// before merging (called only on a cache miss); word is byte-level mapped
+// for byte-level BPE, as is for SentencePiece-style BPE.
+func (m *bpe) encode(word string, initial func() []int32, dst []int32) []int32 {
 	if m.ignoreMerges {
 		if id, ok := m.vocab[word]; ok {
 			return append(dst, id)
 		}
 	}
-	m.mu.Lock()
-	ids, ok := m.cache[word]
-	m.mu.Unlock()
-	if ok {
-		return append(dst, ids...)
+	cacheable := len(word) <= bpeCacheWordMax
+	if cacheable {
+		m.mu.Lock()
+		ids, ok := m.cache[word]
+		m.mu.Unlock()
+		if ok {
+			return append(dst, ids...)
+		}
 	}
-	ids = m.merge(initial)
-	m.mu.Lock()
-	if len(m.cache) >= bpeCacheMax {
-		clear(m.cache) // bounded: start over rather than grow without end
+	ids := m.merge(initial())
+	if cacheable {
+		m.mu.Lock()
+		if len(m.cache) >= bpeCacheMax {
+			clear(m.cache) // bounded: start over rather than grow without end
+		}
+		m.cache[word] = ids
+		m.mu.Unlock()
 	}
-	m.cache[word] = ids
-	m.mu.Unlock()
 	return append(dst, ids...)
 }
 
@@ -50,6 +61,9 @@ func (m *bpe) encode(word string, initial []int32, dst []int32) []int32 {
 // among equals), the reference BPE algorithm.
 func (m *bpe) merge(syms []int32) []int32 {
 	syms = append([]int32(nil), syms...)
+	if len(syms) >= mergeLongAt {
+		return m.mergeLong(syms)
+	}
 	for len(syms) > 1 {
 		best, at := merge{rank: -1}, -1
 		for i := 0; i+1 < len(syms); i++ {

@@ -30,9 +30,19 @@ func (t *Tokenizer) skip(id int32, skipSpecial bool) bool {
 }
 
 // Decode returns the text of ids; skipSpecial drops special tokens. Bytes
-// that are not valid UTF-8 become U+FFFD, one per maximal ill-formed
-// subsequence.
+// that are not valid UTF-8 become U+FFFD as the reference does: one per
+// maximal ill-formed subsequence for byte-level BPE, one per byte of an
+// invalid run of byte-fallback tokens for SentencePiece-style BPE.
 func (t *Tokenizer) Decode(ids []int32, skipSpecial bool) string {
+	if t.dec != nil {
+		d := t.NewStreamDecoder(skipSpecial)
+		var sb strings.Builder
+		for _, id := range ids {
+			sb.WriteString(d.Add(id))
+		}
+		sb.WriteString(d.Flush())
+		return sb.String()
+	}
 	var b []byte
 	for _, id := range ids {
 		if !t.skip(id, skipSpecial) {
@@ -128,21 +138,37 @@ func seqLen(c byte) int {
 // StreamDecoder decodes tokens one at a time, emitting text only when it is
 // complete UTF-8. The concatenation of everything Add and Flush return
 // equals Decode of all the tokens.
+//
+// For SentencePiece-style tokenizers the decoder chain runs token by token
+// (decode_chain.go); a run of byte-fallback tokens is held until the first
+// other token, and only the very start of the stream loses its leading
+// space (Strip decoder).
 type StreamDecoder struct {
 	t           *Tokenizer
 	skipSpecial bool
 	pending     []byte
+	chain       *chain // SentencePiece-style decoders; nil for byte-level
 }
 
 // NewStreamDecoder returns a decoder for one stream.
 func (t *Tokenizer) NewStreamDecoder(skipSpecial bool) *StreamDecoder {
-	return &StreamDecoder{t: t, skipSpecial: skipSpecial}
+	d := &StreamDecoder{t: t, skipSpecial: skipSpecial}
+	if t.dec != nil {
+		d.chain = t.dec.newChain()
+	}
+	return d
 }
 
 // Add feeds one token and returns the text it completes.
 func (d *StreamDecoder) Add(id int32) string {
 	if d.t.skip(id, d.skipSpecial) {
 		return ""
+	}
+	if d.chain != nil {
+		if id < 0 || int(id) >= len(d.t.idToToken) {
+			return ""
+		}
+		return d.chain.push(d.t.idToToken[id])
 	}
 	d.pending = d.t.appendTokenBytes(d.pending, id)
 	keep := incompleteTail(d.pending)
@@ -153,11 +179,32 @@ func (d *StreamDecoder) Add(id int32) string {
 
 // Flush returns whatever is held back (as U+FFFD if incomplete).
 func (d *StreamDecoder) Flush() string {
+	if d.chain != nil {
+		return d.chain.finish()
+	}
 	out := lossyUTF8(d.pending)
 	d.pending = d.pending[:0]
 	return out
 }
 
 // TokenBytes returns the bytes token id stands for (nil for an unknown id),
-// for building constrained-decoding vocabularies.
-func (t *Tokenizer) TokenBytes(id int32) []byte { return t.appendTokenBytes(nil, id) }
+// for building constrained-decoding vocabularies. For SentencePiece-style
+// tokenizers a byte-fallback token is its byte and the space mark is a
+// space; the leading space the decoder strips at the start of a text is
+// kept, since it depends on the position, not the token.
+func (t *Tokenizer) TokenBytes(id int32) []byte {
+	if t.dec == nil {
+		return t.appendTokenBytes(nil, id)
+	}
+	if id < 0 || int(id) >= len(t.idToToken) {
+		return nil
+	}
+	s := t.idToToken[id]
+	if t.isAdded[id] {
+		return []byte(s)
+	}
+	if b, ok := parseByteToken(s); ok && t.sp.byteFallback {
+		return []byte{b}
+	}
+	return []byte(strings.ReplaceAll(s, t.dec.space, " "))
+}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // tokenizerJSON is the part of tokenizer.json that Splash reads.
@@ -20,14 +19,17 @@ type tokenizerJSON struct {
 	PostProcessor json.RawMessage `json:"post_processor"`
 	Decoder       json.RawMessage `json:"decoder"`
 	Model         struct {
-		Type         string           `json:"type"`
-		Vocab        map[string]int32 `json:"vocab"`
-		Merges       json.RawMessage  `json:"merges"`
-		IgnoreMerges bool             `json:"ignore_merges"`
-		ByteFallback bool             `json:"byte_fallback"`
-		Dropout      *float64         `json:"dropout"`
-		ContPrefix   *string          `json:"continuing_subword_prefix"`
-		EndSuffix    *string          `json:"end_of_word_suffix"`
+		Type  string          `json:"type"`
+		Vocab json.RawMessage `json:"vocab"` // read by scanVocab
+
+		Merges       json.RawMessage `json:"merges"`
+		IgnoreMerges bool            `json:"ignore_merges"`
+		ByteFallback bool            `json:"byte_fallback"`
+		UnkToken     *string         `json:"unk_token"`
+		FuseUnk      bool            `json:"fuse_unk"`
+		Dropout      *float64        `json:"dropout"`
+		ContPrefix   *string         `json:"continuing_subword_prefix"`
+		EndSuffix    *string         `json:"end_of_word_suffix"`
 	} `json:"model"`
 }
 
@@ -39,7 +41,6 @@ type component struct {
 	AddPrefix     bool            `json:"add_prefix_space"`
 	UseRegex      bool            `json:"use_regex"`
 	Pretokenizers []component     `json:"pretokenizers"`
-	Normalizers   []component     `json:"normalizers"`
 	Single        []struct {
 		SpecialToken *struct {
 			ID string `json:"id"`
@@ -53,8 +54,11 @@ type component struct {
 
 // tokenizerConfig is the part of tokenizer_config.json Splash reads.
 type tokenizerConfig struct {
-	BOSToken any `json:"bos_token"`
-	EOSToken any `json:"eos_token"`
+	BOSToken       any    `json:"bos_token"`
+	EOSToken       any    `json:"eos_token"`
+	AddBOS         *bool  `json:"add_bos_token"`
+	AddEOS         *bool  `json:"add_eos_token"`
+	TokenizerClass string `json:"tokenizer_class"`
 }
 
 // Load reads tokenizer.json and, when present, tokenizer_config.json from
@@ -95,29 +99,50 @@ func FromJSON(tokenizerJSONData, configJSON []byte) (*Tokenizer, error) {
 	if err := json.Unmarshal(tokenizerJSONData, &tj); err != nil {
 		return nil, fmt.Errorf("tokenizer: tokenizer.json: %w", err)
 	}
-	t := &Tokenizer{bl: newByteLevel(), added: newAddedMatcher(tj.AddedTokens)}
-	if err := t.loadModel(&tj); err != nil {
+	byteLevel, err := isByteLevel(&tj)
+	if err != nil {
 		return nil, err
 	}
-	t.idToToken = make([]string, 0, len(tj.Model.Vocab)+len(tj.AddedTokens))
-	for s, id := range tj.Model.Vocab {
+	t := &Tokenizer{bl: newByteLevel()}
+	// the components first: they fail fast, without building the tables
+	if t.normalizer, err = parseNormalizer(tj.Normalizer); err != nil {
+		return nil, err
+	}
+	if byteLevel {
+		if err := t.loadPreTokenizer(tj.PreTokenizer); err != nil {
+			return nil, err
+		}
+		if err := checkDecoder(tj.Decoder); err != nil {
+			return nil, err
+		}
+	} else {
+		if t.pre, err = parseSPPreTokenizer(tj.PreTokenizer); err != nil {
+			return nil, err
+		}
+		if t.dec, err = parseSPDecoder(tj.Decoder); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.loadModel(&tj, byteLevel); err != nil {
+		return nil, err
+	}
+	t.idToToken = make([]string, 0, len(t.bpe.vocab)+len(tj.AddedTokens))
+	for s, id := range t.bpe.vocab {
 		t.setToken(id, s, false)
 	}
-	for _, a := range tj.AddedTokens {
+	for i := range tj.AddedTokens {
+		a := &tj.AddedTokens[i]
+		// as the reference does, an added token that is also a vocabulary
+		// entry keeps the vocabulary's id
+		if id, ok := t.bpe.vocab[a.Content]; ok {
+			a.ID = id
+		}
 		t.setToken(a.ID, a.Content, true)
 		t.isAdded[a.ID] = true
 		t.special[a.ID] = a.Special
 	}
-	if err := t.loadNormalizer(tj.Normalizer); err != nil {
-		return nil, err
-	}
-	if err := t.loadPreTokenizer(tj.PreTokenizer); err != nil {
-		return nil, err
-	}
+	t.loadAddedTokens(tj.AddedTokens)
 	if err := t.loadPostProcessor(tj.PostProcessor); err != nil {
-		return nil, err
-	}
-	if err := checkDecoder(tj.Decoder); err != nil {
 		return nil, err
 	}
 	if configJSON != nil {
@@ -126,6 +151,53 @@ func FromJSON(tokenizerJSONData, configJSON []byte) (*Tokenizer, error) {
 		}
 	}
 	return t, nil
+}
+
+// isByteLevel tells the byte-level BPE family (a ByteLevel pre-tokenizer or
+// decoder) from the SentencePiece-style one.
+func isByteLevel(tj *tokenizerJSON) (bool, error) {
+	for _, raw := range []json.RawMessage{tj.PreTokenizer, tj.Decoder} {
+		if isNull(raw) {
+			continue
+		}
+		var c struct {
+			Type          string            `json:"type"`
+			Pretokenizers []json.RawMessage `json:"pretokenizers"`
+			Decoders      []json.RawMessage `json:"decoders"`
+		}
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return false, fmt.Errorf("tokenizer: pre_tokenizer or decoder: %w", err)
+		}
+		if c.Type == "ByteLevel" {
+			return true, nil
+		}
+		for _, sub := range append(c.Pretokenizers, c.Decoders...) {
+			var t struct{ Type string }
+			if json.Unmarshal(sub, &t) == nil && t.Type == "ByteLevel" {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// loadAddedTokens builds the two added-token matchers: tokens matched on
+// the raw text, and tokens with normalized set, matched on normalized text
+// by their normalized form.
+func (t *Tokenizer) loadAddedTokens(tokens []addedToken) {
+	var raw, normalized []addedToken
+	for _, a := range tokens {
+		if a.Normalized && t.normalizer != nil {
+			a.Content = t.normalizer.normalize(a.Content)
+			normalized = append(normalized, a)
+		} else {
+			raw = append(raw, a)
+		}
+	}
+	t.added = newAddedMatcher(raw)
+	if len(normalized) > 0 {
+		t.addedNorm = newAddedMatcher(normalized)
+	}
 }
 
 func (t *Tokenizer) setToken(id int32, s string, added bool) {
@@ -138,82 +210,6 @@ func (t *Tokenizer) setToken(id int32, s string, added bool) {
 	if added {
 		t.addedIDs[s] = id
 	}
-}
-
-func (t *Tokenizer) loadModel(tj *tokenizerJSON) error {
-	m := &tj.Model
-	switch {
-	case m.Type != "BPE":
-		return fmt.Errorf("tokenizer: model type %q is not supported (want BPE)", m.Type)
-	case m.ByteFallback:
-		return errors.New("tokenizer: BPE byte_fallback (SentencePiece-style) is not supported yet")
-	case m.Dropout != nil && *m.Dropout != 0:
-		return errors.New("tokenizer: BPE dropout is not supported")
-	case m.ContPrefix != nil && *m.ContPrefix != "", m.EndSuffix != nil && *m.EndSuffix != "":
-		return errors.New("tokenizer: BPE continuing_subword_prefix and end_of_word_suffix are not supported")
-	}
-	t.addedIDs = map[string]int32{}
-	b := &bpe{vocab: m.Vocab, ignoreMerges: m.IgnoreMerges, merges: map[pair]merge{}, cache: map[string][]int32{}}
-	// merges are "a b" strings (older files) or ["a", "b"] pairs
-	var asStrings []string
-	var asPairs [][2]string
-	if err := json.Unmarshal(m.Merges, &asStrings); err != nil {
-		if err := json.Unmarshal(m.Merges, &asPairs); err != nil {
-			return fmt.Errorf("tokenizer: BPE merges: %w", err)
-		}
-	} else {
-		asPairs = make([][2]string, len(asStrings))
-		for i, s := range asStrings {
-			a, bb, ok := strings.Cut(s, " ")
-			if !ok {
-				return fmt.Errorf("tokenizer: BPE merge %d %q is not two symbols", i, s)
-			}
-			asPairs[i] = [2]string{a, bb}
-		}
-	}
-	for rank, p := range asPairs {
-		a, okA := m.Vocab[p[0]]
-		c, okC := m.Vocab[p[1]]
-		id, okM := m.Vocab[p[0]+p[1]]
-		if !okA || !okC || !okM {
-			return fmt.Errorf("tokenizer: BPE merge %d (%q, %q) uses symbols outside the vocabulary", rank, p[0], p[1])
-		}
-		if _, dup := b.merges[pair{a, c}]; !dup {
-			b.merges[pair{a, c}] = merge{rank: int32(rank), id: id}
-		}
-	}
-	for c := 0; c < 256; c++ {
-		id, ok := m.Vocab[string(t.bl.toRune[c])]
-		if !ok {
-			return fmt.Errorf("tokenizer: the vocabulary lacks the byte-level symbol for byte %#02x", c)
-		}
-		t.byteIDs[c] = id
-	}
-	t.bpe = b
-	return nil
-}
-
-func (t *Tokenizer) loadNormalizer(raw json.RawMessage) error {
-	if isNull(raw) {
-		return nil
-	}
-	var c component
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return fmt.Errorf("tokenizer: normalizer: %w", err)
-	}
-	list := []component{c}
-	if c.Type == "Sequence" {
-		list = c.Normalizers
-	}
-	for _, n := range list {
-		switch n.Type {
-		case "NFC":
-			t.nfc = true
-		default:
-			return fmt.Errorf("tokenizer: normalizer %q is not supported", n.Type)
-		}
-	}
-	return nil
 }
 
 func (t *Tokenizer) loadPreTokenizer(raw json.RawMessage) error {
@@ -332,10 +328,30 @@ func (t *Tokenizer) loadConfig(raw []byte) error {
 	if id, ok := t.TokenID(name(c.BOSToken)); ok {
 		t.bos, t.hasBOS = id, true
 	}
-	if id, ok := t.TokenID(name(c.EOSToken)); ok {
-		t.eos = append(t.eos, id)
+	eos, hasEOS := t.TokenID(name(c.EOSToken))
+	if hasEOS {
+		t.eos = append(t.eos, eos)
+	}
+	if rebuildsTemplate[c.TokenizerClass] {
+		// transformers' Llama and Gemma tokenizers rebuild the
+		// post-processor from add_bos_token (default true) and
+		// add_eos_token (default false), whatever tokenizer.json says
+		t.prefix, t.suffix = nil, nil
+		if (c.AddBOS == nil || *c.AddBOS) && t.hasBOS {
+			t.prefix = []int32{t.bos}
+		}
+		if c.AddEOS != nil && *c.AddEOS && hasEOS {
+			t.suffix = []int32{eos}
+		}
 	}
 	return nil
+}
+
+// rebuildsTemplate lists the tokenizer classes whose special tokens come
+// from tokenizer_config.json's add_bos_token and add_eos_token.
+var rebuildsTemplate = map[string]bool{
+	"LlamaTokenizer": true, "LlamaTokenizerFast": true, "CodeLlamaTokenizer": true, "CodeLlamaTokenizerFast": true,
+	"GemmaTokenizer": true, "GemmaTokenizerFast": true,
 }
 
 func isNull(raw json.RawMessage) bool {

@@ -1,21 +1,24 @@
 package tokenizer
 
-import (
-	"strings"
-
-	"golang.org/x/text/unicode/norm"
-)
+import "strings"
 
 // Tokenizer encodes text to token ids and back. It is safe for concurrent
 // use.
 type Tokenizer struct {
-	bl        *byteLevel
-	bpe       *bpe
-	byteIDs   [256]int32 // id of each byte's byte-level symbol
-	added     *addedMatcher
-	addedIDs  map[string]int32
-	split     splitPattern
-	nfc       bool
+	bl         *byteLevel
+	bpe        *bpe
+	byteIDs    [256]int32    // id of each byte's byte-level symbol
+	added      *addedMatcher // tokens matched on the raw text
+	addedNorm  *addedMatcher // tokens matched on normalized text; nil if none
+	addedIDs   map[string]int32
+	split      splitPattern // byte-level pre-tokenizer
+	normalizer normalizer   // nil: none
+
+	// SentencePiece-style BPE (nil for byte-level BPE)
+	sp  *spModel
+	pre preTokenizer // nil: the whole text is one word
+	dec *decoderSpec
+
 	prefix    []int32 // post-processor tokens before the sequence (BOS)
 	suffix    []int32 // and after it
 	idToToken []string
@@ -39,25 +42,62 @@ func (t *Tokenizer) Encode(text string, parseSpecial bool) []int32 {
 			continue
 		}
 		s := seg.text
-		if t.nfc {
-			s = norm.NFC.String(s)
+		if t.normalizer != nil {
+			s = t.normalizer.normalize(s)
 		}
+		if t.addedNorm == nil {
+			ids = t.encodeText(s, seg.start == 0, ids)
+			continue
+		}
+		for _, sub := range t.addedNorm.split(s, parseSpecial) {
+			if sub.id >= 0 {
+				ids = append(ids, sub.id)
+			} else {
+				ids = t.encodeText(sub.text, seg.start == 0 && sub.start == 0, ids)
+			}
+		}
+	}
+	return ids
+}
+
+// encodeText pre-tokenizes normalized text and BPE-encodes each word.
+// atStart reports whether s begins the input.
+func (t *Tokenizer) encodeText(s string, atStart bool, ids []int32) []int32 {
+	if t.sp == nil {
 		t.split.scan(s, func(piece string) {
 			ids = t.encodePiece(piece, ids)
 		})
+		return ids
+	}
+	if t.pre == nil {
+		return t.encodeWord(s, ids)
+	}
+	for _, w := range t.pre.split(nil, s, atStart) {
+		ids = t.encodeWord(w, ids)
 	}
 	return ids
+}
+
+// encodeWord runs SentencePiece-style BPE on one word.
+func (t *Tokenizer) encodeWord(w string, dst []int32) []int32 {
+	return t.bpe.encode(w, func() []int32 {
+		return t.sp.symbols(t.bpe.vocab, w, make([]int32, 0, len(w)))
+	}, dst)
 }
 
 // encodePiece byte-level maps one pre-token and runs BPE on it.
 func (t *Tokenizer) encodePiece(piece string, dst []int32) []int32 {
 	var word strings.Builder
-	initial := make([]int32, 0, len(piece))
 	for i := 0; i < len(piece); i++ {
 		word.WriteRune(t.bl.toRune[piece[i]])
-		initial = append(initial, t.byteIDs[piece[i]])
 	}
-	return t.bpe.encode(word.String(), initial, dst)
+	return t.bpe.encode(word.String(), func() []int32 {
+		initial := make([]int32, len(piece))
+		for i := 0; i < len(piece); i++ {
+			initial[i] = t.byteIDs[piece[i]]
+		}
+		return initial
+	}, dst)
 }
 
 // AddSpecial wraps ids with the post-processor's special tokens (for
@@ -110,7 +150,7 @@ func (t *Tokenizer) BOS() (int32, bool) { return t.bos, t.hasBOS }
 // vocabulary.
 func (t *Tokenizer) EOS() []int32 {
 	out := append([]int32(nil), t.eos...)
-	for _, s := range []string{"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>"} {
+	for _, s := range []string{"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<eos>", "</s>"} {
 		if id, ok := t.addedIDs[s]; ok && !contains(out, id) {
 			out = append(out, id)
 		}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"golang.org/x/text/unicode/norm"
 )
 
 // repoFile returns the path of a file relative to the repository root.
@@ -104,8 +102,8 @@ func TestRoundTrip(t *testing.T) {
 		tk := vendored(t, name)
 		for _, f := range fixtures(t, name) {
 			want := f.Text
-			if tk.nfc {
-				want = norm.NFC.String(want)
+			if tk.normalizer != nil {
+				want = tk.normalizer.normalize(want)
 			}
 			if got := tk.Decode(tk.Encode(f.Text, true), false); got != want {
 				t.Errorf("%s: round trip of %q gave %q", name, f.Text, got)
@@ -201,9 +199,11 @@ func TestUnsupportedComponentsFailAtLoad(t *testing.T) {
 	}
 	for _, tc := range []struct{ from, to, want string }{
 		{`"type":"BPE"`, `"type":"Unigram"`, "Unigram"},
-		{`"normalizer":null`, `"normalizer":{"type":"NFKD"}`, "NFKD"},
-		{`"decoder":{"type":"ByteLevel"}`, `"decoder":{"type":"Metaspace"}`, "Metaspace"},
-		{`"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"use_regex":true}`, `"pre_tokenizer":{"type":"Metaspace"}`, "Metaspace"},
+		{`"normalizer":null`, `"normalizer":{"type":"Precompiled"}`, "Precompiled"},
+		{`"normalizer":null`, `"normalizer":{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"BertNormalizer"}]}`, "BertNormalizer"},
+		{`"normalizer":null`, `"normalizer":{"type":"Replace","pattern":{"Regex":"a(?=b)"},"content":""}`, "look-around"},
+		{`"normalizer":null`, `"normalizer":{"type":"Replace","pattern":{"Regex":"\\s+"},"content":""}`, `\s`},
+		{`"decoder":{"type":"ByteLevel"}`, `"decoder":{"type":"WordPiece"}`, "WordPiece"},
 		{`"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"use_regex":true}`,
 			`"pre_tokenizer":{"type":"Split","pattern":{"Regex":"\\w+"},"behavior":"Isolated"}`, "Split pattern"},
 		{`"merges":[]`, `"merges":[],"byte_fallback":true`, "byte_fallback"},
