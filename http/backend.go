@@ -104,6 +104,10 @@ type GenerateRequest struct {
 	// named): the output must be the model family's call markup around a
 	// document of this grammar ({"name": ..., "arguments": ...}).
 	ToolGrammar *grammar.Grammar
+	// ParallelToolCalls lets a forced call be followed by more calls
+	// (parallel_tool_calls, the default; Anthropic's
+	// disable_parallel_tool_use turns it off): one or more, instead of one.
+	ParallelToolCalls bool
 	// ThinkingBudget caps the tokens spent inside a <think> block; when it
 	// is spent the engine emits the closing tag itself and the model goes
 	// on with its answer. 0 means no cap.

@@ -21,6 +21,7 @@ type chatRequest struct {
 	Tools               []json.RawMessage `json:"tools"`
 	ResponseFormat      *responseFormat   `json:"response_format"`
 	ToolChoice          *toolChoice       `json:"tool_choice"`
+	ParallelToolCalls   *bool             `json:"parallel_tool_calls"`
 	samplingFields
 }
 
@@ -144,6 +145,6 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	return &chatPlan{prompt: p, includeUsage: r.StreamOptions != nil && r.StreamOptions.IncludeUsage, tools: len(tools) > 0, gen: &GenerateRequest{
 		Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, StopStrings: stops, StopTokenIDs: r.StopTokenIDs,
 		IgnoreEOS: r.IgnoreEOS, N: n, Logprobs: r.Logprobs || top > 0, TopLogprobs: top, ThinkingBudget: think.budget, Grammar: g,
-		ToolGrammar: toolG,
+		ToolGrammar: toolG, ParallelToolCalls: r.ParallelToolCalls == nil || *r.ParallelToolCalls,
 	}}, nil
 }

@@ -266,6 +266,6 @@ func (s *Server) planMessages(r *messagesRequest) (*messagesPlan, error) {
 	}
 	return &messagesPlan{prompt: p, tools: len(r.Tools) > 0 && (choice == nil || choice.Mode != "none"), gen: &GenerateRequest{
 		Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, StopStrings: stops, N: 1, ThinkingBudget: think.budget,
-		ToolGrammar: toolG,
+		ToolGrammar: toolG, ParallelToolCalls: r.ToolChoice == nil || !r.ToolChoice.DisableParallelToolUse,
 	}}, nil
 }

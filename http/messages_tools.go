@@ -10,10 +10,12 @@ import (
 // empty input, one input_json_delta, content_block_stop) and stop_reason
 // becomes "tool_use". Text never lands in a tool_use block's index.
 
-// anthropicToolChoice is {"type": "auto" | "any" | "tool" | "none", "name"}.
+// anthropicToolChoice is {"type": "auto" | "any" | "tool" | "none", "name",
+// "disable_parallel_tool_use"}.
 type anthropicToolChoice struct {
-	Type string `json:"type"`
-	Name string `json:"name"`
+	Type                   string `json:"type"`
+	Name                   string `json:"name"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
 }
 
 // choice maps Anthropic's tool_choice onto the OpenAI one the grammar uses.

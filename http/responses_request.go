@@ -214,6 +214,6 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 	return &responsesPlan{prompt: p, history: msgs, req: r, effort: effort, tools: tools, choice: choice, parseCalls: len(offered) > 0,
 		gen: &GenerateRequest{
 			Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, N: 1, Logprobs: logprobs, TopLogprobs: top, ThinkingBudget: think.budget,
-			Grammar: g, ToolGrammar: toolG,
+			Grammar: g, ToolGrammar: toolG, ParallelToolCalls: r.ParallelToolCalls == nil || *r.ParallelToolCalls,
 		}}, nil
 }

@@ -120,8 +120,9 @@ func TestStructuredOutput(t *testing.T) {
 }
 
 // TestForcedToolCalls: tool_choice "required" and a named function make a
-// random-weight model emit a well-formed call whose arguments validate
-// against the tool's schema, in every one of 100 seeded requests.
+// random-weight model emit well-formed calls whose arguments validate
+// against the tool's schema, in every one of 100 seeded requests: exactly
+// one call with parallel_tool_calls false, one or more by default.
 func TestForcedToolCalls(t *testing.T) {
 	dir := t.TempDir()
 	if err := testmodel.Write(dir, testmodel.Tiny("qwen3")); err != nil {
@@ -143,40 +144,46 @@ func TestForcedToolCalls(t *testing.T) {
 		tools = append(tools, openai.ChatCompletionToolUnionParam{OfFunction: &openai.ChatCompletionFunctionToolParam{
 			Function: openai.FunctionDefinitionParam{Name: name, Parameters: openai.FunctionParameters(p)}}})
 	}
+	calls := map[int]int{}
 	for i := 0; i < 100; i++ {
 		choice := openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("required")}
 		if i%4 == 3 {
 			choice = openai.ChatCompletionToolChoiceOptionUnionParam{OfFunctionToolChoice: &openai.ChatCompletionNamedToolChoiceParam{
 				Function: openai.ChatCompletionNamedToolChoiceFunctionParam{Name: "set_alarm"}}}
 		}
+		parallel := i%2 == 0
 		res, err := oc.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 			Messages:   []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Do something useful.")},
 			Tools:      tools,
-			ToolChoice: choice,
-			MaxTokens:  openai.Int(200), Seed: openai.Int(int64(i)), Temperature: openai.Float(1.0),
+			ToolChoice: choice, ParallelToolCalls: openai.Bool(parallel),
+			MaxTokens: openai.Int(1000), Seed: openai.Int(int64(i)), Temperature: openai.Float(1.0),
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		c := res.Choices[0]
-		if c.FinishReason != "tool_calls" || len(c.Message.ToolCalls) != 1 {
-			t.Fatalf("request %d: finish %q, message %+v", i, c.FinishReason, c.Message)
+		if c.FinishReason != "tool_calls" || len(c.Message.ToolCalls) == 0 || (!parallel && len(c.Message.ToolCalls) != 1) {
+			t.Fatalf("request %d (parallel %v): finish %q, message %+v", i, parallel, c.FinishReason, c.Message)
 		}
-		call := c.Message.ToolCalls[0].Function
-		v, ok := validators[call.Name]
-		if !ok || (i%4 == 3 && call.Name != "set_alarm") {
-			t.Fatalf("request %d: called %q", i, call.Name)
-		}
-		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(call.Arguments))
-		if err != nil || v.Validate(inst) != nil {
-			t.Fatalf("request %d: arguments %q do not validate (%v)", i, call.Arguments, err)
+		calls[min(len(c.Message.ToolCalls), 2)]++
+		for _, tc := range c.Message.ToolCalls {
+			call := tc.Function
+			v, ok := validators[call.Name]
+			if !ok || (i%4 == 3 && call.Name != "set_alarm") {
+				t.Fatalf("request %d: called %q", i, call.Name)
+			}
+			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(call.Arguments))
+			if err != nil || v.Validate(inst) != nil {
+				t.Fatalf("request %d: arguments %q do not validate (%v)", i, call.Arguments, err)
+			}
 		}
 	}
+	t.Logf("requests by calls made (2 = two or more): %v", calls)
 }
 
-// TestForcedToolUseAnthropic: Anthropic tool_choice "any" gives a tool_use
-// block whose input validates, through the official SDK, in 20 of 20
-// requests.
+// TestForcedToolUseAnthropic: Anthropic tool_choice "any" gives tool_use
+// blocks whose input validates, through the official SDK, in 20 of 20
+// requests: exactly one with disable_parallel_tool_use.
 func TestForcedToolUseAnthropic(t *testing.T) {
 	dir := t.TempDir()
 	if err := testmodel.Write(dir, testmodel.Tiny("qwen3")); err != nil {
@@ -193,7 +200,7 @@ func TestForcedToolUseAnthropic(t *testing.T) {
 			Tools: []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "set_alarm",
 				InputSchema: anthropic.ToolInputSchemaParam{Properties: map[string]any{"hour": map[string]any{"type": "integer"},
 					"on": map[string]any{"type": "boolean"}}, Required: []string{"hour"}}}}},
-			ToolChoice: anthropic.ToolChoiceUnionParam{OfAny: &anthropic.ToolChoiceAnyParam{}},
+			ToolChoice: anthropic.ToolChoiceUnionParam{OfAny: &anthropic.ToolChoiceAnyParam{DisableParallelToolUse: anthropic.Bool(i%2 == 0)}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -209,7 +216,7 @@ func TestForcedToolUseAnthropic(t *testing.T) {
 				t.Fatalf("request %d: tool_use %s %s (%v)", i, b.Name, b.Input, err)
 			}
 		}
-		if uses != 1 || msg.StopReason != "tool_use" {
+		if uses == 0 || (i%2 == 0 && uses != 1) || msg.StopReason != "tool_use" {
 			t.Fatalf("request %d: %d tool_use blocks, stop %q", i, uses, msg.StopReason)
 		}
 	}

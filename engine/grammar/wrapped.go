@@ -14,25 +14,44 @@ import (
 // Constraint. Not safe for concurrent use.
 type Wrapped struct {
 	v           *Vocab
+	g           *Grammar
 	doc         *Constraint
 	open, close []byte
-	pos         int // bytes of the current literal already produced
-	phase       int // 0: open literal, 1: document, 2: close literal, 3: only EOS
-	ok          bool
+	// again, when set, may follow a complete wrapped document instead of
+	// EOS and starts another (parallel tool calls: "\n<tool_call>\n").
+	again []byte
+	round int // documents started before the current one
+	pos   int // bytes of the current literal already produced
+	phase int // 0: open literal, 1: document, 2: close literal, 3: EOS or again
+	ok    bool
 }
 
 // NewWrapped starts open + g + close over vocabulary v.
 func NewWrapped(v *Vocab, g *Grammar, open, close string) *Wrapped {
-	w := &Wrapped{v: v, doc: NewConstraint(v, g), open: []byte(open), close: []byte(close), ok: true}
+	w := &Wrapped{v: v, g: g, doc: NewConstraint(v, g), open: []byte(open), close: []byte(close), ok: true}
 	if len(w.open) == 0 {
 		w.phase = 1
 	}
 	return w
 }
 
+// NewWrappedRepeat is NewWrapped where each complete document may be
+// followed by sep + open and another document, any number of times, before
+// EOS: one or more tool calls.
+func NewWrappedRepeat(v *Vocab, g *Grammar, open, close, sep string) *Wrapped {
+	w := NewWrapped(v, g, open, close)
+	w.again = []byte(sep + open)
+	return w
+}
+
 func (w *Wrapped) literal() []byte {
-	if w.phase == 0 {
+	switch {
+	case w.phase == 0 && w.round > 0:
+		return w.again[w.pos:]
+	case w.phase == 0:
 		return w.open[w.pos:]
+	case w.phase == 3:
+		return w.again // only with a repeat, and only from its start
 	}
 	return w.close[w.pos:]
 }
@@ -45,7 +64,7 @@ func (w *Wrapped) Mask(logits []float32) {
 		return
 	case 3:
 		for i := range logits {
-			if !w.v.isEOS(i) {
+			if !w.v.isEOS(i) && !w.startsAgain(i) {
 				logits[i] = float32(math.Inf(-1))
 			}
 		}
@@ -62,6 +81,15 @@ func (w *Wrapped) Mask(logits []float32) {
 			logits[i] = float32(math.Inf(-1))
 		}
 	}
+}
+
+// startsAgain reports whether token i begins another wrapped document.
+func (w *Wrapped) startsAgain(i int) bool {
+	if w.again == nil || i >= w.v.size {
+		return false
+	}
+	t := w.v.bytes(i)
+	return len(t) > 0 && bytes.HasPrefix(w.again, t)
 }
 
 // Accept advances by a token the request kept.
@@ -82,6 +110,12 @@ func (w *Wrapped) Accept(tok int32) {
 		}
 		return
 	case 3:
+		if w.startsAgain(int(tok)) && !w.v.isEOS(int(tok)) {
+			w.round++
+			w.doc = NewConstraint(w.v, w.g)
+			w.phase, w.pos = 0, 0
+			break // consume the token as the start of the again literal
+		}
 		w.ok = w.v.isEOS(int(tok))
 		return
 	}
