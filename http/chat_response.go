@@ -106,20 +106,13 @@ func optionalText(s string) *string {
 func chatResponse(id, model string, created int64, p *chatPlan, r *result) chatCompletion {
 	choices := make([]chatChoice, len(r.choices))
 	for i, c := range r.choices {
-		split := newThinkSplitter(p.prompt.startsInThink)
-		reasoning, answer := split.feed(c.text)
-		r2, a2 := split.flush()
-		msg := chatMessageOut{Role: "assistant", Content: answer + a2, ReasoningContent: optionalText(reasoning + r2)}
-		var tools *toolSplitter
-		if p.tools {
-			tools = &toolSplitter{}
-			msg.Content, msg.ToolCalls = tools.feed(msg.Content, true)
-		}
+		split := newOutputSplitter(p.prompt.startsInThink, p.tools)
+		reasoning, answer, calls := split.feed(c.text, true)
 		choices[i] = chatChoice{
 			Index:        i,
-			Message:      msg,
+			Message:      chatMessageOut{Role: "assistant", Content: answer, ReasoningContent: optionalText(reasoning), ToolCalls: calls},
 			Logprobs:     toChatLogprobs(c.logprobs),
-			FinishReason: tools.finishReason(c.finish),
+			FinishReason: split.finishReason(c.finish),
 		}
 	}
 	return chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: model, Choices: choices, Usage: toOpenAIUsage(r.usage)}
@@ -156,23 +149,15 @@ type chatStream struct {
 	id, model    string
 	created      int64
 	includeUsage bool
-	splits       []*thinkSplitter // per choice
-	tools        []*toolSplitter  // per choice, when the request declares tools
+	splits       []*outputSplitter // per choice
 }
 
 func newChatStream(id, model string, created int64, p *chatPlan) *chatStream {
-	splits := make([]*thinkSplitter, p.gen.N)
+	splits := make([]*outputSplitter, p.gen.N)
 	for i := range splits {
-		splits[i] = newThinkSplitter(p.prompt.startsInThink)
+		splits[i] = newOutputSplitter(p.prompt.startsInThink, p.tools)
 	}
-	c := &chatStream{id: id, model: model, created: created, includeUsage: p.includeUsage, splits: splits}
-	if p.tools {
-		c.tools = make([]*toolSplitter, p.gen.N)
-		for i := range c.tools {
-			c.tools[i] = &toolSplitter{}
-		}
-	}
-	return c
+	return &chatStream{id: id, model: model, created: created, includeUsage: p.includeUsage, splits: splits}
 }
 
 func (c *chatStream) chunk(choices []chunkChoice, usage *openAIUsage) chatChunk {
@@ -191,21 +176,11 @@ func (c *chatStream) event(w *sseWriter, ev Event) {
 		return
 	}
 	split := c.splits[ev.Choice]
-	reasoning, answer := split.feed(ev.Text)
-	if ev.FinishReason != "" {
-		r2, a2 := split.flush()
-		reasoning, answer = reasoning+r2, answer+a2
-	}
-	var calls []chatToolCall
-	var tools *toolSplitter
-	if c.tools != nil {
-		tools = c.tools[ev.Choice]
-		first := tools.calls
-		answer, calls = tools.feed(answer, ev.FinishReason != "")
-		for k := range calls {
-			idx := first + k
-			calls[k].Index = &idx
-		}
+	first := split.calls()
+	reasoning, answer, calls := split.feed(ev.Text, ev.FinishReason != "")
+	for k := range calls {
+		idx := first + k
+		calls[k].Index = &idx
 	}
 	lps := toChatLogprobs(ev.Logprobs)
 	if reasoning != "" || answer != "" || lps != nil || len(calls) > 0 {
@@ -213,7 +188,7 @@ func (c *chatStream) event(w *sseWriter, ev Event) {
 			ReasoningContent: optionalText(reasoning), ToolCalls: calls}, Logprobs: lps}}, nil))
 	}
 	if ev.FinishReason != "" {
-		reason := tools.finishReason(ev.FinishReason)
+		reason := split.finishReason(ev.FinishReason)
 		w.send("", c.chunk([]chunkChoice{{Index: ev.Choice, FinishReason: &reason}}, nil))
 	}
 }

@@ -55,11 +55,3 @@ func (t *toolSplitter) feed(text string, final bool) (string, []chatToolCall) {
 	return sb.String(), calls
 }
 
-// finishReason is "tool_calls" when the choice ended naturally after
-// making calls.
-func (t *toolSplitter) finishReason(reason FinishReason) string {
-	if t != nil && t.calls > 0 && reason == FinishStop {
-		return "tool_calls"
-	}
-	return string(reason)
-}

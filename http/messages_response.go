@@ -65,16 +65,7 @@ func stopReason(finish FinishReason, stopSequence string) (*string, *string) {
 // messagesResponse builds the non-streaming response.
 func messagesResponse(id, model string, p *messagesPlan, r *result) anthropicMessageOut {
 	c := r.choices[0]
-	split := newThinkSplitter(p.prompt.startsInThink)
-	reasoning, answer := split.feed(c.text)
-	r2, a2 := split.flush()
-	reasoning, answer = reasoning+r2, answer+a2
-	var calls []chatToolCall
-	var tools *toolSplitter
-	if p.tools {
-		tools = &toolSplitter{}
-		answer, calls = tools.feed(answer, true)
-	}
+	reasoning, answer, calls := newOutputSplitter(p.prompt.startsInThink, p.tools).feed(c.text, true)
 	content := []anthropicBlockOut{}
 	if reasoning != "" {
 		content = append(content, thinkingBlock(reasoning))
@@ -141,20 +132,15 @@ type (
 type messagesStream struct {
 	id, model    string
 	promptTokens int
-	split        *thinkSplitter
-	tools        *toolSplitter // when the request declares tools
-	open         string        // type of the open block ("thinking", "text") or ""
-	index        int           // index of the open block; blocks so far when none is open
+	split        *outputSplitter
+	open         string // type of the open block ("thinking", "text") or ""
+	index        int    // index of the open block; blocks so far when none is open
 	finish       FinishReason
 	stopSequence string
 }
 
 func newMessagesStream(id, model string, p *messagesPlan) *messagesStream {
-	m := &messagesStream{id: id, model: model, promptTokens: len(p.gen.Prompt), split: newThinkSplitter(p.prompt.startsInThink)}
-	if p.tools {
-		m.tools = &toolSplitter{}
-	}
-	return m
+	return &messagesStream{id: id, model: model, promptTokens: len(p.gen.Prompt), split: newOutputSplitter(p.prompt.startsInThink, p.tools)}
 }
 
 func (m *messagesStream) begin(w *sseWriter) {
@@ -196,18 +182,11 @@ func (m *messagesStream) closeBlock(w *sseWriter) {
 }
 
 func (m *messagesStream) event(w *sseWriter, ev Event) {
-	reasoning, answer := m.split.feed(ev.Text)
+	reasoning, answer, calls := m.split.feed(ev.Text, ev.FinishReason != "")
 	if ev.FinishReason != "" {
-		r2, a2 := m.split.flush()
-		reasoning, answer = reasoning+r2, answer+a2
 		m.finish, m.stopSequence = ev.FinishReason, ev.StopSequence
 	}
 	m.write(w, "thinking", reasoning)
-	if m.tools == nil {
-		m.write(w, "text", answer)
-		return
-	}
-	answer, calls := m.tools.feed(answer, ev.FinishReason != "")
 	m.write(w, "text", answer)
 	for _, call := range calls {
 		m.closeBlock(w)
@@ -225,7 +204,7 @@ func (m *messagesStream) event(w *sseWriter, ev Event) {
 func (m *messagesStream) end(w *sseWriter, usage Usage) {
 	m.closeBlock(w)
 	reason, seq := stopReason(m.finish, m.stopSequence)
-	if m.tools != nil && m.tools.calls > 0 && m.finish == FinishStop && seq == nil {
+	if m.split.calls() > 0 && m.finish == FinishStop && seq == nil {
 		r := "tool_use"
 		reason = &r
 	}

@@ -178,7 +178,7 @@ type responsesStream struct {
 	obj   responseObject
 	plan  *responsesPlan
 	seq   int
-	split *thinkSplitter
+	split *outputSplitter
 
 	open     string          // "reasoning", "message" or "" (no item open)
 	item     responseItem    // the open item
@@ -187,16 +187,12 @@ type responsesStream struct {
 
 	reasoning, answer string // finished texts, for the stored conversation
 	finish            FinishReason
-	tools             *toolSplitter  // set when the model was offered tools
 	calls             []chatToolCall // the calls made, for the stored conversation
 	onFinish          func(obj responseObject, reasoning, answer string, calls []chatToolCall)
 }
 
 func (s *Server) newResponsesStream(p *responsesPlan) *responsesStream {
-	rs := &responsesStream{obj: s.newResponseObject(newID("resp_"), p), plan: p, split: newThinkSplitter(p.prompt.startsInThink)}
-	if p.parseCalls {
-		rs.tools = &toolSplitter{}
-	}
+	rs := &responsesStream{obj: s.newResponseObject(newID("resp_"), p), plan: p, split: newOutputSplitter(p.prompt.startsInThink, p.parseCalls)}
 	rs.onFinish = func(obj responseObject, reasoning, answer string, calls []chatToolCall) {
 		if !obj.Store {
 			return
@@ -295,10 +291,8 @@ func (r *responsesStream) closeItem(w *sseWriter, status string) {
 }
 
 func (r *responsesStream) event(w *sseWriter, ev Event) {
-	reasoning, answer := r.split.feed(ev.Text)
+	reasoning, answer, calls := r.split.feed(ev.Text, ev.FinishReason != "")
 	if ev.FinishReason != "" {
-		r2, a2 := r.split.flush()
-		reasoning, answer = reasoning+r2, answer+a2
 		r.finish = ev.FinishReason
 	}
 	r.write(w, "reasoning", reasoning, nil)
@@ -306,11 +300,6 @@ func (r *responsesStream) event(w *sseWriter, ev Event) {
 	if l := toChatLogprobs(ev.Logprobs); l != nil {
 		lps = l.Content
 	}
-	if r.tools == nil {
-		r.write(w, "message", answer, lps)
-		return
-	}
-	answer, calls := r.tools.feed(answer, ev.FinishReason != "")
 	r.write(w, "message", answer, lps)
 	for _, call := range calls {
 		r.writeCall(w, call)

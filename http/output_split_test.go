@@ -1,0 +1,73 @@
+package api
+
+import (
+	"reflect"
+	"testing"
+)
+
+// splitOutput feeds output in the given chunks and joins what comes out.
+func splitOutput(startsInThink bool, chunks []string) (reasoning, answer string, calls []chatToolCall, finish string) {
+	s := newOutputSplitter(startsInThink, true)
+	for i, c := range chunks {
+		r, a, cs := s.feed(c, i == len(chunks)-1)
+		reasoning += r
+		answer += a
+		for _, c := range cs {
+			c.ID = "" // random per call
+			calls = append(calls, c)
+		}
+	}
+	return reasoning, answer, calls, s.finishReason(FinishStop)
+}
+
+// TestOutputSplitterAtEveryBoundary: recorded model outputs — calls in the
+// answer, a call inside the reasoning (vLLM #39056), malformed markup —
+// give the same reasoning, text and calls whether the output arrives whole,
+// cut at any single byte, or one byte at a time.
+func TestOutputSplitterAtEveryBoundary(t *testing.T) {
+	call := func(name, args string) chatToolCall {
+		return chatToolCall{Type: "function", Function: chatFunctionCall{Name: name, Arguments: args}}
+	}
+	tests := []struct {
+		name          string
+		startsInThink bool
+		output        string
+		reasoning     string
+		answer        string
+		calls         []chatToolCall
+		finish        string
+	}{
+		{"call in the answer", false, "Let me look.\n<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.go\"}}\n</tool_call>",
+			"", "Let me look.\n", []chatToolCall{call("read", `{"path":"a.go"}`)}, "tool_calls"},
+		{"call inside reasoning", true, "I need the file. <tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"b.go\"}}\n</tool_call>\n</think>\n\n",
+			"I need the file. ", "", []chatToolCall{call("read", `{"path":"b.go"}`)}, "tool_calls"},
+		{"calls in reasoning and answer", false, "<think>first <tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call> then</think>ok<tool_call>{\"name\": \"b\", \"arguments\": {\"x\": [1, 2]}}</tool_call>",
+			"first  then", "ok", []chatToolCall{call("a", `{}`), call("b", `{"x":[1,2]}`)}, "tool_calls"},
+		{"duplicated closing tag", false, "<tool_call>{\"name\": \"a\", \"arguments\": {\"k\": \"v\"}}</tool_call></tool_call>done",
+			"", "done", []chatToolCall{call("a", `{"k":"v"}`)}, "tool_calls"},
+		{"truncated call", false, "Sure.<tool_call>{\"name\": \"a\", \"arguments\": {\"k\": \"v",
+			"", "Sure.<tool_call>{\"name\": \"a\", \"arguments\": {\"k\": \"v", nil, "stop"},
+		{"no markup", false, "<think>hmm</think>plain <tool text", "hmm", "plain <tool text", nil, "stop"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			check := func(how string, chunks []string) {
+				t.Helper()
+				r, a, calls, finish := splitOutput(tc.startsInThink, chunks)
+				if r != tc.reasoning || a != tc.answer || !reflect.DeepEqual(calls, tc.calls) || finish != tc.finish {
+					t.Fatalf("%s: reasoning %q answer %q calls %+v finish %q\nwant %q %q %+v %q", how, r, a, calls, finish,
+						tc.reasoning, tc.answer, tc.calls, tc.finish)
+				}
+			}
+			check("whole", []string{tc.output})
+			for i := 1; i < len(tc.output); i++ {
+				check("cut at "+tc.output[:i], []string{tc.output[:i], tc.output[i:]})
+			}
+			var bytes []string
+			for i := range len(tc.output) {
+				bytes = append(bytes, tc.output[i:i+1])
+			}
+			check("byte by byte", bytes)
+		})
+	}
+}
