@@ -54,4 +54,3 @@ func (t *toolSplitter) feed(text string, final bool) (string, []chatToolCall) {
 	}
 	return sb.String(), calls
 }
-
