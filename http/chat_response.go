@@ -107,7 +107,7 @@ func chatResponse(id, model string, created int64, p *chatPlan, r *result) chatC
 	choices := make([]chatChoice, len(r.choices))
 	for i, c := range r.choices {
 		split := newOutputSplitter(p.prompt.startsInThink, p.tools)
-		reasoning, answer, calls := split.feed(c.text, true)
+		reasoning, answer, calls := split.feedAll(c.text)
 		choices[i] = chatChoice{
 			Index:        i,
 			Message:      chatMessageOut{Role: "assistant", Content: answer, ReasoningContent: optionalText(reasoning), ToolCalls: calls},
@@ -176,11 +176,19 @@ func (c *chatStream) event(w *sseWriter, ev Event) {
 		return
 	}
 	split := c.splits[ev.Choice]
-	first := split.calls()
-	reasoning, answer, calls := split.feed(ev.Text, ev.FinishReason != "")
-	for k := range calls {
-		idx := first + k
-		calls[k].Index = &idx
+	reasoning, answer, events := split.feed(ev.Text, ev.FinishReason != "")
+	var calls []chatToolCall
+	for _, e := range events {
+		if !e.start && e.delta == "" {
+			continue
+		}
+		// the first delta of a call carries its id, type and name; later
+		// ones only the index and more arguments (as OpenAI streams them)
+		call := chatToolCall{Index: &e.index, Function: chatFunctionCall{Arguments: e.delta}}
+		if e.start {
+			call.ID, call.Type, call.Function.Name = e.id, "function", e.name
+		}
+		calls = append(calls, call)
 	}
 	lps := toChatLogprobs(ev.Logprobs)
 	if reasoning != "" || answer != "" || lps != nil || len(calls) > 0 {

@@ -65,7 +65,7 @@ func stopReason(finish FinishReason, stopSequence string) (*string, *string) {
 // messagesResponse builds the non-streaming response.
 func messagesResponse(id, model string, p *messagesPlan, r *result) anthropicMessageOut {
 	c := r.choices[0]
-	reasoning, answer, calls := newOutputSplitter(p.prompt.startsInThink, p.tools).feed(c.text, true)
+	reasoning, answer, calls := newOutputSplitter(p.prompt.startsInThink, p.tools).feedAll(c.text)
 	content := []anthropicBlockOut{}
 	if reasoning != "" {
 		content = append(content, thinkingBlock(reasoning))
@@ -188,15 +188,27 @@ func (m *messagesStream) event(w *sseWriter, ev Event) {
 	}
 	m.write(w, "thinking", reasoning)
 	m.write(w, "text", answer)
-	for _, call := range calls {
+	for _, e := range calls {
+		m.callEvent(w, e)
+	}
+}
+
+// callEvent streams a call as a tool_use block: content_block_start (empty
+// input) when it is announced, input_json_delta as its arguments come,
+// content_block_stop when it ends. Text never shares the block's index.
+func (m *messagesStream) callEvent(w *sseWriter, e callEvent) {
+	if e.start {
 		m.closeBlock(w)
-		block := toolUseBlock(call)
-		args := string(block.Input)
+		block := toolUseBlock(chatToolCall{ID: e.id, Function: chatFunctionCall{Name: e.name}})
 		block.Input = json.RawMessage("{}")
 		w.send("content_block_start", blockStartEvent{Type: "content_block_start", Index: m.index, ContentBlock: block})
-		w.send("content_block_delta", blockDeltaEvent{Type: "content_block_delta", Index: m.index,
-			Delta: blockDelta{Type: "input_json_delta", PartialJSON: &args}})
 		m.open = "tool_use"
+	}
+	if e.delta != "" {
+		w.send("content_block_delta", blockDeltaEvent{Type: "content_block_delta", Index: m.index,
+			Delta: blockDelta{Type: "input_json_delta", PartialJSON: &e.delta}})
+	}
+	if e.done != nil {
 		m.closeBlock(w)
 	}
 }

@@ -12,19 +12,21 @@ type outputSplitter struct {
 	// inThink and inAnswer parse calls in each part; nil when the request
 	// offered no tools (the markup is then plain text).
 	inThink, inAnswer *toolSplitter
+	next              int // calls announced so far
 }
 
 func newOutputSplitter(startsInThink, tools bool) *outputSplitter {
 	s := &outputSplitter{think: newThinkSplitter(startsInThink)}
 	if tools {
-		s.inThink, s.inAnswer = &toolSplitter{}, &toolSplitter{}
+		s.inThink, s.inAnswer = &toolSplitter{next: &s.next}, &toolSplitter{next: &s.next}
 	}
 	return s
 }
 
 // feed takes the next chunk of output (final: the last one) and returns
-// the reasoning and answer text decided so far and the calls completed.
-func (s *outputSplitter) feed(chunk string, final bool) (reasoning, answer string, calls []chatToolCall) {
+// the reasoning and answer text decided so far and the progress of calls
+// (announced, arguments streamed, completed), in order.
+func (s *outputSplitter) feed(chunk string, final bool) (reasoning, answer string, calls []callEvent) {
 	reasoning, answer = s.think.feed(chunk)
 	if final {
 		r2, a2 := s.think.flush()
@@ -38,7 +40,18 @@ func (s *outputSplitter) feed(chunk string, final bool) (reasoning, answer strin
 	return reasoning, answer, append(calls, more...)
 }
 
-// calls is how many calls the choice has made so far.
+// feedAll splits a whole output: text and the completed calls.
+func (s *outputSplitter) feedAll(output string) (reasoning, answer string, calls []chatToolCall) {
+	reasoning, answer, events := s.feed(output, true)
+	for _, ev := range events {
+		if ev.done != nil {
+			calls = append(calls, *ev.done)
+		}
+	}
+	return reasoning, answer, calls
+}
+
+// calls is how many calls the choice has completed so far.
 func (s *outputSplitter) calls() int {
 	if s.inAnswer == nil {
 		return 0

@@ -2,22 +2,49 @@ package api
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
-// splitOutput feeds output in the given chunks and joins what comes out.
-func splitOutput(startsInThink bool, chunks []string) (reasoning, answer string, calls []chatToolCall, finish string) {
+// splitOutput feeds output in the given chunks and joins what comes out:
+// the completed calls, after checking that the streamed announcements and
+// argument deltas of each call add up to it; deltas counts argument deltas
+// sent before calls completed.
+func splitOutput(t *testing.T, startsInThink bool, chunks []string) (reasoning, answer string, calls []chatToolCall, finish string, deltas int) {
+	t.Helper()
 	s := newOutputSplitter(startsInThink, true)
+	streamed := map[int]*chatToolCall{}
 	for i, c := range chunks {
-		r, a, cs := s.feed(c, i == len(chunks)-1)
+		r, a, events := s.feed(c, i == len(chunks)-1)
 		reasoning += r
 		answer += a
-		for _, c := range cs {
+		for _, e := range events {
+			if e.start {
+				if streamed[e.index] != nil {
+					t.Fatalf("call %d announced twice", e.index)
+				}
+				streamed[e.index] = &chatToolCall{ID: e.id, Function: chatFunctionCall{Name: e.name}}
+			}
+			sc := streamed[e.index]
+			if sc == nil {
+				t.Fatalf("event for call %d before its start: %+v", e.index, e)
+			}
+			sc.Function.Arguments += e.delta
+			if e.done == nil {
+				if e.delta != "" {
+					deltas++
+				}
+				continue
+			}
+			if sc.ID != e.done.ID || sc.Function != e.done.Function {
+				t.Fatalf("streamed call %+v differs from the completed one %+v", *sc, *e.done)
+			}
+			c := *e.done
 			c.ID = "" // random per call
 			calls = append(calls, c)
 		}
 	}
-	return reasoning, answer, calls, s.finishReason(FinishStop)
+	return reasoning, answer, calls, s.finishReason(FinishStop), deltas
 }
 
 // TestOutputSplitterAtEveryBoundary: recorded model outputs — calls in the
@@ -46,14 +73,16 @@ func TestOutputSplitterAtEveryBoundary(t *testing.T) {
 		{"duplicated closing tag", false, "<tool_call>{\"name\": \"a\", \"arguments\": {\"k\": \"v\"}}</tool_call></tool_call>done",
 			"", "done", []chatToolCall{call("a", `{"k":"v"}`)}, "tool_calls"},
 		{"truncated call", false, "Sure.<tool_call>{\"name\": \"a\", \"arguments\": {\"k\": \"v",
-			"", "Sure.<tool_call>{\"name\": \"a\", \"arguments\": {\"k\": \"v", nil, "stop"},
+			"", "Sure.", []chatToolCall{call("a", `{"k":"v`)}, "tool_calls"},
+		{"truncated before the arguments", false, "Sure.<tool_call>{\"name\": \"a\", \"argu",
+			"", "Sure.<tool_call>{\"name\": \"a\", \"argu", nil, "stop"},
 		{"no markup", false, "<think>hmm</think>plain <tool text", "hmm", "plain <tool text", nil, "stop"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			check := func(how string, chunks []string) {
 				t.Helper()
-				r, a, calls, finish := splitOutput(tc.startsInThink, chunks)
+				r, a, calls, finish, _ := splitOutput(t, tc.startsInThink, chunks)
 				if r != tc.reasoning || a != tc.answer || !reflect.DeepEqual(calls, tc.calls) || finish != tc.finish {
 					t.Fatalf("%s: reasoning %q answer %q calls %+v finish %q\nwant %q %q %+v %q", how, r, a, calls, finish,
 						tc.reasoning, tc.answer, tc.calls, tc.finish)
@@ -69,5 +98,15 @@ func TestOutputSplitterAtEveryBoundary(t *testing.T) {
 			}
 			check("byte by byte", bytes)
 		})
+	}
+	// Arguments stream while the call is generated, not when it closes.
+	out := "<tool_call>\n{\"name\": \"write\", \"arguments\": {\"path\": \"a.txt\", \"text\": \"" + strings.Repeat("x\\n", 200) + "\"}}\n</tool_call>"
+	var chunks []string
+	for i := 0; i < len(out); i += 5 {
+		chunks = append(chunks, out[i:min(i+5, len(out))])
+	}
+	_, _, calls, _, deltas := splitOutput(t, false, chunks)
+	if len(calls) != 1 || deltas < 100 {
+		t.Fatalf("%d calls, %d argument deltas before the call closed; want 1 call streamed in many deltas", len(calls), deltas)
 	}
 }

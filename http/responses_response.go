@@ -224,8 +224,8 @@ func (r *responsesStream) begin(w *sseWriter) {
 // write appends text to an item of the given kind, opening it (and closing
 // the previous one) as needed.
 func (r *responsesStream) write(w *sseWriter, kind, text string, lps []chatTokenLogprob) {
-	if text == "" && lps == nil {
-		return
+	if text == "" && (lps == nil || r.open == "function_call") {
+		return // logprobs of a call's tokens have no text part to go in
 	}
 	if r.open != kind {
 		r.closeItem(w, "completed")
@@ -271,8 +271,8 @@ func (r *responsesStream) part() responsePart {
 }
 
 func (r *responsesStream) closeItem(w *sseWriter, status string) {
-	if r.open == "" {
-		return
+	if r.open == "" || r.open == "function_call" {
+		return // a call item ends with its done event (callEvent)
 	}
 	index, part := len(r.obj.Output), r.part()
 	done := textDoneEvent{Type: "response.output_text.done", SequenceNumber: r.next(), ItemID: r.item.ID, OutputIndex: index, Text: part.Text, Logprobs: part.Logprobs}
@@ -301,8 +301,8 @@ func (r *responsesStream) event(w *sseWriter, ev Event) {
 		lps = l.Content
 	}
 	r.write(w, "message", answer, lps)
-	for _, call := range calls {
-		r.writeCall(w, call)
+	for _, e := range calls {
+		r.callEvent(w, e)
 	}
 }
 

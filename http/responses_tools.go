@@ -154,22 +154,31 @@ type (
 	}
 )
 
-// writeCall emits one function_call output item: added with empty
-// arguments, the arguments as a delta, done.
-func (r *responsesStream) writeCall(w *sseWriter, call chatToolCall) {
-	r.closeItem(w, "completed")
+// callEvent streams a function_call output item: output_item.added (empty
+// arguments) when the call is announced, argument deltas as they come,
+// function_call_arguments.done and output_item.done when it ends.
+func (r *responsesStream) callEvent(w *sseWriter, e callEvent) {
+	if e.start {
+		r.closeItem(w, "completed")
+		empty := ""
+		r.item = functionCallItem(chatToolCall{ID: e.id, Function: chatFunctionCall{Name: e.name}}, r.plan.tools.namespace[e.name], "in_progress")
+		r.item.Arguments = &empty
+		r.open = "function_call"
+		w.send("response.output_item.added", itemEvent{Type: "response.output_item.added", SequenceNumber: r.next(), OutputIndex: len(r.obj.Output), Item: r.item})
+	}
 	index := len(r.obj.Output)
-	item := functionCallItem(call, r.plan.tools.namespace[call.Function.Name], "in_progress")
-	empty := ""
-	added := item
-	added.Arguments = &empty
-	w.send("response.output_item.added", itemEvent{Type: "response.output_item.added", SequenceNumber: r.next(), OutputIndex: index, Item: added})
-	w.send("response.function_call_arguments.delta", argsDeltaEvent{Type: "response.function_call_arguments.delta",
-		SequenceNumber: r.next(), ItemID: item.ID, OutputIndex: index, Delta: *item.Arguments})
+	if e.delta != "" {
+		w.send("response.function_call_arguments.delta", argsDeltaEvent{Type: "response.function_call_arguments.delta",
+			SequenceNumber: r.next(), ItemID: r.item.ID, OutputIndex: index, Delta: e.delta})
+	}
+	if e.done == nil {
+		return
+	}
+	item := functionCallItem(*e.done, r.plan.tools.namespace[e.done.Function.Name], "completed")
 	w.send("response.function_call_arguments.done", argsDoneEvent{Type: "response.function_call_arguments.done",
 		SequenceNumber: r.next(), ItemID: item.ID, OutputIndex: index, Name: item.Name, Arguments: *item.Arguments})
-	item.Status = "completed"
 	w.send("response.output_item.done", itemEvent{Type: "response.output_item.done", SequenceNumber: r.next(), OutputIndex: index, Item: item})
 	r.obj.Output = append(r.obj.Output, item)
-	r.calls = append(r.calls, call)
+	r.calls = append(r.calls, *e.done)
+	r.open = ""
 }

@@ -102,6 +102,12 @@ func (p *Parser) Feed(chunk string) []Segment {
 	}
 }
 
+// OpenBody is the body of the call being generated, when the output is
+// inside one: what an ArgStream reads to stream its arguments.
+func (p *Parser) OpenBody() (string, bool) {
+	return p.pending, p.phase == inside
+}
+
 // Flush ends the stream and returns the segments still held back.
 func (p *Parser) Flush() []Segment {
 	var out []Segment
