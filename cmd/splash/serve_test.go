@@ -41,7 +41,7 @@ func (s *syncBuffer) String() string {
 
 // startServe runs `splash serve` on a free loopback port and returns its
 // address, its stdout and a stop function that waits for a clean exit.
-func startServe(t *testing.T, args ...string) (string, *syncBuffer, func() error) {
+func startServe(t testing.TB, args ...string) (string, *syncBuffer, func() error) {
 	t.Helper()
 	flags := &serveFlags{}
 	// Checkpoints are served in place unless a test asks for --quant; a
@@ -59,10 +59,13 @@ func startServe(t *testing.T, args ...string) (string, *syncBuffer, func() error
 	case addr := <-ready:
 		return addr, out, func() error { cancel(); return <-done }
 	case err := <-done:
+		cancel()
 		t.Fatalf("serve exited: %v\n%s", err, errb.String())
 	case <-time.After(60 * time.Second):
+		cancel()
 		t.Fatal("serve did not become ready")
 	}
+	cancel()
 	return "", nil, nil
 }
 
