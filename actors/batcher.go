@@ -80,6 +80,10 @@ func (b *BatcherActor) Receive(ctx actor.Context) {
 }
 
 func (b *BatcherActor) submit(ctx actor.Context, m *Submit) {
+	// A masked request samples one position at a time (the mask follows
+	// the accepted tokens), so it gets no drafts: none is proposed for it
+	// or reserved room in the batch.
+	m.Req.NoDraft = m.Req.NoDraft || m.Mask != nil
 	s, err := sample.New(m.Sampling, rand.NewPCG(rand.New(b.entropy).Uint64(), m.Req.ID))
 	if err == nil {
 		err = b.sched.Add(m.Req)
@@ -139,12 +143,7 @@ func (b *BatcherActor) runStep(ctx actor.Context) {
 
 // verify hands the step's batch to the verifier.
 func (b *BatcherActor) verify(ctx actor.Context, step uint64) {
-	plan := b.plan
-	for i := range plan.Rows {
-		if lr, ok := b.live[plan.Rows[i].Seq]; ok && lr.mask != nil && len(plan.Rows[i].Draft) > 0 {
-			plan.SetDraft(i, nil) // masked requests sample one position at a time
-		}
-	}
+	plan := b.plan // masked requests have no drafts: see submit
 	f := ctx.RequestFuture(b.verifier, &Verify{Step: step, Batch: plan.Batch()}, verifyTimeout)
 	ctx.ReenterAfter(f, func(res any, err error) {
 		if step != b.step || !b.stepping {
@@ -181,6 +180,7 @@ func (b *BatcherActor) finishStep(ctx actor.Context, logits []float32) {
 		b.abortStep(ctx, err)
 		return
 	}
+	res.Elapsed = time.Since(b.started) // proposals and forward pass: what drafts cost
 	lps := b.logprobs(plan, logits, res)
 	outs, err := b.sched.Update(plan, res)
 	if err != nil {

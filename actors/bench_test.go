@@ -40,15 +40,29 @@ func benchModel(b *testing.B) model.Model {
 	return m
 }
 
+// benchBlocks is the KV pool of the decode benchmarks: 64 short requests
+// fit, and the cache (230 KB a token for the 0.6B shape) stays small.
+const benchBlocks = 256
+
 func benchEngine(b *testing.B, m model.Model, specName string, p spec.Proposer) *Engine {
+	return benchEngineBlocks(b, m, specName, p, benchBlocks)
+}
+
+func benchEngineBlocks(b *testing.B, m model.Model, specName string, p spec.Proposer, blocks int) *Engine {
 	e, err := New(Config{Model: m, Spec: specName, Proposer: p, NewDecoder: func() TextDecoder { return idDecoder{} },
-		Scheduler: engine.Config{NumBlocks: 2048, BlockSize: 16, MaxBatchTokens: 512, MaxRunning: 64},
+		Scheduler: engine.Config{NumBlocks: blocks, BlockSize: 16, MaxBatchTokens: 512, MaxRunning: 64},
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(e.Close)
 	return e
+}
+
+// warmUp runs one short request so that a measurement does not include the
+// first touches of the weights' and the KV cache's memory.
+func warmUp(b *testing.B, e *Engine) {
+	runOne(b, e, []int32{7, 8, 9}, 2)
 }
 
 func runOne(b *testing.B, e *Engine, prompt []int32, n int) ([]int32, time.Duration) {
@@ -79,6 +93,7 @@ func BenchmarkConcurrentDecode(b *testing.B) {
 		b.Run(fmt.Sprintf("c=%d", conc), func(b *testing.B) {
 			e := benchEngine(b, m, "off", nil)
 			const n = 16
+			warmUp(b, e)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				var wg sync.WaitGroup
@@ -123,34 +138,64 @@ func (r *replay) Propose(wants []spec.Want) error {
 // BenchmarkSpeculativeReplay compares single-stream decoding without
 // speculation, with a replay draft that is always right (acceptance 1,
 // zero draft cost), one right about half the time, and one always wrong
-// (adaptive k should keep it close to no speculation).
+// (adaptive k should keep it close to no speculation). The variants run
+// interleaved, one request each per round (b.N rounds, the first variant
+// of a round rotating), and each variant's fastest round is reported (its
+// tokens/s, and its speed relative to --spec off): load from other
+// processes on shared cores only ever slows a round down, so the fastest
+// rounds are the ones to compare. Where the process CPU time is available
+// the same ratio of the rounds' least CPU time is reported too (name/off-cpu),
+// which the other processes disturb less.
 func BenchmarkSpeculativeReplay(b *testing.B) {
 	m := benchModel(b)
 	prompt := []int32{1000, 2000, 3000, 4000}
 	const n = 32
 	ref, _ := runOne(b, benchEngine(b, m, "off", nil), prompt, n)
 	full := append(append([]int32{}, prompt...), ref...)
-	for _, tc := range []struct {
+	variants := []struct {
 		name string
 		p    spec.Proposer
 		spec string
+		e    *Engine
+		best time.Duration // the fastest round
+		cpu  time.Duration // the least CPU time of a round
 	}{
-		{"off", nil, "off"},
-		{"replay", &replay{want: map[int32][]int32{prompt[0]: full}}, ""},
-		{"replay-half", &replay{want: map[int32][]int32{prompt[0]: full}, corrupt: true}, ""},
-		{"useless", &replay{want: map[int32][]int32{prompt[0]: full}, useless: true}, ""},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			e := benchEngine(b, m, tc.spec, tc.p)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				got, _ := runOne(b, e, prompt, n)
-				if fmt.Sprint(got) != fmt.Sprint(ref) {
-					b.Fatalf("speculation changed greedy output")
-				}
+		{name: "off", spec: "off"},
+		{name: "replay", p: &replay{want: map[int32][]int32{prompt[0]: full}}},
+		{name: "half", p: &replay{want: map[int32][]int32{prompt[0]: full}, corrupt: true}},
+		{name: "useless", p: &replay{want: map[int32][]int32{prompt[0]: full}, useless: true}},
+	}
+	for i := range variants {
+		v := &variants[i]
+		v.e = benchEngine(b, m, v.spec, v.p)
+		warmUp(b, v.e) // a prompt the replay does not know: no drafts
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range variants {
+			v := &variants[(i+j)%len(variants)]
+			start := time.Now()
+			cpu0, _ := processCPU()
+			got, _ := runOne(b, v.e, prompt, n)
+			if took := time.Since(start); v.best == 0 || took < v.best {
+				v.best = took
 			}
-			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "tokens/s")
-		})
+			if cpu1, ok := processCPU(); ok && (v.cpu == 0 || cpu1-cpu0 < v.cpu) {
+				v.cpu = cpu1 - cpu0
+			}
+			if fmt.Sprint(got) != fmt.Sprint(ref) {
+				b.Fatalf("%s: speculation changed greedy output", v.name)
+			}
+		}
+	}
+	for _, v := range variants {
+		b.ReportMetric(n/v.best.Seconds(), v.name+"-tokens/s")
+		if v.name != "off" {
+			b.ReportMetric(variants[0].best.Seconds()/v.best.Seconds(), v.name+"/off")
+			if v.cpu > 0 {
+				b.ReportMetric(variants[0].cpu.Seconds()/v.cpu.Seconds(), v.name+"/off-cpu")
+			}
+		}
 	}
 }
 
@@ -169,12 +214,116 @@ func BenchmarkPrefixCacheTTFT(b *testing.B) {
 		prompt[i] = int32(1000 + i%5000)
 	}
 	for i := 0; i < b.N; i++ {
-		e := benchEngine(b, m, "off", nil)
+		e := benchEngineBlocks(b, m, "off", nil, max(benchBlocks, 2*(n/16+2)))
 		_, cold := runOne(b, e, prompt, 1)
 		resent := append(append([]int32{}, prompt...), 42, 43) // the next turn adds a little
 		_, warm := runOne(b, e, resent, 1)
 		b.ReportMetric(float64(cold.Milliseconds()), "cold-ttft-ms")
 		b.ReportMetric(float64(warm.Milliseconds()), "cached-ttft-ms")
 		b.ReportMetric(float64(warm)/float64(cold), "cached/cold")
+	}
+}
+
+// BenchmarkForwardRows is the model alone: one forward pass of 1 or 16
+// decode rows (one token each, contexts of about 100 tokens), to compare
+// with the engine's step at the same concurrency (BenchmarkConcurrentDecode,
+// BenchmarkEngineOverhead).
+func BenchmarkForwardRows(b *testing.B) {
+	m := benchModel(b)
+	const prompt, blocksPerSeq = 96, 16
+	for _, rows := range []int{1, 16} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			kv := m.NewKVCache(rows*blocksPerSeq, 16)
+			batch := &model.Batch{Rows: make([]model.Row, rows)}
+			for r := range batch.Rows {
+				table := make([]int32, blocksPerSeq)
+				for j := range table {
+					table[j] = int32(r*blocksPerSeq + j)
+				}
+				toks := make([]int32, prompt)
+				for j := range toks {
+					toks[j] = int32(1000 + r*prompt + j)
+				}
+				batch.Rows[r] = model.Row{Tokens: toks, Blocks: table, Logits: 1}
+			}
+			if _, err := m.Forward(batch, kv); err != nil {
+				b.Fatal(err)
+			}
+			tok := []int32{42}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for r := range batch.Rows {
+					batch.Rows[r].Start, batch.Rows[r].Tokens = prompt+i%(blocksPerSeq*16-prompt), tok
+				}
+				if _, err := m.Forward(batch, kv); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds(), "tokens/s")
+			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/pass")
+		})
+	}
+}
+
+// instantModel stands in for the target with a Qwen3-sized vocabulary and
+// no compute: Forward hands back fixed logits whose arg max is token 7, so
+// a benchmark over it measures everything the engine does around the
+// forward pass (scheduling, sampling over the vocabulary, acceptance,
+// actor hops, detokenization and event delivery).
+type instantModel struct {
+	cfg    model.Config
+	logits []float32
+}
+
+func newInstantModel(vocab int) *instantModel {
+	m := &instantModel{cfg: model.Config{Architecture: "instant", VocabSize: vocab, NumHiddenLayers: 1, NumKeyValueHeads: 1, HeadDim: 1}}
+	return m
+}
+
+func (m *instantModel) Config() *model.Config { return &m.cfg }
+
+func (m *instantModel) NewKVCache(numBlocks, blockSize int) *metal.KVCache {
+	return metal.NewKVCache(1, numBlocks, blockSize, 1)
+}
+
+func (m *instantModel) Forward(b *model.Batch, _ *metal.KVCache) ([]float32, error) {
+	n := b.NumLogits() * m.cfg.VocabSize
+	if len(m.logits) < n {
+		m.logits = make([]float32, n)
+		for i := range m.logits {
+			m.logits[i] = float32(i%1013) * 1e-3
+		}
+		for j := 0; j < n; j += m.cfg.VocabSize {
+			m.logits[j+7] = 10
+		}
+	}
+	return m.logits[:n], nil
+}
+
+// BenchmarkEngineOverhead runs the engine over instantModel: the time per
+// step is the engine's own share of a real step, to set against
+// BenchmarkForwardRows' ms/pass at the same number of rows.
+func BenchmarkEngineOverhead(b *testing.B) {
+	m := newInstantModel(151936)
+	const n = 64
+	for _, conc := range []int{1, 16} {
+		b.Run(fmt.Sprintf("c=%d", conc), func(b *testing.B) {
+			e := benchEngine(b, m, "off", nil)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var wg sync.WaitGroup
+				for j := 0; j < conc; j++ {
+					wg.Add(1)
+					go func(j int) {
+						defer wg.Done()
+						runOne(b, e, promptFor(i*conc+j), n)
+					}(j)
+				}
+				wg.Wait()
+			}
+			// About n+1 steps per round when the requests run together.
+			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N*(n+1)), "µs/step")
+			b.ReportMetric(float64(b.N*conc*n)/b.Elapsed().Seconds(), "tokens/s")
+		})
 	}
 }

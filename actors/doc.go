@@ -14,6 +14,10 @@
 // mailbox takes new Submits and Cancels, so requests join and leave the
 // batch continuously. N-gram speculation runs inside Schedule (the
 // scheduler's Proposer), so every step verifies drafts in the same pass.
+// The batcher times each step, draft proposals and forward pass, and hands
+// the time to Update (StepResult.Elapsed): from it the scheduler learns what
+// a verified draft token costs and drafts only where that pays (k = 0, and
+// no DraftActor round trip, for a draft that keeps missing).
 //
 // A RequestActor per request owns its event channel: it detokenizes
 // incrementally, applies stop strings, and ends the stream exactly once.

@@ -10,6 +10,10 @@ type Config struct {
 	MaxRunning     int // sequences holding KV blocks at once
 	MaxModelLen    int // context limit, prompt plus output; NumBlocks·BlockSize when zero
 	MaxDraft       int // longest speculative proposal per row; 0 turns speculation off
+	// DraftCost, when positive, fixes the cost of verifying one draft token
+	// relative to a decode row's share of a step (spec.AdaptiveK.Next);
+	// otherwise it is learned from the steps' Elapsed times (spec.StepCost).
+	DraftCost float64
 }
 
 func (c *Config) withDefaults() (Config, error) {
@@ -35,6 +39,8 @@ func (c *Config) withDefaults() (Config, error) {
 		return d, fmt.Errorf("engine: MaxModelLen %d must be in [2, NumBlocks·BlockSize = %d]", d.MaxModelLen, d.NumBlocks*d.BlockSize)
 	case d.MaxDraft < 0:
 		return d, fmt.Errorf("engine: MaxDraft %d is negative", d.MaxDraft)
+	case d.DraftCost < 0:
+		return d, fmt.Errorf("engine: DraftCost %g is negative", d.DraftCost)
 	}
 	return d, nil
 }

@@ -38,8 +38,12 @@
 // (Config.MaxBatchTokens). Running sequences that need just their last token
 // go first, as decode rows, each widened by up to k draft tokens into a
 // verify row when speculation is on (k from the sequence's acceptance
-// history, spec.AdaptiveK, within the budget left after every decode row's
-// own token; speculation never preempts anyone). Then prompt chunks of
+// history, starting from its peers', and what a verified token costs,
+// spec.AdaptiveK; 0 for drafts that do not pay, with occasional probes;
+// within the budget left after
+// every decode row's own token; speculation never preempts anyone). The
+// cost is learned from StepResult.Elapsed of steps of decode rows
+// (spec.StepCost) unless Config.DraftCost fixes it. Then prompt chunks of
 // running sequences, then new sequences from the waiting queue in arrival
 // order, each reusing the longest cached prefix of its tokens, while
 // Config.MaxRunning allows. The scenarios in testdata/*.txt show plans step

@@ -63,6 +63,6 @@ func Example() {
 	// Output:
 	// [2]
 	// [3 4]
-	// [5 6 7]
-	// [0 1 2] finished: length
+	// [5 6 7 0]
+	// [1 2] finished: length
 }

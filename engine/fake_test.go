@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/splash-inference/splash/engine/sample"
 	"github.com/splash-inference/splash/engine/spec"
@@ -151,7 +152,9 @@ type harness struct {
 	reason   map[uint64]stop.Reason
 	steps    int
 	onPlan   func(*Plan) // called with each plan before it runs
-	drafted  int         // draft tokens verified
+	// elapsed, when set, times each step for StepResult.Elapsed.
+	elapsed  func(*Plan) time.Duration
+	drafted  int // draft tokens verified
 	accepted int
 	// external, when set, proposes drafts outside the scheduler, as a
 	// DraftActor would, and is told outcomes and finished sequences.
@@ -228,6 +231,9 @@ func (h *harness) step() bool {
 	res, err := h.dec.Decide(p, logits, func(id uint64) *sample.Sampler { return h.samplers[id] })
 	if err != nil {
 		h.t.Fatal(err)
+	}
+	if h.elapsed != nil {
+		res.Elapsed = h.elapsed(p)
 	}
 	for i := range p.Rows {
 		id := p.Rows[i].Seq

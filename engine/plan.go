@@ -74,6 +74,16 @@ func (p *Plan) NumTokens() int {
 	return n
 }
 
+// onlyDecodeRows reports whether every row is a decode or verify row.
+func (p *Plan) onlyDecodeRows() bool {
+	for i := range p.Rows {
+		if p.Rows[i].Kind != DecodeRow {
+			return false
+		}
+	}
+	return len(p.Rows) > 0
+}
+
 // SetDraft sets row i's draft tokens (a decode row's proposals), keeping at
 // most MaxDraft of them.
 func (p *Plan) SetDraft(i int, draft []int32) error {

@@ -26,6 +26,8 @@ type Scheduler struct {
 	step    uint64
 	plan    Plan
 	outs    []Output
+	cost    spec.StepCost  // learned from timed decode steps (StepResult.Elapsed)
+	peers   spec.AdaptiveK // every sequence's verifications: a new one's prior
 
 	preemptions int64
 }
@@ -47,7 +49,7 @@ func New(cfg Config, proposer spec.Proposer) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	return &Scheduler{cfg: c, kv: kv, proposer: proposer, seqs: make(map[uint64]*sequence)}, nil
+	return &Scheduler{cfg: c, kv: kv, proposer: proposer, seqs: make(map[uint64]*sequence), peers: spec.AdaptiveK{Max: c.MaxDraft}}, nil
 }
 
 // Config returns the configuration with defaults filled in.
@@ -67,15 +69,20 @@ func (s *Scheduler) Add(r Request) error {
 	if r.MaxTokens < 0 {
 		return fmt.Errorf("engine: request %d: negative max tokens %d", r.ID, r.MaxTokens)
 	}
+	maxDraft := s.cfg.MaxDraft
+	if r.NoDraft {
+		maxDraft = 0
+	}
 	q := &sequence{
 		id:         r.ID,
 		arrival:    s.arrival,
 		tokens:     slices.Clone(r.Prompt),
 		promptLen:  len(r.Prompt),
 		cond:       stop.Conditions{StopTokens: slices.Clone(r.StopTokens), MaxTokens: r.MaxTokens, MaxContext: s.cfg.MaxModelLen},
-		draftK:     spec.AdaptiveK{Max: s.cfg.MaxDraft},
+		draftK:     spec.AdaptiveK{Max: maxDraft},
 		wantPrompt: r.PromptLogprobs,
 	}
+	q.draftK.Inherit(&s.peers)
 	s.arrival++
 	s.seqs[r.ID] = q
 	s.waiting = append(s.waiting, q)
@@ -159,6 +166,7 @@ func (s *Scheduler) Schedule() *Plan {
 		}
 	}
 	draftBudget := max(budget-decoding, 0)
+	cost := s.draftCost(decoding)
 	// Iterate over a snapshot: fit may preempt sequences out of s.running.
 	s.order = append(s.order[:0], s.running...)
 	for _, q := range s.order {
@@ -168,7 +176,7 @@ func (s *Scheduler) Schedule() *Plan {
 		if q.state == Waiting || q.pending() != 1 {
 			continue
 		}
-		k := min(q.draftK.K(), draftBudget, q.draftRoom())
+		k := min(q.draftK.Next(cost), draftBudget, q.draftRoom())
 		if k > 0 && s.kv.Allocate(&q.blocks, q.computed+1+k) != nil {
 			k = 0 // speculation never preempts anyone
 		}
@@ -224,6 +232,16 @@ func (s *Scheduler) Schedule() *Plan {
 		// A failed proposal only costs speculation: the rows stay plain decodes.
 	}
 	return p
+}
+
+// draftCost is what one verified draft token costs relative to a decode
+// row's share of a step with rows decode rows: Config.DraftCost when set,
+// else learned from the timed steps.
+func (s *Scheduler) draftCost(rows int) float64 {
+	if s.cfg.DraftCost > 0 {
+		return s.cfg.DraftCost
+	}
+	return s.cost.Cost(rows)
 }
 
 // addChunk adds a prefill row of the next chunk tokens of q, or fewer (a

@@ -17,6 +17,10 @@ type Request struct {
 	// pass. Such a request does not reuse cached prefixes, whose logits were
 	// never computed.
 	PromptLogprobs bool
+	// NoDraft keeps speculation off for the request: a constrained request
+	// (grammar mask) samples one position at a time, so drafts for it would
+	// be proposed, reserved for and thrown away.
+	NoDraft bool
 }
 
 // SeqState is where a sequence is in its life.

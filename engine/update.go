@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/splash-inference/splash/engine/sample"
 	"github.com/splash-inference/splash/engine/spec"
@@ -12,6 +13,10 @@ import (
 // per plan row, in order.
 type StepResult struct {
 	Rows []RowResult
+	// Elapsed is the step's wall time, draft proposals and forward pass
+	// (0: not timed). Steps of decode rows alone teach the scheduler what a
+	// verified draft token costs (spec.StepCost).
+	Elapsed time.Duration
 }
 
 // RowResult is one row's outcome.
@@ -71,6 +76,9 @@ func (s *Scheduler) Update(p *Plan, res StepResult) ([]Output, error) {
 			return nil, fmt.Errorf("engine: row %d (sequence %d): %w", i, p.Rows[i].Seq, err)
 		}
 	}
+	if res.Elapsed > 0 && p.onlyDecodeRows() {
+		s.cost.Observe(p.NumTokens(), res.Elapsed.Seconds())
+	}
 	s.outs = s.outs[:0]
 	for i := range p.Rows {
 		r := &p.Rows[i]
@@ -92,6 +100,7 @@ func (s *Scheduler) Update(p *Plan, res StepResult) ([]Output, error) {
 			accepted := len(toks) - 1
 			q.computed += 1 + accepted
 			q.draftK.Observe(len(r.Draft), accepted)
+			s.peers.Observe(len(r.Draft), accepted)
 			if o, ok := s.proposer.(spec.Observer); ok && len(r.Draft) > 0 {
 				o.Observe(q.id, len(r.Draft), accepted)
 			}

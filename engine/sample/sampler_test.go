@@ -410,9 +410,33 @@ func TestArgmax(t *testing.T) {
 		{[]float32{inf, inf, -3}, 2},
 		{[]float32{inf, inf}, 0},
 		{[]float32{nan, 2, nan, 1, 2}, 1},
+		{[]float32{nan, nan, nan}, 0},
+		{[]float32{nan, nan, inf, nan, nan}, 2},
+		{[]float32{0, 0, 0, 4, 0, 0, 4, 0}, 3},          // tie across lanes: the lower index
+		{[]float32{0, 0, 4, 0, 0, 4, 0, 0, 0}, 2},       // tie across lanes, other order
+		{[]float32{0, 4, 0, 0, 0, 4, 0, 0, 0, 0, 4}, 1}, // tie within a lane and the tail
+		{[]float32{1, 2, 3, 4, 5, 6, 7, 8, 9}, 8},       // the max in the tail
 	} {
 		if got := argmax(tc.vals); got != tc.want {
 			t.Errorf("argmax(%v) = %d, want %d", tc.vals, got, tc.want)
+		}
+	}
+	// Against a plain scan, on vectors of every length mod 4 with few
+	// distinct values, so ties are common.
+	rng := rand.New(rand.NewPCG(7, 7))
+	for trial := range 2000 {
+		vals := make([]float32, 1+rng.IntN(40))
+		for i := range vals {
+			vals[i] = float32(rng.IntN(6))
+		}
+		want := int32(0)
+		for i, v := range vals {
+			if v > vals[want] {
+				want = int32(i)
+			}
+		}
+		if got := argmax(vals); got != want {
+			t.Fatalf("trial %d: argmax(%v) = %d, want %d", trial, vals, got, want)
 		}
 	}
 }

@@ -35,6 +35,12 @@
 //     the target p alone. A deterministic proposer (n-gram, greedy draft) is
 //     the case q = one-hot(x).
 //
-// AdaptiveK keeps a per-sequence estimate of the acceptance rate and picks
-// the k that the estimate says is worth verifying.
+// Draft length: AdaptiveK keeps per-sequence estimates of the acceptance
+// rate at each draft depth and picks the k with the most expected tokens
+// per unit of cost, 0 (no proposal at all, so a draft model does not run)
+// when no k pays, with rare probes to notice text turning predictable.
+// StepCost learns the cost from timed steps: how much one more verified
+// token adds to a step, relative to a row's share of it. So the same draft
+// is verified deeply on one stream and barely at 16 rows, where an extra
+// token costs nearly as much as another row.
 package spec

@@ -166,35 +166,6 @@ func TestAcceptSampleRejectsImpossibleDraft(t *testing.T) {
 	}
 }
 
-func TestAdaptiveK(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		history [][2]int // proposed, accepted
-		want    int
-	}{
-		{"prior", nil, 1},
-		{"always accepted grows to max", repeat([2]int{4, 4}, 10), 6},
-		{"always rejected stays at 1", repeat([2]int{4, 0}, 10), 1},
-		{"half accepted", repeat([2]int{2, 1}, 20), 1},
-		{"mostly accepted", repeat([2]int{5, 4}, 20), 4},
-		{"recovers after a bad patch", append(repeat([2]int{4, 0}, 10), repeat([2]int{6, 6}, 10)...), 6},
-		{"empty proposals ignored", append(repeat([2]int{4, 4}, 10), repeat([2]int{0, 0}, 10)...), 6},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			a := AdaptiveK{Max: 6}
-			for _, h := range tc.history {
-				a.Observe(h[0], h[1])
-			}
-			if got := a.K(); got != tc.want {
-				t.Fatalf("K = %d (rate %.2f), want %d", got, a.Rate(), tc.want)
-			}
-		})
-	}
-	if (&AdaptiveK{}).K() != 0 {
-		t.Fatal("Max 0 must disable speculation")
-	}
-}
-
 func repeat(h [2]int, n int) [][2]int {
 	out := make([][2]int, n)
 	for i := range out {
