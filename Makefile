@@ -53,3 +53,10 @@ lint:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# The full soak test (200 mixed requests from 32 clients, 20 hanging up
+# mid-stream, against the real engine) and the HTTP overhead benchmarks.
+.PHONY: soak
+soak:
+	$(GO) test -count=1 -run '^TestSoak$$' -v ./cmd/splash/
+	$(GO) test -run '^$$' -bench 'Health|StreamOverhead' -benchtime 1s ./http/

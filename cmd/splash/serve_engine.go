@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/splash-inference/splash/actors"
@@ -75,6 +76,8 @@ func (a *engineAdapter) Generate(ctx context.Context, req *api.GenerateRequest) 
 		go func() {
 			defer wg.Done()
 			first := true
+			thinking := a.newReasoningCounter(req.Prompt)
+			reasoning := 0
 			for ev := range ch {
 				if ev.Err != nil {
 					mu.Lock()
@@ -85,6 +88,7 @@ func (a *engineAdapter) Generate(ctx context.Context, req *api.GenerateRequest) 
 					cancel()
 					continue
 				}
+				reasoning += thinking.count(ev.Tokens)
 				e := api.Event{Choice: i, Text: ev.Text, Tokens: ev.Tokens, Logprobs: a.logprobs(ev.Logprobs)}
 				if first && req.PromptLogprobs {
 					e.PromptLogprobs = a.logprobs(ev.PromptLogprobs)
@@ -101,6 +105,7 @@ func (a *engineAdapter) Generate(ctx context.Context, req *api.GenerateRequest) 
 					usage.PromptTokens = ev.Usage.PromptTokens
 					usage.CompletionTokens += ev.Usage.CompletionTokens
 					usage.CachedPromptTokens = max(usage.CachedPromptTokens, ev.Usage.CachedTokens)
+					usage.ReasoningTokens += reasoning
 					mu.Unlock()
 					if ev.Finish == stop.Cancelled {
 						continue
@@ -161,16 +166,89 @@ func (a *engineAdapter) request(req *api.GenerateRequest, i int) actors.Generate
 		gr.Mask = grammar.NewConstraint(a.vocab, req.Grammar)
 	case req.ToolGrammar != nil:
 		// the Qwen/Hermes call markup, which http parses back into tool_calls
-		gr.Mask = grammar.NewWrapped(a.vocab, req.ToolGrammar, "<tool_call>\n", "\n</tool_call>")
+		if req.ParallelToolCalls {
+			gr.Mask = grammar.NewWrappedRepeat(a.vocab, req.ToolGrammar, "<tool_call>\n", "\n</tool_call>", "\n")
+		} else {
+			gr.Mask = grammar.NewWrapped(a.vocab, req.ToolGrammar, "<tool_call>\n", "\n</tool_call>")
+		}
 	case req.ThinkingBudget > 0:
 		open, ok1 := a.tok.TokenID("<think>")
 		end, ok2 := a.tok.TokenID("</think>")
 		if ok1 && ok2 {
 			gr.Mask = &engine.ThinkBudget{Open: open, Close: end, Budget: req.ThinkingBudget,
-				InThink: len(req.Prompt) > 0 && req.Prompt[len(req.Prompt)-1] == open}
+				InThink: a.opensThink(req.Prompt, open)}
 		}
 	}
 	return gr
+}
+
+// opensThink reports whether the prompt ends inside a reasoning block the
+// template opened: open is its last token or is followed only by
+// whitespace (Qwen3-Thinking-2507 and DeepSeek-R1 end the prompt with
+// "<think>\n"), the rule the HTTP layer splits the output by.
+func (a *engineAdapter) opensThink(prompt []int32, open int32) bool {
+	for i := len(prompt) - 1; i >= 0; i-- {
+		if prompt[i] == open {
+			return true
+		}
+		if strings.TrimRight(a.tok.Decode(prompt[i:i+1], false), " \t\r\n") != "" {
+			return false
+		}
+	}
+	return false
+}
+
+// reasoningCounter counts a choice's reasoning tokens for usage: those of
+// the <think> block its output starts with (or its prompt opened), both
+// tags included, as the HTTP layer splits reasoning from the answer.
+type reasoningCounter struct {
+	a           *engineAdapter
+	open, close int32
+	phase       reasoningPhase
+}
+
+type reasoningPhase int
+
+const (
+	beforeReasoning reasoningPhase = iota // only whitespace so far: <think> may open
+	inReasoning
+	afterReasoning // the block closed, or the answer began without one
+)
+
+func (a *engineAdapter) newReasoningCounter(prompt []int32) *reasoningCounter {
+	open, ok1 := a.tok.TokenID("<think>")
+	end, ok2 := a.tok.TokenID("</think>")
+	c := &reasoningCounter{a: a, open: open, close: end, phase: afterReasoning}
+	switch {
+	case !ok1 || !ok2:
+	case a.opensThink(prompt, open):
+		c.phase = inReasoning
+	default:
+		c.phase = beforeReasoning
+	}
+	return c
+}
+
+// count takes a choice's next tokens and returns how many are reasoning.
+func (c *reasoningCounter) count(tokens []int32) int {
+	n := 0
+	for _, t := range tokens {
+		switch c.phase {
+		case beforeReasoning:
+			if t == c.open {
+				c.phase = inReasoning
+				n++
+			} else if strings.TrimRight(c.a.tok.Decode([]int32{t}, false), " \t\r\n") != "" {
+				c.phase = afterReasoning
+			}
+		case inReasoning:
+			n++
+			if t == c.close {
+				c.phase = afterReasoning
+			}
+		}
+	}
+	return n
 }
 
 func (a *engineAdapter) logprobs(in []actors.TokenLogprobs) []api.TokenLogprob {
