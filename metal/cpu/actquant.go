@@ -21,6 +21,8 @@ type qacts struct {
 	q4x   []int8 // q permuted for the q4 SIMD kernels, when they want it
 	scale []float32
 	sum   []int32
+	// tiled: the same activations for the tiled kernels, when they run.
+	tiled tiledActs
 }
 
 // quantize fills a with the rows of x (rows×cols, cols a multiple of 32).

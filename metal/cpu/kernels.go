@@ -14,6 +14,11 @@ type kernels struct {
 	rowsQ4, rowsQ8 quantRows
 	// q4Layout: rowsQ4 reads the permuted activations (qacts.permuteQ4).
 	q4Layout bool
+	// q4Tile, when set, computes whole tiles of q4TileRows weight rows of
+	// a q4 matrix product (quantdot_tiled.go) from matrices of
+	// q4TileMinRows activation rows on.
+	q4Tile     tileFunc
+	q4TileRows int
 	// dotF32 and axpy: the float32 loops of floatdot.go.
 	dotF32 func(a, b []float32) float32
 	axpy   func(o, v []float32, w float32)

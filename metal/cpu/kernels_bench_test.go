@@ -61,6 +61,43 @@ func BenchmarkMatMat(b *testing.B) {
 	}
 }
 
+// BenchmarkMatMatRows measures how the cost of a q4 matrix product grows
+// with its activation rows (one thread, best kernels). Besides the mean ns
+// per call it reports min-ns, the fastest single call, and x1row, min-ns
+// over the fastest of 20 one-row calls timed in the same run: minimums are
+// what survive other processes sharing the cores. Row counts are a decode
+// (1), speculative verify passes (2-8) and batches.
+func BenchmarkMatMatRows(b *testing.B) {
+	for _, shape := range [][2]int{{1024, 1024}, {3072, 1024}} {
+		out, in := shape[0], shape[1]
+		rng := rand.New(rand.NewPCG(7, 8))
+		w, _ := metal.Quantize(metal.Q4, randVec(rng, out*in), out, in)
+		for _, rows := range []int{1, 2, 5, 8, 16, 64} {
+			x := randVec(rng, rows*in)
+			y := make([]float32, rows*out)
+			b.Run(fmt.Sprintf("%dx%d/rows%d", out, in, rows), func(b *testing.B) {
+				be := New(1)
+				defer be.Close()
+				fastest := func(n, rows int) time.Duration {
+					best := time.Duration(1 << 62)
+					for i := 0; i < n; i++ {
+						start := time.Now()
+						be.MatMul(y[:rows*out], x[:rows*in], rows, w)
+						best = min(best, time.Since(start))
+					}
+					return best
+				}
+				one := fastest(20, 1)
+				b.ResetTimer()
+				best := fastest(b.N, rows)
+				b.ReportMetric(float64(best.Nanoseconds()), "min-ns")
+				b.ReportMetric(best.Seconds()/one.Seconds(), "x1row")
+				b.ReportMetric(2*float64(out*in*rows)/best.Seconds()/1e9, "GOPS")
+			})
+		}
+	}
+}
+
 // probeTask reads its share of buf (1 MiB units) on every worker.
 type probeTask struct {
 	buf  []byte

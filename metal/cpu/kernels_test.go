@@ -11,28 +11,66 @@ import (
 // TestMatMulKernelSetsMatchPortable runs whole MatMul calls (tiling,
 // activation layout, tails) with every kernel set and compares bit for bit
 // with the portable set.
+//
+// Output sizes: 600 is whole 8-row tiles and a partial 16-row tile, 604
+// partial tiles of both. Columns: 2 groups, 9 (odd, not a multiple of
+// the 8 lanes) and 32. Rows: the one-row path, a few rows, exactly one
+// chunk of tileRowChunk, and one row past it.
 func TestMatMulKernelSetsMatchPortable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	const out = 600 // several tiles at every row count below
-	for _, d := range []metal.DType{metal.Q4, metal.Q8} {
-		for _, cols := range []int{64, 288, 1024} {
-			w, _ := metal.Quantize(d, randVec(rng, out*cols), out, cols)
-			for _, rows := range []int{1, 3, 70} {
-				x := randVec(rng, rows*cols)
-				ref := NewWithOptions(Options{Threads: 2, Portable: true})
-				want := make([]float32, rows*out)
-				ref.MatMul(want, x, rows, w)
-				ref.Close()
-				for _, k := range availableKernels() {
-					be := New(2)
-					be.k = k
-					got := make([]float32, rows*out)
-					be.MatMul(got, x, rows, w)
-					be.Close()
-					for i := range want {
-						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-							t.Fatalf("%s %s cols %d rows %d: out[%d] = %v, portable %v", k.name, d, cols, rows, i, got[i], want[i])
-						}
+	for _, c := range []struct {
+		d         metal.DType
+		out, cols int
+	}{
+		{metal.Q4, 600, 64}, {metal.Q4, 604, 288}, {metal.Q4, 600, 1024}, {metal.Q4, 604, 1024},
+		{metal.Q8, 600, 64}, {metal.Q8, 604, 288}, {metal.Q8, 600, 1024},
+	} {
+		d, out, cols := c.d, c.out, c.cols
+		w, _ := metal.Quantize(d, randVec(rng, out*cols), out, cols)
+		for _, rows := range []int{1, 2, 3, 5, tileRowChunk, tileRowChunk + 1} {
+			x := randVec(rng, rows*cols)
+			ref := NewWithOptions(Options{Threads: 2, Portable: true})
+			want := make([]float32, rows*out)
+			ref.MatMul(want, x, rows, w)
+			ref.Close()
+			for _, k := range availableKernels() {
+				be := New(2)
+				be.k = k
+				got := make([]float32, rows*out)
+				be.MatMul(got, x, rows, w)
+				be.Close()
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %s %dx%d rows %d: out[%d] = %v, portable %v", k.name, d, out, cols, rows, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestTiledActsLayout(t *testing.T) {
+	for _, c := range []struct{ rows, cols int }{{1, 32}, {3, 96}, {tileRowChunk + 2, 64}} {
+		rows, cols := c.rows, c.cols
+		groups := cols / 32
+		rng := rand.New(rand.NewPCG(15, 16))
+		var a qacts
+		a.quantize(randVec(rng, rows*cols), rows, cols)
+		a.tiled.pack(&a, rows, cols, 3)
+		for r := 0; r < rows; r++ {
+			r0 := r / tileRowChunk * tileRowChunk
+			n := min(tileRowChunk, rows-r0)
+			for g := 0; g < groups; g++ {
+				s := r0*groups + g*n + r - r0
+				if got, want := a.tiled.scale[s], a.scale[r*groups+g]; got != want {
+					t.Fatalf("%dx%d: scale of row %d group %d = %v, want %v", rows, cols, r, g, got, want)
+				}
+				if got, want := a.tiled.bias[s], -8*a.sum[r*groups+g]; got != want {
+					t.Fatalf("%dx%d: bias of row %d group %d = %d, want %d", rows, cols, r, g, got, want)
+				}
+				for j := 0; j < 32; j++ {
+					if got, want := a.tiled.q[r0*cols+(g*n+r-r0)*32+j], a.q[r*cols+g*32+j]; got != want {
+						t.Fatalf("%dx%d: q of row %d group %d [%d] = %d, want %d", rows, cols, r, g, j, got, want)
 					}
 				}
 			}

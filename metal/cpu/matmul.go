@@ -11,6 +11,8 @@ import (
 // worker's scratch; q8/q4 rows read in place, against activations quantized
 // to int8 once per call) and dotted with every activation row, so the
 // weights stream from memory once per call however many rows the batch has.
+// q4 products of several rows run in tiles of weight rows unpacked once
+// for all activation rows (quantdot_tiled.go) when the kernel set has them.
 type matmulTask struct {
 	b       *Backend
 	out, x  []float32
@@ -18,6 +20,9 @@ type matmulTask struct {
 	w       *metal.Tensor
 	wf32    []float32 // W as float32 when its dtype is F32
 	in, dim int       // w.Cols, w.Rows
+	// tiled: the pool's indices are tiles of b.k.q4TileRows weight rows,
+	// each run by b.k.q4Tile (a partial last tile by the row kernel).
+	tiled bool
 }
 
 func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
@@ -28,13 +33,24 @@ func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 		t.wf32 = f32s(w.Data)
 	case metal.Q8, metal.Q4:
 		b.acts.quantize(t.x, rows, w.Cols)
-		if w.DType == metal.Q4 && b.k.q4Layout {
+		t.tiled = w.DType == metal.Q4 && b.k.q4Tile != nil && rows >= q4TileMinRows
+		if t.tiled {
+			// The tile kernels read q4 weights as u = q + 8 = q + 2^3.
+			b.acts.tiled.pack(&b.acts, rows, w.Cols, 3)
+		}
+		// The row kernels' permuted activations, unless every weight row
+		// is in a whole tile.
+		if w.DType == metal.Q4 && b.k.q4Layout && (!t.tiled || w.Rows%b.k.q4TileRows != 0) {
 			b.acts.permuteQ4(rows, w.Cols)
 		} else {
 			b.acts.q4x = b.acts.q4x[:0]
 		}
 	}
-	b.pool.run(t, w.Rows, 16)
+	if t.tiled {
+		b.pool.run(t, (w.Rows+b.k.q4TileRows-1)/b.k.q4TileRows, 1)
+	} else {
+		b.pool.run(t, w.Rows, 16)
+	}
 	*t = matmulTask{}
 }
 
@@ -44,6 +60,10 @@ const quantTileAccs = 256
 
 func (t *matmulTask) run(lo, hi, worker int) {
 	in := t.in
+	if t.tiled {
+		t.runTiles(lo, hi, worker)
+		return
+	}
 	switch t.w.DType {
 	case metal.Q8, metal.Q4:
 		rowsq := t.b.k.rowsQ8
@@ -68,6 +88,25 @@ func (t *matmulTask) run(lo, hi, worker int) {
 		}
 		for r := 0; r < t.rows; r++ {
 			t.out[r*t.dim+o] = t.b.k.dotF32(wrow, t.x[r*in:(r+1)*in])
+		}
+	}
+}
+
+// runTiles computes the output rows of tiles lo..hi-1.
+func (t *matmulTask) runTiles(lo, hi, worker int) {
+	height := t.b.k.q4TileRows
+	acc := t.b.workerAcc(worker, tileAccs(t.rows, height))
+	for i := lo; i < hi; i++ {
+		o0, o1 := i*height, min((i+1)*height, t.dim)
+		if o1-o0 == height {
+			t.b.k.q4Tile(t.w, o0, &t.b.acts, t.rows, acc, t.out)
+			continue
+		}
+		// A partial last tile: row by row, in tiles whose accumulators stay small.
+		tile := max(1, quantTileAccs/t.rows)
+		racc := t.b.workerAcc(worker, min(tile, o1-o0)*t.rows)
+		for o := o0; o < o1; o += tile {
+			t.b.k.rowsQ4(t.w, o, min(o+tile, o1), &t.b.acts, t.rows, racc, t.out)
 		}
 	}
 }

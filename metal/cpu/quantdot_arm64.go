@@ -49,7 +49,8 @@ func rowsQ8NEON(t *metal.Tensor, o0, o1 int, a *qacts, rows int, acc []laneAcc, 
 // every ARMv8 NEON has).
 func availableKernels() []kernels {
 	if cpu.ARM64.HasASIMD && cpu.ARM64.HasASIMDDP {
-		return []kernels{{name: "cpu/neon", rowsQ4: rowsQ4NEON, rowsQ8: rowsQ8NEON, dotF32: dot, axpy: axpy}}
+		return []kernels{{name: "cpu/neon", rowsQ4: rowsQ4NEON, rowsQ8: rowsQ8NEON,
+			q4Tile: q4TileRowsNEON, q4TileRows: 8, dotF32: dot, axpy: axpy}}
 	}
 	return nil
 }

@@ -1,0 +1,44 @@
+package cpu
+
+// tiledActs holds one MatMul call's quantized activations in the layout of
+// the tiled kernels (quantdot_tiled.go): rows in chunks of tileRowChunk,
+// and within a chunk of n rows group-major, so a kernel walking one group
+// down all the rows of a chunk reads consecutive memory (row-major rows are
+// cols bytes apart, which for power-of-two widths maps them onto a few L1
+// sets). For chunk rows r0 <= r < r0+n and group g:
+//
+//	q[r0·cols + (g·n + r−r0)·32 + j] = activation (r, 32g + j), j < 32
+//	scale[r0·groups + g·n + r−r0]    = its group scale
+//	bias[r0·groups + g·n + r−r0]     = −(Σ of its group's quants) << shift
+type tiledActs struct {
+	q     []int8
+	scale []float32
+	bias  []int32
+}
+
+// pack fills t from the row-major activations a (rows×cols), with the
+// bias of weights read as u = q + 2^shift.
+func (t *tiledActs) pack(a *qacts, rows, cols int, shift uint) {
+	groups := cols / 32
+	if cap(t.q) < rows*cols {
+		t.q = make([]int8, rows*cols)
+	}
+	if cap(t.scale) < rows*groups {
+		t.scale, t.bias = make([]float32, rows*groups), make([]int32, rows*groups)
+	}
+	t.q, t.scale, t.bias = t.q[:rows*cols], t.scale[:rows*groups], t.bias[:rows*groups]
+	for r0 := 0; r0 < rows; r0 += tileRowChunk {
+		n := min(tileRowChunk, rows-r0)
+		for i := 0; i < n; i++ {
+			r := r0 + i
+			src := a.q[r*cols : (r+1)*cols]
+			for g := 0; g < groups; g++ {
+				d := r0*cols + (g*n+i)*32
+				copy(t.q[d:d+32], src[g*32:g*32+32])
+				s := r0*groups + g*n + i
+				t.scale[s] = a.scale[r*groups+g]
+				t.bias[s] = -(a.sum[r*groups+g] << shift)
+			}
+		}
+	}
+}
