@@ -55,7 +55,7 @@ func TestStructuredOutput(t *testing.T) {
 	validator := compileSchema(t, weatherSchema)
 	var schema map[string]any
 	json.Unmarshal([]byte(weatherSchema), &schema)
-	const runs = 30
+	const runs = 100
 	for i := 0; i < runs; i++ {
 		res, err := oc.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 			Messages:    []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris as JSON?")},
@@ -78,7 +78,7 @@ func TestStructuredOutput(t *testing.T) {
 		}
 	}
 	// the same through the Responses API's text.format
-	for i := 0; i < 10; i++ {
+	for i := 0; i < runs; i++ {
 		r, err := oc.Responses.New(context.Background(), responses.ResponseNewParams{
 			Input:           responses.ResponseNewParamsInputUnion{OfString: openai.String("JSON please")},
 			MaxOutputTokens: openai.Int(300), Temperature: openai.Float(1.0),
@@ -182,7 +182,7 @@ func TestForcedToolCalls(t *testing.T) {
 }
 
 // TestForcedToolUseAnthropic: Anthropic tool_choice "any" gives tool_use
-// blocks whose input validates, through the official SDK, in 20 of 20
+// blocks whose input validates, through the official SDK, in 100 of 100
 // requests: exactly one with disable_parallel_tool_use.
 func TestForcedToolUseAnthropic(t *testing.T) {
 	dir := t.TempDir()
@@ -194,7 +194,7 @@ func TestForcedToolUseAnthropic(t *testing.T) {
 	ac := anthropic.NewClient(aoption.WithBaseURL("http://"+addr), aoption.WithAPIKey("x"), aoption.WithMaxRetries(0))
 	schema := `{"type":"object","properties":{"hour":{"type":"integer"},"on":{"type":"boolean"}},"required":["hour"]}`
 	v := compileSchema(t, schema)
-	for i := 0; i < 20; i++ {
+	for i := 0; i < 100; i++ {
 		msg, err := ac.Messages.New(context.Background(), anthropic.MessageNewParams{MaxTokens: 200,
 			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Wake me up."))},
 			Tools: []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "set_alarm",
