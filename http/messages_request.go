@@ -249,6 +249,9 @@ func (s *Server) planMessages(r *messagesRequest) (*messagesPlan, error) {
 	for i, t := range oaTools {
 		raw[i] = t
 	}
+	if err := s.checkToolsAllowed(len(raw), choice); err != nil {
+		return nil, err
+	}
 	toolG, err := forcedToolGrammar(choice, raw)
 	if err != nil {
 		return nil, err

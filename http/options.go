@@ -37,6 +37,11 @@ type Options struct {
 	// Retry-After. Defaults 64 and 256; a negative MaxWaiting means none.
 	MaxRunning int
 	MaxWaiting int
+	// NoToolCalls is set when the model's tool-call format has no parser
+	// (its chat template ignores tools, or renders them in a format Splash
+	// does not parse): a request that offers tools, unless tool_choice is
+	// "none", is then a 400 rather than a silent answer without calls.
+	NoToolCalls bool
 	// MaxImagePixels caps one input image's width × height. The served
 	// models are text-only, so images are refused either way; the cap makes
 	// the refusal say when an image is also too large. Default

@@ -184,6 +184,9 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkToolsAllowed(len(tools.chat), choice); err != nil {
+		return nil, err
+	}
 	toolG, err := forcedToolGrammar(choice, tools.chat)
 	if err != nil {
 		return nil, err

@@ -145,3 +145,34 @@ func functionCallOutput(callID, output string) responses.ResponseInputItemUnionP
 	item.OfFunctionCallOutput.CallID = openai.String(callID)
 	return item
 }
+
+// TestNoToolParser: a model without a tool-call parser refuses tools in
+// every dialect (unless tool_choice is none), naming the flag.
+func TestNoToolParser(t *testing.T) {
+	ts := startServer(t, api.Options{NoToolCalls: true})
+	fn := `{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}`
+	tests := []struct {
+		path, body string
+		status     int
+	}{
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"tools":[` + fn + `]}`, 400},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"tools":[` + fn + `],"tool_choice":"none"}`, 200},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, 200},
+		{"/v1/responses", `{"input":"x","tools":[{"type":"function","name":"f"}]}`, 400},
+		{"/v1/responses", `{"input":"x","tools":[{"type":"web_search"}]}`, 200},
+		{"/v1/messages", `{"max_tokens":5,"messages":[{"role":"user","content":"x"}],"tools":[{"name":"f","input_schema":{"type":"object"}}]}`, 400},
+		{"/v1/messages", `{"max_tokens":5,"messages":[{"role":"user","content":"x"}],"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"none"}}`, 200},
+	}
+	for _, tc := range tests {
+		res := ts.do(t, "POST", tc.path, tc.body)
+		if res.status != tc.status {
+			t.Errorf("%s %s: %d, want %d: %s", tc.path, tc.body, res.status, tc.status, res.body)
+			continue
+		}
+		if tc.status == 400 {
+			if _, msg, _ := errorShape(t, tc.path, res.body); !strings.Contains(msg, "--tool-parser") {
+				t.Errorf("%s: message %q does not name --tool-parser", tc.path, msg)
+			}
+		}
+	}
+}

@@ -39,6 +39,19 @@ func (c *toolChoice) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// checkToolsAllowed refuses tools the model cannot call: with no tool-call
+// parser for its format (Options.NoToolCalls), offering tools is a 400
+// unless tool_choice is none. vLLM answers the same way without
+// --tool-call-parser.
+func (s *Server) checkToolsAllowed(n int, choice *toolChoice) error {
+	if n == 0 || !s.opts.NoToolCalls || (choice != nil && choice.Mode == "none") {
+		return nil
+	}
+	return invalidf("tools", "model %s does not support tool calling: its chat template does not render tools in a format "+
+		"Splash parses (the Qwen/Hermes <tool_call> format); send tool_choice \"none\", or start the server with --tool-parser hermes "+
+		"if the model does use that format", s.opts.ModelID)
+}
+
 // forcedToolGrammar returns, for tool_choice required or a named function,
 // the grammar of one call's JSON body — {"name": N, "arguments": <that
 // tool's parameters schema>} — which decoding then enforces inside the

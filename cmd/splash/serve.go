@@ -41,6 +41,7 @@ type serveFlags struct {
 	maxBody        string
 	maxImagePixels int
 	quant          string
+	toolParser     string
 	cacheDir       string
 	spec           string
 	specTokens     int
@@ -73,6 +74,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs := ff.NewFlagSet("serve")
 	fs.StringVar(&f.model, 0, "model", "", "Splash package or Hugging Face checkpoint directory, or owner/repo[@revision] from the HF cache or hub (HF_HOME, HF_HUB_CACHE, HF_ENDPOINT, HF_TOKEN); default: the embedded splash-demo model")
 	fs.StringVar(&f.quant, 0, "quant", "q8", "weight type a checkpoint is packed to before serving: q4 (fastest, smallest), q8 (near-lossless), bf16, f32, or none to serve its safetensors in place")
+	fs.StringVar(&f.toolParser, 0, "tool-parser", "auto", "tool-call format: auto (read from the model's chat template), hermes (Qwen/Hermes <tool_call>), or none (requests offering tools get a 400)")
 	fs.StringVar(&f.cacheDir, 0, "cache-dir", defaultCacheDir(), "where checkpoints packed for serving are kept")
 	fs.StringVar(&f.host, 0, "host", "127.0.0.1", "address to listen on")
 	fs.IntVar(&f.port, 0, "port", 8000, "port to listen on (0 picks a free one)")
@@ -107,6 +109,11 @@ func (f *serveFlags) validate() error {
 	}
 	if f.port < 0 || f.port > 65535 {
 		return fmt.Errorf("serve: --port %d out of range", f.port)
+	}
+	switch f.toolParser {
+	case "auto", toolParserHermes, toolParserNone:
+	default:
+		return fmt.Errorf("serve: --tool-parser %q: want auto, hermes or none", f.toolParser)
 	}
 	switch f.quant {
 	case "q4", "q8", "bf16", "f32", "none":
@@ -307,7 +314,8 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	if err != nil {
 		return fmt.Errorf("serve: constrained decoding vocabulary: %w", err)
 	}
-	srv, err := api.New(api.Options{Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos, vocab: vocab}, Tokenizer: tokenizerAdapter{m.tok},
+	noTools := chooseToolParser(f.toolParser, m.tpl, s.err) == toolParserNone
+	srv, err := api.New(api.Options{NoToolCalls: noTools, Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos, vocab: vocab}, Tokenizer: tokenizerAdapter{m.tok},
 		Template: templateAdapter{m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
 		AllowedHosts: f.allowedHosts, NoWebUI: f.noWebUI, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody),
 		MaxImagePixels: f.maxImagePixels})

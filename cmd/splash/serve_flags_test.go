@@ -64,6 +64,8 @@ func TestServeRejectsBadFlagsBeforeLoading(t *testing.T) {
 		{[]string{"--kv-memory", "-1G"}, "--kv-memory"},
 		{[]string{"--max-body", "0"}, "--max-body"},
 		{[]string{"--threads", "-2"}, "--threads"},
+		{[]string{"--tool-parser", "mistral"}, "--tool-parser"},
+		{[]string{"--quant", "q2"}, "--quant"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
