@@ -11,12 +11,13 @@ import (
 type Backend struct {
 	pool    *pool
 	k       kernels
+	f       fusedKernels
 	acts    qacts       // the current MatMul's activations, int8-quantized
 	scratch [][]float32 // per worker: a dequantized weight row or attention scores
 	accs    [][]laneAcc // per worker: lane accumulators, one per activation row
 	mm      matmulTask
 	attn    attentionTask
-	rope    []float32 // cos and sin table of one row, grown as needed
+	rope    ropeTable
 }
 
 var _ metal.Backend = (*Backend)(nil)
@@ -32,7 +33,7 @@ func NewWithOptions(o Options) *Backend {
 		// and `go test -cpu`, so benchmarks can run on one core.
 		o.Threads = runtime.GOMAXPROCS(0)
 	}
-	return &Backend{pool: newPool(o.Threads), k: selectKernels(o), scratch: make([][]float32, o.Threads), accs: make([][]laneAcc, o.Threads)}
+	return &Backend{pool: newPool(o.Threads), k: selectKernels(o), f: selectFused(o), scratch: make([][]float32, o.Threads), accs: make([][]laneAcc, o.Threads)}
 }
 
 // Name is the kernel set in use, e.g. "cpu/avx2" or "cpu/portable".

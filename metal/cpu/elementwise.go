@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"slices"
 )
 
 func (b *Backend) RMSNorm(out, x, weight []float32, dim int, eps float32) {
@@ -19,37 +20,61 @@ func (b *Backend) RMSNorm(out, x, weight []float32, dim int, eps float32) {
 	}
 }
 
+// RoPE takes each row's cos and sin from a table built once per distinct
+// (positions, frequencies) pair: a forward pass rotates the queries and
+// keys of every layer at the same positions, so the table is built once
+// per pass rather than 2·layers times.
 func (b *Backend) RoPE(x []float32, pos []int32, heads, headDim int, invFreq []float32) {
 	half := headDim / 2
-	if cap(b.rope) < 2*half {
-		b.rope = make([]float32, 2*half)
-	}
-	cos, sin := b.rope[:half], b.rope[half:2*half]
+	cos, sin := b.rope.lookup(pos, invFreq[:half])
 	width := heads * headDim
-	for r, p := range pos {
-		for i, f := range invFreq[:half] {
-			s, c := math.Sincos(float64(p) * float64(f))
-			cos[i], sin[i] = float32(c), float32(s)
-		}
+	for r := range pos {
+		c, s := cos[r*half:(r+1)*half], sin[r*half:(r+1)*half]
 		row := x[r*width : (r+1)*width]
 		for h := 0; h < heads; h++ {
 			v := row[h*headDim : (h+1)*headDim]
 			lo, hi := v[:half], v[half:headDim]
 			for i := range lo {
 				x0, x1 := lo[i], hi[i]
-				lo[i] = x0*cos[i] - x1*sin[i]
-				hi[i] = x0*sin[i] + x1*cos[i]
+				lo[i] = x0*c[i] - x1*s[i]
+				hi[i] = x0*s[i] + x1*c[i]
 			}
 		}
 	}
 }
 
-func (b *Backend) SiLUMul(gate, up []float32) {
-	up = up[:len(gate)]
-	for i, g := range gate {
-		gate[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
-	}
+// ropeTable holds cos(p·f) and sin(p·f) for the positions and inverse
+// frequencies of the last RoPE call, reused while they repeat.
+type ropeTable struct {
+	pos      []int32
+	invFreq  []float32
+	cos, sin []float32 // len(pos)×len(invFreq), row-major
 }
+
+// lookup returns the tables for pos and invFreq, rebuilding them when either
+// differs (by value) from the previous call's.
+func (t *ropeTable) lookup(pos []int32, invFreq []float32) (cos, sin []float32) {
+	n := len(pos) * len(invFreq)
+	if !slices.Equal(t.pos, pos) || !slices.Equal(t.invFreq, invFreq) {
+		t.pos = append(t.pos[:0], pos...)
+		t.invFreq = append(t.invFreq[:0], invFreq...)
+		if cap(t.cos) < n {
+			t.cos, t.sin = make([]float32, n), make([]float32, n)
+		}
+		t.cos, t.sin = t.cos[:n], t.sin[:n]
+		for r, p := range pos {
+			for i, f := range invFreq {
+				s, c := math.Sincos(float64(p) * float64(f))
+				t.cos[r*len(invFreq)+i], t.sin[r*len(invFreq)+i] = float32(c), float32(s)
+			}
+		}
+	}
+	return t.cos[:n], t.sin[:n]
+}
+
+// SiLUMul uses exp32 (fused_exp.go), whose error against math.Exp is
+// about one ulp.
+func (b *Backend) SiLUMul(gate, up []float32) { b.f.siluMul(gate, up[:len(gate)]) }
 
 func (b *Backend) Add(dst, src []float32) {
 	src = src[:len(dst)]

@@ -1,0 +1,263 @@
+#include "textflag.h"
+
+// SIMD loops of fused_exp.go and fused_kernels.go, bit-identical to the Go
+// versions: the same IEEE float32 operations in the same order, no FMA.
+
+DATA expConsts<>+0(SB)/4, $0xc2ae0000  // expLo = -87
+DATA expConsts<>+4(SB)/4, $0x42b00000  // expHi = 88
+DATA expConsts<>+8(SB)/4, $0x3fb8aa3b  // expLog2e
+DATA expConsts<>+12(SB)/4, $0x4b400000 // expMagic = 1.5·2^23
+DATA expConsts<>+16(SB)/4, $0x3f318000 // expLn2Hi
+DATA expConsts<>+20(SB)/4, $0xb95e8083 // expLn2Lo
+DATA expConsts<>+24(SB)/4, $0x39500d01 // 1/5040
+DATA expConsts<>+28(SB)/4, $0x3ab60b61 // 1/720
+DATA expConsts<>+32(SB)/4, $0x3c088889 // 1/120
+DATA expConsts<>+36(SB)/4, $0x3d2aaaab // 1/24
+DATA expConsts<>+40(SB)/4, $0x3e2aaaab // 1/6
+DATA expConsts<>+44(SB)/4, $0x3f000000 // 1/2
+DATA expConsts<>+48(SB)/4, $0x3f800000 // 1
+DATA expConsts<>+52(SB)/4, $0x3f800000 // 1
+DATA expConsts<>+56(SB)/4, $0xb4c0007f // 127 - 0x4B400000 (mod 2^32)
+GLOBL expConsts<>(SB), RODATA|NOPTR, $60
+
+// EXP_SETUP loads the constants of EXP8 into Y9..Y15.
+#define EXP_SETUP \
+	VBROADCASTSS expConsts<>+0(SB), Y15; \
+	VBROADCASTSS expConsts<>+4(SB), Y14; \
+	VBROADCASTSS expConsts<>+8(SB), Y13; \
+	VBROADCASTSS expConsts<>+12(SB), Y12; \
+	VBROADCASTSS expConsts<>+16(SB), Y11; \
+	VBROADCASTSS expConsts<>+20(SB), Y10; \
+	VPBROADCASTD expConsts<>+56(SB), Y9
+
+#define HORNER(off) \
+	VMULPS Y0, Y3, Y3; \
+	VBROADCASTSS expConsts<>+off(SB), Y4; \
+	VADDPS Y4, Y3, Y3
+
+// EXP8 sets Y0 = exp32(Y0) lane by lane (fused_exp.go), using Y1..Y4.
+#define EXP8 \
+	VMAXPS Y15, Y0, Y0; \
+	VMINPS Y14, Y0, Y0; \
+	VMULPS Y13, Y0, Y1; \
+	VADDPS Y12, Y1, Y1; \
+	VSUBPS Y12, Y1, Y2; \
+	VMULPS Y11, Y2, Y4; \
+	VSUBPS Y4, Y0, Y0; \
+	VMULPS Y10, Y2, Y4; \
+	VSUBPS Y4, Y0, Y0; \
+	VBROADCASTSS expConsts<>+24(SB), Y3; \
+	HORNER(28); \
+	HORNER(32); \
+	HORNER(36); \
+	HORNER(40); \
+	HORNER(44); \
+	HORNER(48); \
+	HORNER(52); \
+	VPADDD Y9, Y1, Y1; \
+	VPSLLD $23, Y1, Y1; \
+	VMULPS Y1, Y3, Y0
+
+// HSUM reduces the eight lanes of acc (Y) into the low float of x (its X
+// half) as ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)), the order of dot.
+#define HSUM(acc, x, tmp) \
+	VEXTRACTF128 $1, acc, tmp; \
+	VADDPS tmp, x, x; \
+	VPERMILPS $0x4e, x, tmp; \
+	VADDPS tmp, x, x; \
+	VMOVSHDUP x, tmp; \
+	VADDSS tmp, x, x
+
+// func expShiftBlocksAVX2(x *float32, m float32, blocks int) float32
+TEXT ·expShiftBlocksAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	VBROADCASTSS m+8(FP), Y8
+	MOVQ blocks+16(FP), CX
+	EXP_SETUP
+	VXORPS Y7, Y7, Y7
+
+exploop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y8, Y0, Y0
+	EXP8
+	VMOVUPS Y0, (SI)
+	VADDPS Y0, Y7, Y7
+	ADDQ $32, SI
+	DECQ CX
+	JNE exploop
+
+	HSUM(Y7, X7, X1)
+	VZEROUPPER
+	MOVSS X7, ret+24(FP)
+	RET
+
+// func siluMulBlocksAVX2(gate, up *float32, blocks int)
+TEXT ·siluMulBlocksAVX2(SB), NOSPLIT, $0-24
+	MOVQ gate+0(FP), SI
+	MOVQ up+8(FP), DI
+	MOVQ blocks+16(FP), CX
+	EXP_SETUP
+	VBROADCASTSS expConsts<>+48(SB), Y8 // 1
+	VXORPS Y7, Y7, Y7
+
+siluloop:
+	VMOVUPS (SI), Y5
+	VSUBPS Y5, Y7, Y0 // -g
+	EXP8
+	VADDPS Y8, Y0, Y0 // 1 + e^-g
+	VDIVPS Y0, Y5, Y5 // g / (1 + e^-g)
+	VMULPS (DI), Y5, Y5
+	VMOVUPS Y5, (SI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNE siluloop
+
+	VZEROUPPER
+	RET
+
+// func scoresAVX2(out, q, k *float32, stride, n, blocks int, scale float32)
+// out[p] = dot(q, k + p·stride bytes)·scale for p < n, over blocks×8
+// floats; four positions at a time so their sums proceed in parallel.
+TEXT ·scoresAVX2(SB), NOSPLIT, $0-52
+	MOVQ out+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ k+16(FP), R8
+	MOVQ stride+24(FP), DX
+	MOVQ n+32(FP), R12
+	MOVQ blocks+40(FP), R13
+	VBROADCASTSS scale+48(FP), Y15
+
+four:
+	CMPQ R12, $4
+	JLT one
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ BX, BX
+	MOVQ R13, CX
+
+fourloop:
+	VMOVUPS (SI)(BX*1), Y4
+	VMULPS (R8)(BX*1), Y4, Y5
+	VADDPS Y5, Y0, Y0
+	VMULPS (R9)(BX*1), Y4, Y6
+	VADDPS Y6, Y1, Y1
+	VMULPS (R10)(BX*1), Y4, Y7
+	VADDPS Y7, Y2, Y2
+	VMULPS (R11)(BX*1), Y4, Y8
+	VADDPS Y8, Y3, Y3
+	ADDQ $32, BX
+	DECQ CX
+	JNE fourloop
+
+	HSUM(Y0, X0, X9)
+	HSUM(Y1, X1, X10)
+	HSUM(Y2, X2, X11)
+	HSUM(Y3, X3, X12)
+	VMULSS X15, X0, X0
+	VMULSS X15, X1, X1
+	VMULSS X15, X2, X2
+	VMULSS X15, X3, X3
+	VMOVSS X0, 0(DI)
+	VMOVSS X1, 4(DI)
+	VMOVSS X2, 8(DI)
+	VMOVSS X3, 12(DI)
+	ADDQ $16, DI
+	LEAQ (R11)(DX*1), R8
+	SUBQ $4, R12
+	JMP four
+
+one:
+	TESTQ R12, R12
+	JEQ scoresdone
+	VXORPS Y0, Y0, Y0
+	XORQ BX, BX
+	MOVQ R13, CX
+
+oneloop:
+	VMOVUPS (SI)(BX*1), Y4
+	VMULPS (R8)(BX*1), Y4, Y5
+	VADDPS Y5, Y0, Y0
+	ADDQ $32, BX
+	DECQ CX
+	JNE oneloop
+
+	HSUM(Y0, X0, X9)
+	VMULSS X15, X0, X0
+	VMOVSS X0, 0(DI)
+	ADDQ $4, DI
+	ADDQ DX, R8
+	DECQ R12
+	JMP one
+
+scoresdone:
+	VZEROUPPER
+	RET
+
+// func weightedSumAVX2(o, v *float32, stride int, w *float32, n, chunks int)
+// o[j] += w[p]·v[p·stride bytes + j] for p = 0..n-1 in order, over
+// chunks×64 floats of o, each chunk held in eight registers.
+TEXT ·weightedSumAVX2(SB), NOSPLIT, $0-48
+	MOVQ o+0(FP), DI
+	MOVQ v+8(FP), SI
+	MOVQ stride+16(FP), DX
+	MOVQ w+24(FP), R12
+	MOVQ n+32(FP), R13
+	MOVQ chunks+40(FP), R14
+
+chunk:
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	MOVQ SI, R8
+	MOVQ R12, R9
+	MOVQ R13, CX
+
+pos:
+	VBROADCASTSS (R9), Y8
+	VMULPS 0(R8), Y8, Y9
+	VADDPS Y9, Y0, Y0
+	VMULPS 32(R8), Y8, Y10
+	VADDPS Y10, Y1, Y1
+	VMULPS 64(R8), Y8, Y11
+	VADDPS Y11, Y2, Y2
+	VMULPS 96(R8), Y8, Y12
+	VADDPS Y12, Y3, Y3
+	VMULPS 128(R8), Y8, Y9
+	VADDPS Y9, Y4, Y4
+	VMULPS 160(R8), Y8, Y10
+	VADDPS Y10, Y5, Y5
+	VMULPS 192(R8), Y8, Y11
+	VADDPS Y11, Y6, Y6
+	VMULPS 224(R8), Y8, Y12
+	VADDPS Y12, Y7, Y7
+	ADDQ DX, R8
+	ADDQ $4, R9
+	DECQ CX
+	JNE pos
+
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	DECQ R14
+	JNE chunk
+
+	VZEROUPPER
+	RET

@@ -1,0 +1,122 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestExp32Accuracy checks exp32's documented bound against math.Exp over
+// its whole range, and its clamping outside.
+func TestExp32Accuracy(t *testing.T) {
+	const bound = 2.5e-7
+	worst, at := 0.0, 0.0
+	for i := 0; i <= 1_000_000; i++ {
+		x := float32(float64(expLo) + float64(expHi-expLo)*float64(i)/1e6)
+		want := math.Exp(float64(x))
+		if e := math.Abs(float64(exp32(x))-want) / want; e > worst {
+			worst, at = e, float64(x)
+		}
+	}
+	t.Logf("exp32 worst relative error %.3g at x=%g", worst, at)
+	if worst > bound {
+		t.Errorf("exp32 relative error %.3g at x=%g, documented bound %.3g", worst, at, bound)
+	}
+	for _, tc := range []struct {
+		x      float32
+		lo, hi float64
+	}{{0, 1, 1}, {-1000, 0, 2e-38}, {float32(math.Inf(-1)), 0, 2e-38}, {1000, 1e38, math.MaxFloat32}} {
+		if got := float64(exp32(tc.x)); got < tc.lo || got > tc.hi {
+			t.Errorf("exp32(%g) = %g, want in [%g, %g]", tc.x, got, tc.lo, tc.hi)
+		}
+	}
+}
+
+func TestExpShiftSumsTheExponentials(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	x := randVec(rng, 37)
+	want := make([]float64, len(x))
+	sum := 0.0
+	for i, v := range x {
+		want[i] = math.Exp(float64(v) - 0.5)
+		sum += want[i]
+	}
+	got := expShift(x, 0.5)
+	if e := maxRelErr(x, want); e > 1e-6 {
+		t.Errorf("expShift values: relative error %g", e)
+	}
+	if e := math.Abs(float64(got)-sum) / sum; e > 1e-6 {
+		t.Errorf("expShift sum %g, want %g", got, sum)
+	}
+}
+
+// TestFusedKernelsMatchPortable: the SIMD loops return the portable bits.
+func TestFusedKernelsMatchPortable(t *testing.T) {
+	ref, best := portableFused(), bestFused()
+	rng := rand.New(rand.NewPCG(8, 8))
+	same := func(t *testing.T, what string, got, want []float32) {
+		t.Helper()
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: [%d] = %v, portable %v", what, i, got[i], want[i])
+			}
+		}
+	}
+	for _, n := range []int{1, 7, 8, 9, 64, 131} {
+		t.Run(fmt.Sprint("n=", n), func(t *testing.T) {
+			x := randVec(rng, n)
+			for i := range x {
+				x[i] *= 30 // reach both clamps of exp32 and large SiLU inputs
+			}
+			x[0] = 0
+			a, b := append([]float32(nil), x...), append([]float32(nil), x...)
+			sa, sb := ref.expShift(a, 3), best.expShift(b, 3)
+			same(t, "expShift", b, a)
+			same(t, "expShift sum", []float32{sb}, []float32{sa})
+
+			up := randVec(rng, n)
+			a, b = append([]float32(nil), x...), append([]float32(nil), x...)
+			ref.siluMul(a, up)
+			best.siluMul(b, up)
+			same(t, "siluMul", b, a)
+		})
+	}
+	// Head widths: whole 64-float chunks, a partial chunk, and not eights.
+	for _, hd := range []int{128, 64, 72, 8, 12} {
+		for _, npos := range []int{1, 3, 4, 5, 16} {
+			t.Run(fmt.Sprintf("hd=%d/pos=%d", hd, npos), func(t *testing.T) {
+				stride := 3*hd + 5
+				k := randVec(rng, (npos-1)*stride+hd)
+				q := randVec(rng, hd)
+				a, b := make([]float32, npos), make([]float32, npos)
+				ref.scores(a, q, k, stride, 0.125)
+				best.scores(b, q, k, stride, 0.125)
+				same(t, "scores", b, a)
+
+				w := randVec(rng, npos)
+				oa := randVec(rng, hd)
+				ob := append([]float32(nil), oa...)
+				ref.weightedSum(oa, k, stride, w)
+				best.weightedSum(ob, k, stride, w)
+				same(t, "weightedSum", ob, oa)
+			})
+		}
+	}
+}
+
+func BenchmarkSiLUMul(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	gate, up := randVec(rng, 3072), randVec(rng, 3072)
+	for _, k := range []struct {
+		name string
+		f    fusedKernels
+	}{{"portable", portableFused()}, {"best", bestFused()}} {
+		b.Run(k.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				k.f.siluMul(gate, up)
+				copy(gate, up)
+			}
+		})
+	}
+}
