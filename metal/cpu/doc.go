@@ -14,10 +14,14 @@
 // kernels under qemu-aarch64 from `make test`). `make bench-kernels` prints
 // memory bandwidth, kernel throughput and end-to-end tokens/s.
 //
-// Work is spread over a persistent pool of worker goroutines, split by
-// output rows for matrix products and by (token, head) pairs for attention.
-// A quantized matrix product walks tiles of weight rows, each read once for
-// all activation rows of the call. Each output element is computed by
+// Work is spread over a persistent pool of worker goroutines (pool.go:
+// workers spin briefly between calls, then park; a worker joins a call only
+// while it is open, so a caller never waits for one the OS has not run),
+// split by output rows for matrix products and by (token, KV head) pairs
+// for attention. A one-row quantized product streams each weight row once
+// (quantdot_*.s); with two rows or more, a tile of weight rows is unpacked
+// once per group and used against every activation row (quantdot_tiled*),
+// so the weights are read once per call. Each output element is computed by
 // exactly one worker with a reduction order that depends only on its own
 // inputs, so results are bit-identical whatever the batch size or thread
 // count (batch invariance).
