@@ -96,15 +96,7 @@ func BenchmarkConcurrentDecode(b *testing.B) {
 			warmUp(b, e)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				var wg sync.WaitGroup
-				for j := 0; j < conc; j++ {
-					wg.Add(1)
-					go func(j int) {
-						defer wg.Done()
-						runOne(b, e, promptFor(i*conc+j), n)
-					}(j)
-				}
-				wg.Wait()
+				runConcurrent(b, e, conc, i, n)
 			}
 			b.ReportMetric(float64(b.N*conc*n)/b.Elapsed().Seconds(), "tokens/s")
 		})
@@ -311,19 +303,24 @@ func BenchmarkEngineOverhead(b *testing.B) {
 			e := benchEngine(b, m, "off", nil)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				var wg sync.WaitGroup
-				for j := 0; j < conc; j++ {
-					wg.Add(1)
-					go func(j int) {
-						defer wg.Done()
-						runOne(b, e, promptFor(i*conc+j), n)
-					}(j)
-				}
-				wg.Wait()
+				runConcurrent(b, e, conc, i, n)
 			}
 			// About n+1 steps per round when the requests run together.
 			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N*(n+1)), "µs/step")
 			b.ReportMetric(float64(b.N*conc*n)/b.Elapsed().Seconds(), "tokens/s")
 		})
 	}
+}
+
+// runConcurrent runs round i: conc requests of n tokens each, at once.
+func runConcurrent(b *testing.B, e *Engine, conc, i, n int) {
+	var wg sync.WaitGroup
+	for j := 0; j < conc; j++ {
+		wg.Add(1)
+		go func(j int) {
+			defer wg.Done()
+			runOne(b, e, promptFor(i*conc+j), n)
+		}(j)
+	}
+	wg.Wait()
 }
