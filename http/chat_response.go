@@ -176,7 +176,7 @@ func (c *chatStream) event(w *sseWriter, ev Event) {
 		return
 	}
 	split := c.splits[ev.Choice]
-	reasoning, answer, events := split.feed(ev.Text, ev.FinishReason != "")
+	reasoning, answer, events := joined(split.feed(ev.Text, ev.FinishReason != ""))
 	var calls []chatToolCall
 	for _, e := range events {
 		if !e.start && e.delta == "" {

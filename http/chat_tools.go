@@ -57,22 +57,33 @@ type openCall struct {
 	started  bool // its start event went out
 }
 
-// feed returns the text decided so far and the call events it brings.
-func (t *toolSplitter) feed(text string, final bool) (string, []callEvent) {
-	var sb strings.Builder
-	events := t.segments(&sb, t.p.Feed(text))
-	if body, ok := t.p.OpenBody(); ok {
-		events = append(events, t.progress(body)...)
-	}
-	if final {
-		events = append(events, t.segments(&sb, t.p.Flush())...)
-	}
-	return sb.String(), events
+// piece is one part of a choice's output, in order: text of a kind
+// (reasoning or answer), or progress of a call.
+type piece struct {
+	reasoning bool // text is reasoning (else answer text)
+	text      string
+	call      *callEvent
 }
 
-// segments turns parsed segments into text (into sb) and call ends.
-func (t *toolSplitter) segments(sb *strings.Builder, segs []toolcall.Segment) []callEvent {
-	var events []callEvent
+// feed appends to out the pieces text brings: the text decided so far (of
+// the kind reasoning says) and the call events, in output order, so a
+// writer never puts text inside a call that is still open.
+func (t *toolSplitter) feed(out []piece, text string, reasoning, final bool) []piece {
+	out = t.segments(out, t.p.Feed(text), reasoning)
+	if body, ok := t.p.OpenBody(); ok {
+		for _, e := range t.progress(body) {
+			out = append(out, piece{call: &e})
+		}
+	}
+	if final {
+		out = t.segments(out, t.p.Flush(), reasoning)
+	}
+	return out
+}
+
+// segments turns parsed segments into text and call-end pieces.
+func (t *toolSplitter) segments(out []piece, segs []toolcall.Segment, reasoning bool) []piece {
+	call := func(e callEvent) { out = append(out, piece{call: &e}) }
 	for _, s := range segs {
 		if s.Call == nil {
 			if s.Malformed != "" && t.open != nil && t.open.started {
@@ -81,21 +92,21 @@ func (t *toolSplitter) segments(sb *strings.Builder, segs []toolcall.Segment) []
 				// generated, whole or not — a call cut by max_tokens, whose
 				// finish reason "length" says why — rather than repeat its
 				// markup as text. Streamed or not, the answer is the same.
-				events = append(events, t.finish(chatToolCall{Function: chatFunctionCall{Arguments: t.open.args.Arguments()}}))
+				call(t.finish(chatToolCall{Function: chatFunctionCall{Arguments: t.open.args.Arguments()}}))
 				continue
 			}
 			t.open = nil
 			// the newlines a model puts between and after its calls are not
 			// content
 			if t.calls == 0 || strings.TrimSpace(s.Text) != "" {
-				sb.WriteString(s.Text)
+				out = append(out, piece{reasoning: reasoning, text: s.Text})
 			}
 			continue
 		}
-		events = append(events, t.finish(chatToolCall{Type: "function",
+		call(t.finish(chatToolCall{Type: "function",
 			Function: chatFunctionCall{Name: s.Call.Name, Arguments: string(s.Call.Arguments)}}))
 	}
-	return events
+	return out
 }
 
 // progress streams the open call's name and new argument bytes.

@@ -182,14 +182,19 @@ func (m *messagesStream) closeBlock(w *sseWriter) {
 }
 
 func (m *messagesStream) event(w *sseWriter, ev Event) {
-	reasoning, answer, calls := m.split.feed(ev.Text, ev.FinishReason != "")
+	pieces := m.split.feed(ev.Text, ev.FinishReason != "")
 	if ev.FinishReason != "" {
 		m.finish, m.stopSequence = ev.FinishReason, ev.StopSequence
 	}
-	m.write(w, "thinking", reasoning)
-	m.write(w, "text", answer)
-	for _, e := range calls {
-		m.callEvent(w, e)
+	for _, p := range pieces {
+		switch {
+		case p.call != nil:
+			m.callEvent(w, *p.call)
+		case p.reasoning:
+			m.write(w, "thinking", p.text)
+		default:
+			m.write(w, "text", p.text)
+		}
 	}
 }
 

@@ -14,10 +14,7 @@ func splitOutput(t *testing.T, startsInThink bool, chunks []string) (reasoning, 
 	t.Helper()
 	s := newOutputSplitter(startsInThink, true)
 	streamed := map[int]*chatToolCall{}
-	for i, c := range chunks {
-		r, a, events := s.feed(c, i == len(chunks)-1)
-		reasoning += r
-		answer += a
+	handle := func(events []callEvent) {
 		for _, e := range events {
 			if e.start {
 				if streamed[e.index] != nil {
@@ -39,9 +36,27 @@ func splitOutput(t *testing.T, startsInThink bool, chunks []string) (reasoning, 
 			if sc.ID != e.done.ID || sc.Function != e.done.Function {
 				t.Fatalf("streamed call %+v differs from the completed one %+v", *sc, *e.done)
 			}
+			sc.Type = "done"
 			c := *e.done
 			c.ID = "" // random per call
 			calls = append(calls, c)
+		}
+	}
+	for i, c := range chunks {
+		for _, p := range s.feed(c, i == len(chunks)-1) {
+			switch {
+			case p.call != nil:
+				handle([]callEvent{*p.call})
+			case p.reasoning:
+				reasoning += p.text
+			default:
+				for _, sc := range streamed {
+					if sc.Type == "" {
+						t.Fatalf("answer text %q while call %+v is open: a dialect would interleave them", p.text, *sc)
+					}
+				}
+				answer += p.text
+			}
 		}
 	}
 	return reasoning, answer, calls, s.finishReason(FinishStop), deltas
@@ -76,6 +91,8 @@ func TestOutputSplitterAtEveryBoundary(t *testing.T) {
 			"", "Sure.", []chatToolCall{call("a", `{"k":"v`)}, "tool_calls"},
 		{"truncated before the arguments", false, "Sure.<tool_call>{\"name\": \"a\", \"argu",
 			"", "Sure.<tool_call>{\"name\": \"a\", \"argu", nil, "stop"},
+		{"call left open in the reasoning", true, "look <tool_call>{\"name\": \"a\", \"arguments\": {\"q\": 1}}</think>\n\nfine",
+			"look ", "fine", []chatToolCall{call("a", `{"q":1}`)}, "tool_calls"},
 		{"no markup", false, "<think>hmm</think>plain <tool text", "hmm", "plain <tool text", nil, "stop"},
 	}
 	for _, tc := range tests {

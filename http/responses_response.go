@@ -291,18 +291,27 @@ func (r *responsesStream) closeItem(w *sseWriter, status string) {
 }
 
 func (r *responsesStream) event(w *sseWriter, ev Event) {
-	reasoning, answer, calls := r.split.feed(ev.Text, ev.FinishReason != "")
+	pieces := r.split.feed(ev.Text, ev.FinishReason != "")
 	if ev.FinishReason != "" {
 		r.finish = ev.FinishReason
 	}
-	r.write(w, "reasoning", reasoning, nil)
 	var lps []chatTokenLogprob
 	if l := toChatLogprobs(ev.Logprobs); l != nil {
 		lps = l.Content
 	}
-	r.write(w, "message", answer, lps)
-	for _, e := range calls {
-		r.callEvent(w, e)
+	for _, p := range pieces {
+		switch {
+		case p.call != nil:
+			r.callEvent(w, *p.call)
+		case p.reasoning:
+			r.write(w, "reasoning", p.text, nil)
+		default:
+			r.write(w, "message", p.text, lps)
+			lps = nil // the event's logprobs go with its first answer text
+		}
+	}
+	if lps != nil {
+		r.write(w, "message", "", lps)
 	}
 }
 
