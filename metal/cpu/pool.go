@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -111,40 +112,53 @@ type workerSlot struct {
 	_ [64]byte
 }
 
-// parker lets one goroutine sleep until another wakes it, without losing a
-// wake-up that races with going to sleep. The sleeper sets parked and then
-// re-checks its condition; a waker that swaps parked from 1 to 0 owes the
-// sleeper exactly one token on wake, and a sleeper whose own swap back
-// fails knows a token is on its way and takes it.
+// parker lets one goroutine sleep until its condition holds, woken by the
+// goroutine that makes it hold. It is the textbook condition variable with
+// one lock-free shortcut: a waker first makes the condition true, then
+// looks at parked and takes the lock only when the sleeper has announced
+// itself. Because the sleeper announces itself (under the lock) before it
+// checks the condition, either the waker sees the announcement and signals
+// under the lock — reaching a sleeper that is in Wait, or one that will
+// find the condition true before it waits — or the sleeper's check comes
+// after the waker's write and sees it. No wake-up is lost; the hot path
+// (workers that spin and never park) never touches the lock.
 type parker struct {
-	parked atomic.Int32
-	wake   chan struct{} // capacity 1
+	parked atomic.Int32 // 1 from the sleeper's announcement until it wakes
+	mu     sync.Mutex
+	cond   sync.Cond
 }
 
-func newParker() parker { return parker{wake: make(chan struct{}, 1)} }
+// init readies k in place (a parker must not be copied).
+func (k *parker) init() { k.cond.L = &k.mu }
 
-// sleepUnless parks until woken, unless ready (checked after announcing
-// the sleep) already holds. It may return early on a stale token from an
-// earlier wake; callers re-check their condition in a loop.
+// sleepUnless parks until ready holds (it returns at once if it already
+// does).
 func (k *parker) sleepUnless(ready func() bool) {
+	k.mu.Lock()
 	k.parked.Store(1)
-	if ready() && k.parked.CompareAndSwap(1, 0) {
+	for !ready() {
+		k.cond.Wait()
+	}
+	k.parked.Store(0)
+	k.mu.Unlock()
+}
+
+// wakeUp wakes the goroutine if it is parked; call it after making its
+// condition true.
+func (k *parker) wakeUp() {
+	if k.parked.Load() == 0 {
 		return
 	}
-	<-k.wake
-}
-
-// wakeUp wakes the goroutine if it is parked.
-func (k *parker) wakeUp() {
-	if k.parked.CompareAndSwap(1, 0) {
-		k.wake <- struct{}{}
-	}
+	k.mu.Lock()
+	k.cond.Signal()
+	k.mu.Unlock()
 }
 
 func newPool(n int) *pool {
-	p := &pool{n: n, workers: make([]workerSlot, n), caller: newParker()}
+	p := &pool{n: n, workers: make([]workerSlot, n)}
+	p.caller.init()
 	for w := 1; w < n; w++ {
-		p.workers[w].parker = newParker()
+		p.workers[w].init()
 		go p.loop(w)
 	}
 	return p
