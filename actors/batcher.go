@@ -198,7 +198,7 @@ func (b *BatcherActor) finishStep(ctx actor.Context, logits []float32) {
 		if !ok {
 			continue
 		}
-		msg := &TokensGenerated{Tokens: o.Tokens, Reason: o.Reason}
+		msg := &TokensGenerated{Tokens: o.Tokens, Reason: o.Reason, CachedTokens: o.CachedTokens}
 		if l, ok := lps[o.ID]; ok {
 			msg.Logprobs = l[:min(len(l), len(o.Tokens))]
 		}

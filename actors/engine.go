@@ -87,6 +87,9 @@ type TokenMask interface {
 // Event is one step of a request's stream. The last event has Finish or Err
 // set and carries Usage; the channel closes after it.
 type Event struct {
+	// CachedTokens, on the first event, counts the prompt tokens served
+	// from the prefix cache (a streaming API reports them up front).
+	CachedTokens   int
 	Text           string
 	Tokens         []int32
 	Logprobs       []TokenLogprobs

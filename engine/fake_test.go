@@ -148,6 +148,7 @@ type harness struct {
 	params   map[uint64]sample.Params
 	samplers map[uint64]*sample.Sampler
 	out      map[uint64][]int32
+	cached   map[uint64][]int     // CachedTokens of each Output, in order
 	prompt   map[uint64][]float32 // prompt logprobs delivered
 	reason   map[uint64]stop.Reason
 	steps    int
@@ -177,7 +178,7 @@ func newHarness(t testing.TB, cfg Config, proposer spec.Proposer) *harness {
 	c := s.Config()
 	return &harness{t: t, s: s, m: m, kv: m.NewKVCache(c.NumBlocks, c.BlockSize), dec: Decider{Vocab: fakeVocab},
 		params: map[uint64]sample.Params{}, samplers: map[uint64]*sample.Sampler{},
-		out: map[uint64][]int32{}, prompt: map[uint64][]float32{}, reason: map[uint64]stop.Reason{}}
+		out: map[uint64][]int32{}, cached: map[uint64][]int{}, prompt: map[uint64][]float32{}, reason: map[uint64]stop.Reason{}}
 }
 
 // add queues a request sampled with p (greedy when zero).
@@ -249,6 +250,7 @@ func (h *harness) step() bool {
 	}
 	for _, o := range outs {
 		h.out[o.ID] = append(h.out[o.ID], o.Tokens...)
+		h.cached[o.ID] = append(h.cached[o.ID], o.CachedTokens)
 		if h.external != nil && o.Drafted > 0 {
 			h.external.Observe(o.ID, o.Drafted, o.Accepted)
 		}

@@ -74,13 +74,14 @@ func (s *Scheduler) Add(r Request) error {
 		maxDraft = 0
 	}
 	q := &sequence{
-		id:         r.ID,
-		arrival:    s.arrival,
-		tokens:     slices.Clone(r.Prompt),
-		promptLen:  len(r.Prompt),
-		cond:       stop.Conditions{StopTokens: slices.Clone(r.StopTokens), MaxTokens: r.MaxTokens, MaxContext: s.cfg.MaxModelLen},
-		draftK:     spec.AdaptiveK{Max: maxDraft},
-		wantPrompt: r.PromptLogprobs,
+		id:           r.ID,
+		arrival:      s.arrival,
+		tokens:       slices.Clone(r.Prompt),
+		promptLen:    len(r.Prompt),
+		cond:         stop.Conditions{StopTokens: slices.Clone(r.StopTokens), MaxTokens: r.MaxTokens, MaxContext: s.cfg.MaxModelLen},
+		draftK:       spec.AdaptiveK{Max: maxDraft},
+		wantPrompt:   r.PromptLogprobs,
+		cachedPrompt: -1,
 	}
 	q.draftK.Inherit(&s.peers)
 	s.arrival++
@@ -218,6 +219,9 @@ func (s *Scheduler) Schedule() *Plan {
 			panic(err) // waiting sequences hold no blocks: a scheduler bug
 		}
 		q.computed = hit
+		if q.cachedPrompt < 0 {
+			q.cachedPrompt = min(hit, q.promptLen)
+		}
 		chunk := min(q.pending(), budget)
 		s.waiting = s.waiting[1:]
 		s.insertRunning(q)

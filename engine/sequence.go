@@ -53,6 +53,11 @@ type sequence struct {
 	scheduledAt uint64
 	reason      stop.Reason
 	preemptions int
+	// cachedPrompt is how many prompt tokens the prefix cache served at the
+	// first admission (a re-admission after preemption does not count);
+	// -1 until then. reported is set once an Output has carried it.
+	cachedPrompt int
+	reported     bool
 }
 
 // pending is how many tokens still need their keys and values computed.

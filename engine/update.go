@@ -49,6 +49,9 @@ type Output struct {
 	// Drafted and Accepted count a verify row's draft tokens and how many
 	// were kept, for a proposer run by the caller (spec.Observer).
 	Drafted, Accepted int
+	// CachedTokens, on a sequence's first Output, counts its prompt tokens
+	// the prefix cache served (usage's cached_tokens).
+	CachedTokens int
 }
 
 // Finished reports whether the sequence ended in this step.
@@ -158,7 +161,11 @@ func (s *Scheduler) appendTokens(q *sequence, toks []int32) {
 	if end == start && reason == stop.None {
 		return
 	}
-	s.outs = append(s.outs, Output{ID: q.id, Tokens: q.tokens[start:end:end], Reason: reason})
+	out := Output{ID: q.id, Tokens: q.tokens[start:end:end], Reason: reason}
+	if !q.reported {
+		out.CachedTokens, q.reported = max(q.cachedPrompt, 0), true
+	}
+	s.outs = append(s.outs, out)
 	if reason != stop.None {
 		s.finish(q, reason)
 	}

@@ -140,6 +140,10 @@ const (
 type Event struct {
 	// Choice is the index (0..N-1) of the choice this event belongs to.
 	Choice int
+	// CachedPromptTokens may be set on a choice's first event: the prompt
+	// tokens served from the prefix cache, known before the answer ends
+	// (Anthropic streams report them in message_start).
+	CachedPromptTokens int
 	// Text is the new text of this choice, detokenized (UTF-8 safe) and
 	// with stop strings removed. It may be empty while text is held back.
 	Text string

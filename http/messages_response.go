@@ -137,18 +137,31 @@ type messagesStream struct {
 	index        int    // index of the open block; blocks so far when none is open
 	finish       FinishReason
 	stopSequence string
+	started      bool // message_start went out
 }
 
 func newMessagesStream(id, model string, p *messagesPlan) *messagesStream {
 	return &messagesStream{id: id, model: model, promptTokens: len(p.gen.Prompt), split: newOutputSplitter(p.prompt.startsInThink, p.tools)}
 }
 
-func (m *messagesStream) begin(w *sseWriter) {
+// begin sends nothing yet: message_start waits for the engine's first event,
+// which knows how much of the prompt the prefix cache served, so its usage
+// shows cache_read_input_tokens as Anthropic's does (agents such as Claude
+// Code read the input side only there). A keep-alive ping while a long
+// prompt is prefilled sends message_start first, without the cache count.
+func (m *messagesStream) begin(*sseWriter) {}
+
+// start sends message_start once, before anything else.
+func (m *messagesStream) start(w *sseWriter, cached int) {
+	if m.started {
+		return
+	}
+	m.started = true
 	w.send("message_start", messageStartEvent{Type: "message_start", Message: anthropicMessageOut{
 		ID: m.id, Type: "message", Role: "assistant", Model: m.model, Content: []anthropicBlockOut{},
-		Usage: anthropicUsage{InputTokens: m.promptTokens},
+		Usage: anthropicUsage{InputTokens: m.promptTokens - cached, CacheReadInputTokens: cached},
 	}})
-	m.ping(w)
+	w.send("ping", typeOnlyEvent{Type: "ping"})
 }
 
 // write emits text into a block of the given type, switching blocks as needed.
@@ -182,6 +195,7 @@ func (m *messagesStream) closeBlock(w *sseWriter) {
 }
 
 func (m *messagesStream) event(w *sseWriter, ev Event) {
+	m.start(w, ev.CachedPromptTokens)
 	pieces := m.split.feed(ev.Text, ev.FinishReason != "")
 	if ev.FinishReason != "" {
 		m.finish, m.stopSequence = ev.FinishReason, ev.StopSequence
@@ -219,6 +233,7 @@ func (m *messagesStream) callEvent(w *sseWriter, e callEvent) {
 }
 
 func (m *messagesStream) end(w *sseWriter, usage Usage) {
+	m.start(w, usage.CachedPromptTokens)
 	m.closeBlock(w)
 	reason, seq := stopReason(m.finish, m.stopSequence)
 	if m.split.calls() > 0 && m.finish == FinishStop && seq == nil {
@@ -233,4 +248,10 @@ func (m *messagesStream) fail(w *sseWriter, err error) {
 	w.send("error", errorBody(dialectAnthropic, asAPIError(err)))
 }
 
-func (m *messagesStream) ping(w *sseWriter) { w.send("ping", typeOnlyEvent{Type: "ping"}) }
+func (m *messagesStream) ping(w *sseWriter) {
+	if !m.started {
+		m.start(w, 0) // message_start carries its own ping
+		return
+	}
+	w.send("ping", typeOnlyEvent{Type: "ping"})
+}

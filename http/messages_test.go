@@ -8,7 +8,10 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/goccy/go-json"
+
 	api "github.com/splash-inference/splash/http"
+	"github.com/splash-inference/splash/http/internal/fake"
 )
 
 func anthropicClient(ts *testServer, key string) anthropic.Client {
@@ -145,6 +148,35 @@ func TestMessagesStreamWireOrder(t *testing.T) {
 	}
 	if !strings.Contains(res.body, `"stop_reason":"stop_sequence","stop_sequence":"fake"`) {
 		t.Errorf("no stop_sequence stop in %s", res.body)
+	}
+}
+
+// TestMessagesStreamStartUsage: message_start waits for the engine's first
+// event and reports the prompt tokens the prefix cache served, as
+// Anthropic's own streams do; message_delta repeats the final usage.
+func TestMessagesStreamStartUsage(t *testing.T) {
+	eng := fake.New()
+	eng.Cached = 3
+	ts := startServer(t, api.Options{Engine: eng})
+	res := ts.do(t, "POST", "/v1/messages", `{"max_tokens":5,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	events := parseSSE(res.body)
+	if len(events) == 0 || events[0].name != "message_start" {
+		t.Fatalf("first event: %+v", events)
+	}
+	var start struct {
+		Message struct {
+			Usage struct {
+				InputTokens          int `json:"input_tokens"`
+				CacheReadInputTokens int `json:"cache_read_input_tokens"`
+			} `json:"usage"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(events[0].data), &start); err != nil {
+		t.Fatal(err)
+	}
+	prompt := len(eng.Last().Prompt)
+	if u := start.Message.Usage; u.CacheReadInputTokens != 3 || u.InputTokens != prompt-3 {
+		t.Fatalf("message_start usage %+v, want 3 cached of %d", u, prompt)
 	}
 }
 

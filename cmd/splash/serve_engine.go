@@ -93,6 +93,9 @@ func (a *engineAdapter) Generate(ctx context.Context, req *api.GenerateRequest) 
 				if first && req.PromptLogprobs {
 					e.PromptLogprobs = a.logprobs(ev.PromptLogprobs)
 				}
+				if first {
+					e.CachedPromptTokens = ev.CachedTokens
+				}
 				first = false
 				switch ev.Finish {
 				case stop.Stop:

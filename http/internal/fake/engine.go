@@ -221,6 +221,9 @@ func (e *Engine) step(req *api.GenerateRequest, i int, c *choiceState, usage *ap
 		usage.ReasoningTokens++
 	}
 	ev.Tokens = []int32{id}
+	if c.emitted == 1 {
+		ev.CachedPromptTokens = usage.CachedPromptTokens
+	}
 	if req.Logprobs {
 		ev.Logprobs = []api.TokenLogprob{logprob(id, tok.text, c.emitted, req.TopLogprobs)}
 	}
