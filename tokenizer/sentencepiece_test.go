@@ -532,20 +532,11 @@ func TestSentencePieceUnsupported(t *testing.T) {
 func BenchmarkEncodeSentencePiece(b *testing.B) {
 	for _, name := range []string{"mistral7b", "mistral7b-gemma-shape", "mistral7b-metaspace-always-split"} {
 		b.Run(name, func(b *testing.B) {
-			tk := spTokenizer(b, name)
-			var sb strings.Builder
-			for sb.Len() < 1<<20 {
-				for _, f := range spFixtures(b, name) {
-					sb.WriteString(f.Text)
-					sb.WriteByte('\n')
-				}
+			var texts []string
+			for _, f := range spFixtures(b, name) {
+				texts = append(texts, f.Text)
 			}
-			text := sb.String()
-			b.SetBytes(int64(len(text)))
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				tk.Encode(text, true)
-			}
+			benchEncode(b, spTokenizer(b, name), texts)
 		})
 	}
 }
