@@ -34,7 +34,7 @@ bench:
 # (d) decode and prefill tokens/s of the random Qwen3-0.6B-shaped q4 package
 # on one core and on all (the first run builds the package, ~30 s).
 bench-kernels:
-	$(GO) test -run '^$$' -bench 'MemReadBandwidth|MatVecDRAM' -benchtime 30x ./metal/cpu/
+	$(GO) test -run '^$$' -bench 'MemReadBandwidth|MatVecDRAM|MatMatDRAM' -benchtime 30x ./metal/cpu/
 	$(GO) test -run '^$$' -bench 'MatVec$$|MatMat' -benchtime 10x ./metal/cpu/
 	$(GO) test -run '^$$' -bench 'Decode0_6BQ4|Prefill0_6BQ4' -benchtime 3x -cpu 1,$$(nproc) ./model/
 

@@ -58,7 +58,7 @@ func (f *fakeModel) Forward(b *model.Batch, kv *metal.KVCache) ([]float32, error
 			if err != nil {
 				return nil, fmt.Errorf("fake: row %d: %w", ri, err)
 			}
-			k[slot] = float32(tok)
+			k[slot] = uint16(tok) // the id itself (a small vocabulary), not a float16
 		}
 		for j := len(r.Tokens) - r.Logits; j < len(r.Tokens); j++ {
 			prefix := make([]int32, r.Start+j+1)

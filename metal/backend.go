@@ -53,6 +53,14 @@ type Backend interface {
 	Close()
 }
 
+// A WeightPreparer keeps weight matrices in a layout its MatMul reads
+// faster. Models call PrepareWeights once for each matrix they will pass to
+// MatMul, when they are built and before any MatMul; the tensor's data must
+// not change afterwards. Results are the same with or without it.
+type WeightPreparer interface {
+	PrepareWeights(w *Tensor)
+}
+
 // AttnRow describes one query token for Attention.
 type AttnRow struct {
 	Pos    int32   // position of the token in its sequence

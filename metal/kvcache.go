@@ -4,10 +4,12 @@ import "fmt"
 
 // KVLayer is one layer's paged key/value storage: NumBlocks blocks of
 // BlockSize token slots, each slot holding Dim = kvHeads·headDim keys and as
-// many values, in float32.
+// many values, as float16 bits (attention widens them to float32 and
+// accumulates in float32, as llama.cpp's default f16 cache does): half the
+// memory and half the reads of float32 per cached token.
 type KVLayer struct {
 	BlockSize, NumBlocks, Dim int
-	K, V                      []float32 // NumBlocks·BlockSize·Dim each
+	K, V                      []uint16 // NumBlocks·BlockSize·Dim each, float16
 }
 
 // KVCache holds the paged key/value storage of every layer of a model. Block
@@ -19,13 +21,13 @@ type KVCache struct {
 }
 
 // NewKVCache allocates a cache of numBlocks blocks of blockSize slots for
-// layers layers of dim key (and value) floats per token.
+// layers layers of dim keys (and values) per token.
 func NewKVCache(layers, numBlocks, blockSize, dim int) *KVCache {
 	c := &KVCache{BlockSize: blockSize, NumBlocks: numBlocks, Layers: make([]KVLayer, layers)}
 	n := numBlocks * blockSize * dim
 	for i := range c.Layers {
 		c.Layers[i] = KVLayer{BlockSize: blockSize, NumBlocks: numBlocks, Dim: dim,
-			K: make([]float32, n), V: make([]float32, n)}
+			K: make([]uint16, n), V: make([]uint16, n)}
 	}
 	return c
 }
@@ -49,5 +51,5 @@ func (c *KVCache) BytesPerToken() int {
 	if len(c.Layers) == 0 {
 		return 0
 	}
-	return len(c.Layers) * 2 * 4 * c.Layers[0].Dim
+	return len(c.Layers) * 2 * 2 * c.Layers[0].Dim // keys and values, float16
 }

@@ -157,6 +157,14 @@ func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32) [][]floa
 			copy(x[hh*hd:(hh+1)*hd], rms(x[hh*hd:(hh+1)*hd], g))
 		}
 	}
+	// The KV cache stores float16 (metal.KVLayer): keys and values are
+	// rounded as the cache rounds them.
+	f16 := func(x []float64) []float64 {
+		for i, v := range x {
+			x[i] = float64(metal.F16ToF32(metal.F32ToF16(float32(v))))
+		}
+		return x
+	}
 	xs := make([][]float64, n)
 	E := w["model.embed_tokens.weight"]
 	for t, tok := range tokens {
@@ -176,7 +184,7 @@ func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32) [][]floa
 			}
 			rope(q, t)
 			rope(k, t)
-			qs[t], keys[t], vals[t] = q, k, lin(p+"self_attn.v_proj.weight", a, nkv*hd)
+			qs[t], keys[t], vals[t] = q, f16(k), f16(lin(p+"self_attn.v_proj.weight", a, nkv*hd))
 		}
 		for t := range xs {
 			att := make([]float64, nh*hd)

@@ -90,7 +90,22 @@ func newTransformer(cfg *Config, w Tensors, be metal.Backend, qkNorm bool) (*tra
 	if l.err != nil {
 		return nil, fmt.Errorf("model: %s: %w", cfg.Architecture, l.err)
 	}
+	if p, ok := be.(metal.WeightPreparer); ok {
+		for _, w := range m.matrices() {
+			p.PrepareWeights(w)
+		}
+	}
 	return m, nil
+}
+
+// matrices lists the weight matrices Forward passes to MatMul.
+func (m *transformer) matrices() []*metal.Tensor {
+	ws := []*metal.Tensor{m.lmHead}
+	for i := range m.layers {
+		ly := &m.layers[i]
+		ws = append(ws, ly.wq, ly.wk, ly.wv, ly.wo, ly.gate, ly.up, ly.down)
+	}
+	return ws
 }
 
 func (m *transformer) Config() *Config { return m.cfg }

@@ -181,6 +181,7 @@ func parseSize(s string, binary bool) (int64, error) {
 // plan is the memory plan printed at start-up.
 type plan struct {
 	weights       int64
+	packed        int64 // weight matrices the backend keeps a packed copy of
 	kvPerToken    int64
 	context       int
 	budget        int64
@@ -189,8 +190,8 @@ type plan struct {
 	scratchPerRow int64
 }
 
-func makePlan(f *serveFlags, m *loadedModel) (plan, error) {
-	p := plan{blockSize: f.kvBlockSize, context: m.cfg.MaxPositionEmbeddings}
+func makePlan(f *serveFlags, m *loadedModel, packed int64) (plan, error) {
+	p := plan{blockSize: f.kvBlockSize, context: m.cfg.MaxPositionEmbeddings, packed: packed}
 	if p.context <= 0 {
 		p.context = 4096
 	}
@@ -209,7 +210,7 @@ func makePlan(f *serveFlags, m *loadedModel) (plan, error) {
 		t, _ := m.tensors.Tensor(n)
 		p.weights += int64(len(t.Data))
 	}
-	p.kvPerToken = int64(m.cfg.NumHiddenLayers) * 2 * 4 * int64(m.cfg.KVDim())
+	p.kvPerToken = int64(m.cfg.NumHiddenLayers) * 2 * 2 * int64(m.cfg.KVDim()) // float16 keys and values
 	p.scratchPerRow = 4 * int64(4*m.cfg.HiddenSize+2*m.cfg.IntermediateSize+m.cfg.VocabSize)
 	if f.maxMemory != "" {
 		if p.budget, err = parseSize(f.maxMemory, true); err != nil {
@@ -222,7 +223,7 @@ func makePlan(f *serveFlags, m *loadedModel) (plan, error) {
 		}
 		p.budget = int64(float64(phys) * defaultMemoryShare)
 	}
-	kv := p.budget - p.weights - p.scratchPerRow*int64(f.maxBatchTokens)
+	kv := p.budget - p.weights - p.packed - p.scratchPerRow*int64(f.maxBatchTokens)
 	if f.kvMemory != "" {
 		capKV, err := parseSize(f.kvMemory, true)
 		if err != nil {
@@ -243,11 +244,14 @@ func (p plan) table(f *serveFlags) string {
 	w := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
 	mb := func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 	fmt.Fprintf(w, "weights\t%s\n", mb(p.weights))
+	if p.packed > 0 {
+		fmt.Fprintf(w, "packed copies\t%s (q4 matrices in the kernels' layout)\n", mb(p.packed))
+	}
 	fmt.Fprintf(w, "KV per token\t%d B\n", p.kvPerToken)
 	fmt.Fprintf(w, "context\t%d tokens\n", p.context)
 	fmt.Fprintf(w, "KV cache\t%d blocks × %d tokens = %s\n", p.blocks, p.blockSize, mb(int64(p.blocks*p.blockSize)*p.kvPerToken))
 	fmt.Fprintf(w, "scratch\t%s per token in a step (max %d per step)\n", mb(p.scratchPerRow), f.maxBatchTokens)
-	fmt.Fprintf(w, "total\t%s of a %s budget\n", mb(p.weights+int64(p.blocks*p.blockSize)*p.kvPerToken+p.scratchPerRow*int64(f.maxBatchTokens)), mb(p.budget))
+	fmt.Fprintf(w, "total\t%s of a %s budget\n", mb(p.weights+p.packed+int64(p.blocks*p.blockSize)*p.kvPerToken+p.scratchPerRow*int64(f.maxBatchTokens)), mb(p.budget))
 	w.Flush()
 	return sb.String()
 }
@@ -277,18 +281,15 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		return err
 	}
 	defer m.close()
-	p, err := makePlan(f, m)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
-
 	be := cpu.NewWithOptions(cpu.Options{Threads: f.threads, Portable: f.portable || os.Getenv("SPLASH_KERNELS") == "portable"})
 	defer be.Close()
 	mdl, err := model.Architectures().Build(m.cfg, m.tensors, be)
 	if err != nil {
 		return err
 	}
+	// Building packs q4 matrices for the kernels that read them packed
+	// (cpu.Backend.PrepareWeights): memory the plan counts with the weights.
+	packed := be.PackedBytes()
 	var draft model.Model
 	if m.draft != nil && f.spec != "ngram" && f.spec != "off" {
 		// its own backend: a Backend is owned by one model runner
@@ -297,7 +298,13 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		if draft, err = model.Architectures().Build(m.draftCfg, m.draft, dbe); err != nil {
 			return fmt.Errorf("serve: draft model: %w", err)
 		}
+		packed += dbe.PackedBytes()
 	}
+	p, err := makePlan(f, m, packed)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
 	eng, err := actors.New(actors.Config{Model: mdl, Draft: draft, Spec: f.spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
 		Scheduler: engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens,
 			MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens},

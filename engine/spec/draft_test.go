@@ -42,7 +42,7 @@ func (f *pagedFake) Forward(b *model.Batch, kv *metal.KVCache) ([]float32, error
 			if err != nil {
 				return nil, err
 			}
-			k[slot] = float32(t)
+			k[slot] = uint16(t) // the id itself (a small vocabulary), not a float16
 		}
 		for j := len(r.Tokens) - r.Logits; j < len(r.Tokens); j++ {
 			prefix := make([]int32, r.Start+j+1)

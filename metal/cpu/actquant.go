@@ -25,35 +25,43 @@ type qacts struct {
 	tiled tiledActs
 }
 
-// quantize fills a with the rows of x (rows×cols, cols a multiple of 32).
-func (a *qacts) quantize(x []float32, rows, cols int) {
-	groups := rows * cols / 32
+// quantize fills a with the rows of x (rows×cols, cols a multiple of 32),
+// group by group with groups (the kernel set's quantGroups).
+func (a *qacts) quantize(x []float32, rows, cols int, groups func(x []float32, q []int8, scale []float32, sum []int32)) {
+	n := rows * cols / 32
 	if cap(a.q) < rows*cols {
 		a.q = make([]int8, rows*cols)
 	}
-	if cap(a.scale) < groups {
-		a.scale, a.sum = make([]float32, groups), make([]int32, groups)
+	if cap(a.scale) < n {
+		a.scale, a.sum = make([]float32, n), make([]int32, n)
 	}
-	a.q, a.scale, a.sum = a.q[:rows*cols], a.scale[:groups], a.sum[:groups]
-	for g := 0; g < groups; g++ {
+	a.q, a.scale, a.sum = a.q[:rows*cols], a.scale[:n], a.sum[:n]
+	groups(x[:rows*cols], a.q, a.scale, a.sum)
+}
+
+// quantGroupsRef quantizes each group of 32 values of x to int8 in q, with
+// scale max|x|/127 and the sum of its quants: the reference every
+// quantGroups kernel matches bit for bit.
+func quantGroupsRef(x []float32, q []int8, scale []float32, sum []int32) {
+	for g := range len(x) / 32 {
 		xv := x[g*32 : g*32+32 : g*32+32]
-		qv := a.q[g*32 : g*32+32 : g*32+32]
+		qv := q[g*32 : g*32+32 : g*32+32]
 		var amax float32
 		for _, v := range xv {
 			amax = max(amax, float32(math.Abs(float64(v))))
 		}
-		scale := amax / 127
+		s := amax / 127
 		inv := float32(0)
-		if scale != 0 {
-			inv = 1 / scale
+		if s != 0 {
+			inv = 1 / s
 		}
-		var s int32
+		var t int32
 		for j, v := range xv {
 			q := int32(math.RoundToEven(float64(v * inv)))
 			qv[j] = int8(q)
-			s += q
+			t += q
 		}
-		a.scale[g], a.sum[g] = scale, s
+		scale[g], sum[g] = s, t
 	}
 }
 

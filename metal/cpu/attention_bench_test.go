@@ -23,8 +23,8 @@ func BenchmarkAttentionDecode(b *testing.B) {
 			nb := ctx / bs
 			cache := metal.NewKVCache(layers, nb, bs, kvHeads*hd)
 			for l := range cache.Layers {
-				copy(cache.Layers[l].K, randVec(rng, len(cache.Layers[l].K)))
-				copy(cache.Layers[l].V, randVec(rng, len(cache.Layers[l].V)))
+				copy(cache.Layers[l].K, randF16(rng, len(cache.Layers[l].K)))
+				copy(cache.Layers[l].V, randF16(rng, len(cache.Layers[l].V)))
 			}
 			rows := []metal.AttnRow{{Pos: int32(ctx - 1), Blocks: identityTable(nb)}}
 			q, out := randVec(rng, heads*hd), make([]float32, heads*hd)
@@ -34,7 +34,7 @@ func BenchmarkAttentionDecode(b *testing.B) {
 					be.Attention(out, q, &cache.Layers[l], rows, heads, kvHeads, hd)
 				}
 			}
-			kvBytes := float64(layers * ctx * 2 * kvHeads * hd * 4)
+			kvBytes := float64(layers * ctx * 2 * kvHeads * hd * 2)
 			b.ReportMetric(kvBytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "KVGB/s")
 		})
 	}

@@ -17,10 +17,16 @@ type Backend struct {
 	accs    [][]laneAcc // per worker: lane accumulators, one per activation row
 	mm      matmulTask
 	attn    attentionTask
-	rope    ropeTable
+	// attnRuns: the current Attention call's runs (attention.go).
+	attnRuns []int32
+	rope     ropeTable
+	packed   packedWeights // q4 matrices in the packed kernel's layout
 }
 
-var _ metal.Backend = (*Backend)(nil)
+var (
+	_ metal.Backend        = (*Backend)(nil)
+	_ metal.WeightPreparer = (*Backend)(nil)
+)
 
 // New starts a backend with the given number of worker threads
 // (runtime.GOMAXPROCS(0), normally the CPU count, when threads <= 0) and the fastest kernels this CPU has.

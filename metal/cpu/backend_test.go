@@ -16,6 +16,15 @@ func randVec(rng *rand.Rand, n int) []float32 {
 	return v
 }
 
+// randF16 is n normally distributed values as float16 bits.
+func randF16(rng *rand.Rand, n int) []uint16 {
+	h := make([]uint16, n)
+	for i := range h {
+		h[i] = metal.F32ToF16(float32(rng.NormFloat64()))
+	}
+	return h
+}
+
 func maxRelErr(got []float32, want []float64) float64 {
 	d, m := 0.0, 1e-30
 	for i := range want {
@@ -41,7 +50,7 @@ func TestMatMulMatchesReference(t *testing.T) {
 			xr := x // what the kernels multiply: int8 activations for q8/q4 weights
 			if d.Quantized() {
 				var a qacts
-				a.quantize(x, rows, in)
+				a.quantize(x, rows, in, quantGroupsRef)
 				xr = make([]float32, len(x))
 				for i := range xr {
 					xr[i] = float32(a.q[i]) * a.scale[i/32]
@@ -167,13 +176,19 @@ func TestAttentionPaged(t *testing.T) {
 		dim := tc.kvHeads * tc.hd
 		nb := (tc.n+tc.bs-1)/tc.bs + 3
 		kv := &metal.KVLayer{BlockSize: tc.bs, NumBlocks: nb, Dim: dim,
-			K: make([]float32, nb*tc.bs*dim), V: make([]float32, nb*tc.bs*dim)}
+			K: make([]uint16, nb*tc.bs*dim), V: make([]uint16, nb*tc.bs*dim)}
 		perm := rng.Perm(nb)
 		table := make([]int32, (tc.n+tc.bs-1)/tc.bs)
 		for i := range table {
 			table[i] = int32(perm[i])
 		}
 		keys, vals := randVec(rng, tc.n*dim), randVec(rng, tc.n*dim)
+		// The cache keeps float16: the reference computes with the values
+		// WriteKV stores.
+		for i := range keys {
+			keys[i] = metal.F16ToF32(metal.F32ToF16(keys[i]))
+			vals[i] = metal.F16ToF32(metal.F32ToF16(vals[i]))
+		}
 		slots := make([]int32, tc.n)
 		for p := range slots {
 			slots[p] = table[p/tc.bs]*int32(tc.bs) + int32(p%tc.bs)
@@ -269,7 +284,7 @@ func TestQuantKernelsMatchPortable(t *testing.T) {
 					x[i] = 0 // an all-zero group
 				}
 				var a qacts
-				a.quantize(x, 3, cols)
+				a.quantize(x, 3, cols, quantGroupsRef)
 				if d == metal.Q4 && best.q4Layout {
 					a.permuteQ4(3, cols)
 				}

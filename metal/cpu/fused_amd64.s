@@ -118,7 +118,8 @@ siluloop:
 
 // func scoresAVX2(out, q, k *float32, stride, n, blocks int, scale float32)
 // out[p] = dot(q, k + p·stride bytes)·scale for p < n, over blocks×8
-// floats; four positions at a time so their sums proceed in parallel.
+// elements, the float16 keys widened by VCVTPH2PS (exact); four positions
+// at a time so their sums proceed in parallel.
 TEXT ·scoresAVX2(SB), NOSPLIT, $0-52
 	MOVQ out+0(FP), DI
 	MOVQ q+8(FP), SI
@@ -142,16 +143,20 @@ four:
 	MOVQ R13, CX
 
 fourloop:
-	VMOVUPS (SI)(BX*1), Y4
-	VMULPS (R8)(BX*1), Y4, Y5
+	VMOVUPS (SI)(BX*2), Y4
+	VCVTPH2PS (R8)(BX*1), Y5
+	VMULPS Y5, Y4, Y5
 	VADDPS Y5, Y0, Y0
-	VMULPS (R9)(BX*1), Y4, Y6
+	VCVTPH2PS (R9)(BX*1), Y6
+	VMULPS Y6, Y4, Y6
 	VADDPS Y6, Y1, Y1
-	VMULPS (R10)(BX*1), Y4, Y7
+	VCVTPH2PS (R10)(BX*1), Y7
+	VMULPS Y7, Y4, Y7
 	VADDPS Y7, Y2, Y2
-	VMULPS (R11)(BX*1), Y4, Y8
+	VCVTPH2PS (R11)(BX*1), Y8
+	VMULPS Y8, Y4, Y8
 	VADDPS Y8, Y3, Y3
-	ADDQ $32, BX
+	ADDQ $16, BX
 	DECQ CX
 	JNE fourloop
 
@@ -180,10 +185,11 @@ one:
 	MOVQ R13, CX
 
 oneloop:
-	VMOVUPS (SI)(BX*1), Y4
-	VMULPS (R8)(BX*1), Y4, Y5
+	VMOVUPS (SI)(BX*2), Y4
+	VCVTPH2PS (R8)(BX*1), Y5
+	VMULPS Y5, Y4, Y5
 	VADDPS Y5, Y0, Y0
-	ADDQ $32, BX
+	ADDQ $16, BX
 	DECQ CX
 	JNE oneloop
 
@@ -201,7 +207,8 @@ scoresdone:
 
 // func weightedSumAVX2(o, v *float32, stride int, w *float32, n, chunks int)
 // o[j] += w[p]·v[p·stride bytes + j] for p = 0..n-1 in order, over
-// chunks×64 floats of o, each chunk held in eight registers.
+// chunks×64 floats of o, each chunk held in eight registers; the float16
+// values are widened by VCVTPH2PS (exact).
 TEXT ·weightedSumAVX2(SB), NOSPLIT, $0-48
 	MOVQ o+0(FP), DI
 	MOVQ v+8(FP), SI
@@ -225,21 +232,29 @@ chunk:
 
 pos:
 	VBROADCASTSS (R9), Y8
-	VMULPS 0(R8), Y8, Y9
+	VCVTPH2PS 0(R8), Y9
+	VMULPS Y9, Y8, Y9
 	VADDPS Y9, Y0, Y0
-	VMULPS 32(R8), Y8, Y10
+	VCVTPH2PS 16(R8), Y10
+	VMULPS Y10, Y8, Y10
 	VADDPS Y10, Y1, Y1
-	VMULPS 64(R8), Y8, Y11
+	VCVTPH2PS 32(R8), Y11
+	VMULPS Y11, Y8, Y11
 	VADDPS Y11, Y2, Y2
-	VMULPS 96(R8), Y8, Y12
+	VCVTPH2PS 48(R8), Y12
+	VMULPS Y12, Y8, Y12
 	VADDPS Y12, Y3, Y3
-	VMULPS 128(R8), Y8, Y9
+	VCVTPH2PS 64(R8), Y9
+	VMULPS Y9, Y8, Y9
 	VADDPS Y9, Y4, Y4
-	VMULPS 160(R8), Y8, Y10
+	VCVTPH2PS 80(R8), Y10
+	VMULPS Y10, Y8, Y10
 	VADDPS Y10, Y5, Y5
-	VMULPS 192(R8), Y8, Y11
+	VCVTPH2PS 96(R8), Y11
+	VMULPS Y11, Y8, Y11
 	VADDPS Y11, Y6, Y6
-	VMULPS 224(R8), Y8, Y12
+	VCVTPH2PS 112(R8), Y12
+	VMULPS Y12, Y8, Y12
 	VADDPS Y12, Y7, Y7
 	ADDQ DX, R8
 	ADDQ $4, R9
@@ -255,9 +270,27 @@ pos:
 	VMOVUPS Y6, 192(DI)
 	VMOVUPS Y7, 224(DI)
 	ADDQ $256, DI
-	ADDQ $256, SI
+	ADDQ $128, SI
 	DECQ R14
 	JNE chunk
 
+	VZEROUPPER
+	RET
+
+// func toF16AVX2(dst *uint16, src *float32, blocks int)
+// dst[i] = src[i] as float16, rounded to nearest even, for blocks×8 values.
+TEXT ·toF16AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ blocks+16(FP), CX
+
+f16loop:
+	VMOVUPS   (SI), Y0
+	VCVTPS2PH $0, Y0, X1
+	VMOVDQU   X1, (DI)
+	ADDQ $32, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNE  f16loop
 	VZEROUPPER
 	RET

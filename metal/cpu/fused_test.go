@@ -82,12 +82,35 @@ func TestFusedKernelsMatchPortable(t *testing.T) {
 			same(t, "siluMul", b, a)
 		})
 	}
+	// Float16 conversion: ordinary values, halfway cases, the subnormal
+	// range, overflow to infinity; lengths with and without a tail.
+	for _, n := range []int{3, 8, 1000, 1003} {
+		x := randVec(rng, n)
+		for i := range x {
+			switch i % 5 {
+			case 1:
+				x[i] *= 1e-6 // float16 subnormals
+			case 2:
+				x[i] *= 4e4 // near and past the largest float16
+			case 3:
+				x[i] = float32(int(x[i]*1000)) + 0.5 // ties at large exponents
+			}
+		}
+		a, b := make([]uint16, n), make([]uint16, n)
+		ref.toF16(a, x)
+		best.toF16(b, x)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("toF16(%v) = %#x, portable %#x", x[i], b[i], a[i])
+			}
+		}
+	}
 	// Head widths: whole 64-float chunks, a partial chunk, and not eights.
 	for _, hd := range []int{128, 64, 72, 8, 12} {
 		for _, npos := range []int{1, 3, 4, 5, 16} {
 			t.Run(fmt.Sprintf("hd=%d/pos=%d", hd, npos), func(t *testing.T) {
 				stride := 3*hd + 5
-				k := randVec(rng, (npos-1)*stride+hd)
+				k := randF16(rng, (npos-1)*stride+hd)
 				q := randVec(rng, hd)
 				a, b := make([]float32, npos), make([]float32, npos)
 				ref.scores(a, q, k, stride, 0.125)

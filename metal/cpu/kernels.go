@@ -19,6 +19,13 @@ type kernels struct {
 	// q4TileMinRows activation rows on.
 	q4Tile     tileFunc
 	q4TileRows int
+	// q4Packed, when set, computes whole tiles of q4PackedRows weight rows
+	// of q4 matrices packed by Backend.PrepareWeights (packed.go), for any
+	// number of activation rows.
+	q4Packed     packedFunc
+	q4PackedRows int
+	// quantGroups quantizes activations (quantGroupsRef, actquant.go).
+	quantGroups func(x []float32, q []int8, scale []float32, sum []int32)
 	// dotF32 and axpy: the float32 loops of floatdot.go.
 	dotF32 func(a, b []float32) float32
 	axpy   func(o, v []float32, w float32)
@@ -26,7 +33,7 @@ type kernels struct {
 
 func portableKernels() kernels {
 	return kernels{name: "cpu/portable", rowsQ4: refRows(dotQ4Ref), rowsQ8: refRows(dotQ8Ref),
-		dotF32: dot, axpy: axpy}
+		quantGroups: quantGroupsRef, dotF32: dot, axpy: axpy}
 }
 
 // Options configure a Backend.

@@ -13,6 +13,43 @@ import (
 // kernelSets is every kernel set this CPU runs, portable last.
 func kernelSets() []kernels { return append(availableKernels(), portableKernels()) }
 
+// kernelVariant is a kernel set, with weights packed for it or not.
+type kernelVariant struct {
+	k      kernels
+	packed bool
+}
+
+func (v kernelVariant) name() string {
+	if v.packed {
+		return v.k.name + "/packed"
+	}
+	return v.k.name
+}
+
+// backend starts a backend on threads workers running v, with w prepared
+// when v is packed.
+func (v kernelVariant) backend(threads int, w *metal.Tensor) *Backend {
+	be := New(threads)
+	be.k = v.k
+	if v.packed {
+		be.PrepareWeights(w)
+	}
+	return be
+}
+
+// kernelVariants is every kernel set, and each with a packed kernel also
+// with its weights packed.
+func kernelVariants() []kernelVariant {
+	var vs []kernelVariant
+	for _, k := range kernelSets() {
+		if k.q4Packed != nil {
+			vs = append(vs, kernelVariant{k, true})
+		}
+		vs = append(vs, kernelVariant{k, false})
+	}
+	return vs
+}
+
 // BenchmarkMatVec measures one activation row times a 3072×1024 weight
 // matrix (a Qwen3-0.6B MLP projection) on one thread, reporting weight bytes
 // streamed per second.
@@ -23,11 +60,10 @@ func BenchmarkMatVec(b *testing.B) {
 		w, _ := metal.Quantize(d, randVec(rng, out*in), out, in)
 		x := randVec(rng, in)
 		y := make([]float32, out)
-		for _, k := range kernelSets() {
-			b.Run(fmt.Sprintf("%s/%s", d, k.name), func(b *testing.B) {
-				be := New(1)
+		for _, v := range kernelVariants() {
+			b.Run(fmt.Sprintf("%s/%s", d, v.name()), func(b *testing.B) {
+				be := v.backend(1, w)
 				defer be.Close()
-				be.k = k
 				b.SetBytes(int64(len(w.Data)))
 				for i := 0; i < b.N; i++ {
 					be.MatMul(y, x, 1, w)
@@ -47,11 +83,10 @@ func BenchmarkMatMat(b *testing.B) {
 	for _, rows := range []int{8, 64, 512} {
 		x := randVec(rng, rows*in)
 		y := make([]float32, rows*out)
-		for _, k := range kernelSets() {
-			b.Run(fmt.Sprintf("rows%d/%s", rows, k.name), func(b *testing.B) {
-				be := New(1)
+		for _, v := range kernelVariants() {
+			b.Run(fmt.Sprintf("rows%d/%s", rows, v.name()), func(b *testing.B) {
+				be := v.backend(1, w)
 				defer be.Close()
-				be.k = k
 				for i := 0; i < b.N; i++ {
 					be.MatMul(y, x, rows, w)
 				}
@@ -62,7 +97,7 @@ func BenchmarkMatMat(b *testing.B) {
 }
 
 // BenchmarkMatMatRows measures how the cost of a q4 matrix product grows
-// with its activation rows (one thread, best kernels). Besides the mean ns
+// with its activation rows (one thread, best kernels, weights prepared). Besides the mean ns
 // per call it reports min-ns, the fastest single call, and x1row, min-ns
 // over the fastest of 20 one-row calls timed in the same run: minimums are
 // what survive other processes sharing the cores. Row counts are a decode
@@ -78,6 +113,7 @@ func BenchmarkMatMatRows(b *testing.B) {
 			b.Run(fmt.Sprintf("%dx%d/rows%d", out, in, rows), func(b *testing.B) {
 				be := New(1)
 				defer be.Close()
+				be.PrepareWeights(w) // as models do
 				fastest := func(n, rows int) time.Duration {
 					best := time.Duration(1 << 62)
 					for i := 0; i < n; i++ {
@@ -150,7 +186,8 @@ func BenchmarkMemReadBandwidth(b *testing.B) {
 // BenchmarkMatVecDRAM streams a 32768×2048 weight matrix (larger than the
 // caches) through one activation row on all threads with the best kernels,
 // reporting weight GB/s and its fraction of the read bandwidth the probe
-// measures in the same run.
+// measures in the same run; q4 also with the weights prepared (packed) for
+// the kernel set, as models do.
 func BenchmarkMatVecDRAM(b *testing.B) {
 	const out, in = 32768, 2048
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -159,19 +196,31 @@ func BenchmarkMatVecDRAM(b *testing.B) {
 	y := make([]float32, out)
 	for _, d := range []metal.DType{metal.Q4, metal.Q8} {
 		w, _ := metal.Quantize(d, src, out, in)
-		b.Run(d.String(), func(b *testing.B) {
-			be := New(0)
-			defer be.Close()
-			bw := newProbe(be).bandwidth(be)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				be.MatMul(y, x, 1, w)
+		for _, prepared := range []bool{false, true} {
+			name := d.String()
+			if prepared {
+				if d != metal.Q4 {
+					continue
+				}
+				name += "/prepared"
 			}
-			gbs := float64(len(w.Data)) * float64(b.N) / b.Elapsed().Seconds()
-			b.ReportMetric(gbs/1e9, "weightGB/s")
-			b.ReportMetric(bw/1e9, "probeGB/s")
-			b.ReportMetric(gbs/bw, "frac")
-		})
+			b.Run(name, func(b *testing.B) {
+				be := New(0)
+				defer be.Close()
+				if prepared {
+					be.PrepareWeights(w)
+				}
+				bw := newProbe(be).bandwidth(be)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					be.MatMul(y, x, 1, w)
+				}
+				gbs := float64(len(w.Data)) * float64(b.N) / b.Elapsed().Seconds()
+				b.ReportMetric(gbs/1e9, "weightGB/s")
+				b.ReportMetric(bw/1e9, "probeGB/s")
+				b.ReportMetric(gbs/bw, "frac")
+			})
+		}
 	}
 }
 
@@ -196,5 +245,35 @@ func TestReadProbeSums(t *testing.T) {
 		if got := readProbe(buf); got != want {
 			t.Errorf("len %d: readProbe = %d, want %d", n, got, want)
 		}
+	}
+}
+
+// BenchmarkMatMatDRAM streams the 32768×2048 q4 matrix of MatVecDRAM,
+// prepared as models prepare it, through 1, 5 (a verify row at k=4) and
+// 16 activation rows on all threads: x1row is the time per call over the
+// one-row time of the same run, the cost of a verify pass or a batch in
+// the matrix products alone.
+func BenchmarkMatMatDRAM(b *testing.B) {
+	const out, in = 32768, 2048
+	rng := rand.New(rand.NewPCG(5, 6))
+	w, _ := metal.Quantize(metal.Q4, randVec(rng, out*in), out, in)
+	be := New(0)
+	defer be.Close()
+	be.PrepareWeights(w)
+	var one float64
+	for _, rows := range []int{1, 5, 16} {
+		x := randVec(rng, rows*in)
+		y := make([]float32, rows*out)
+		b.Run(fmt.Sprintf("rows%d", rows), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				be.MatMul(y, x, rows, w)
+			}
+			per := b.Elapsed().Seconds() / float64(b.N)
+			if rows == 1 {
+				one = per
+			}
+			b.ReportMetric(float64(len(w.Data))/per/1e9, "weightGB/s")
+			b.ReportMetric(per/one, "x1row")
+		})
 	}
 }

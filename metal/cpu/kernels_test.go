@@ -34,14 +34,24 @@ func TestMatMulKernelSetsMatchPortable(t *testing.T) {
 			ref.MatMul(want, x, rows, w)
 			ref.Close()
 			for _, k := range availableKernels() {
-				be := New(2)
-				be.k = k
-				got := make([]float32, rows*out)
-				be.MatMul(got, x, rows, w)
-				be.Close()
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%s %s %dx%d rows %d: out[%d] = %v, portable %v", k.name, d, out, cols, rows, i, got[i], want[i])
+				// prepared: the matrix packed for the kernel set's packed
+				// kernel, where it has one (packed.go).
+				for _, prepared := range []bool{false, true} {
+					if prepared && k.q4Packed == nil {
+						continue
+					}
+					be := New(2)
+					be.k = k
+					if prepared {
+						be.PrepareWeights(w)
+					}
+					got := make([]float32, rows*out)
+					be.MatMul(got, x, rows, w)
+					be.Close()
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s prepared=%v %s %dx%d rows %d: out[%d] = %v, portable %v", k.name, prepared, d, out, cols, rows, i, got[i], want[i])
+						}
 					}
 				}
 			}
@@ -55,7 +65,7 @@ func TestTiledActsLayout(t *testing.T) {
 		groups := cols / 32
 		rng := rand.New(rand.NewPCG(15, 16))
 		var a qacts
-		a.quantize(randVec(rng, rows*cols), rows, cols)
+		a.quantize(randVec(rng, rows*cols), rows, cols, quantGroupsRef)
 		a.tiled.pack(&a, rows, cols, 3)
 		for r := 0; r < rows; r++ {
 			r0 := r / tileRowChunk * tileRowChunk
@@ -119,6 +129,39 @@ func TestFloatKernelsMatchPortable(t *testing.T) {
 			for i := range o1 {
 				if math.Float32bits(o1[i]) != math.Float32bits(o2[i]) {
 					t.Fatalf("%s axpy n=%d: o[%d] = %v, portable %v", k.name, n, i, o2[i], o1[i])
+				}
+			}
+		}
+	}
+}
+
+// TestQuantGroupsMatchReference: every kernel set quantizes activations to
+// the reference's bits, including all-zero groups, values that round to
+// exact halves, and magnitudes from tiny to huge.
+func TestQuantGroupsMatchReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	const groups = 64
+	x := randVec(rng, 32*groups)
+	for j := 0; j < 32; j++ {
+		x[32*3+j] = 0               // a zero group: scale 0, quants 0
+		x[32*4+j] = float32(j) - 16 // amax 16: many products land on halves
+		x[32*5+j] *= 1e-30
+		x[32*6+j] *= 1e30
+	}
+	for _, k := range append(availableKernels(), portableKernels()) {
+		for _, n := range []int{1, 7, groups} {
+			wq, ws, wsum := make([]int8, 32*n), make([]float32, n), make([]int32, n)
+			gq, gs, gsum := make([]int8, 32*n), make([]float32, n), make([]int32, n)
+			quantGroupsRef(x[:32*n], wq, ws, wsum)
+			k.quantGroups(x[:32*n], gq, gs, gsum)
+			for g := 0; g < n; g++ {
+				if math.Float32bits(gs[g]) != math.Float32bits(ws[g]) || gsum[g] != wsum[g] {
+					t.Fatalf("%s groups %d: group %d scale %v sum %d, reference %v %d", k.name, n, g, gs[g], gsum[g], ws[g], wsum[g])
+				}
+			}
+			for i := range wq {
+				if gq[i] != wq[i] {
+					t.Fatalf("%s groups %d: q[%d] = %d, reference %d", k.name, n, i, gq[i], wq[i])
 				}
 			}
 		}

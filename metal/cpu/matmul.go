@@ -20,9 +20,12 @@ type matmulTask struct {
 	w       *metal.Tensor
 	wf32    []float32 // W as float32 when its dtype is F32
 	in, dim int       // w.Cols, w.Rows
-	// tiled: the pool's indices are tiles of b.k.q4TileRows weight rows,
-	// each run by b.k.q4Tile (a partial last tile by the row kernel).
-	tiled bool
+	// tiled: the pool's indices are tiles of height weight rows, each run
+	// by b.k.q4Tile, or by b.k.q4Packed when packed is set (a partial last
+	// tile by the row kernel).
+	tiled  bool
+	height int
+	packed *packedQ4
 }
 
 func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
@@ -32,22 +35,30 @@ func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 	case metal.F32:
 		t.wf32 = f32s(w.Data)
 	case metal.Q8, metal.Q4:
-		b.acts.quantize(t.x, rows, w.Cols)
-		t.tiled = w.DType == metal.Q4 && b.k.q4Tile != nil && rows >= q4TileMinRows
+		b.acts.quantize(t.x, rows, w.Cols, b.k.quantGroups)
+		if w.DType == metal.Q4 && b.k.q4Packed != nil {
+			t.packed = b.packed.get(w)
+		}
+		switch {
+		case t.packed != nil:
+			t.tiled, t.height = true, t.packed.height
+		case w.DType == metal.Q4 && b.k.q4Tile != nil && rows >= q4TileMinRows:
+			t.tiled, t.height = true, b.k.q4TileRows
+		}
 		if t.tiled {
 			// The tile kernels read q4 weights as u = q + 8 = q + 2^3.
 			b.acts.tiled.pack(&b.acts, rows, w.Cols, 3)
 		}
 		// The row kernels' permuted activations, unless every weight row
 		// is in a whole tile.
-		if w.DType == metal.Q4 && b.k.q4Layout && (!t.tiled || w.Rows%b.k.q4TileRows != 0) {
+		if w.DType == metal.Q4 && b.k.q4Layout && (!t.tiled || w.Rows%t.height != 0) {
 			b.acts.permuteQ4(rows, w.Cols)
 		} else {
 			b.acts.q4x = b.acts.q4x[:0]
 		}
 	}
 	if t.tiled {
-		b.pool.run(t, (w.Rows+b.k.q4TileRows-1)/b.k.q4TileRows, 1)
+		b.pool.run(t, (w.Rows+t.height-1)/t.height, 1)
 	} else {
 		b.pool.run(t, w.Rows, 16)
 	}
@@ -94,11 +105,16 @@ func (t *matmulTask) run(lo, hi, worker int) {
 
 // runTiles computes the output rows of tiles lo..hi-1.
 func (t *matmulTask) runTiles(lo, hi, worker int) {
-	height := t.b.k.q4TileRows
+	height := t.height
 	acc := t.b.workerAcc(worker, tileAccs(t.rows, height))
 	for i := lo; i < hi; i++ {
 		o0, o1 := i*height, min((i+1)*height, t.dim)
-		if o1-o0 == height {
+		switch {
+		case o1-o0 < height:
+		case t.packed != nil:
+			t.b.k.q4Packed(t.packed, i, &t.b.acts, t.rows, acc, t.out, t.dim)
+			continue
+		default:
 			t.b.k.q4Tile(t.w, o0, &t.b.acts, t.rows, acc, t.out)
 			continue
 		}

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "quantdot_tile_amd64.h"
 
 // Tiled q4 matrix-matrix kernel for AVX-512 VNNI. Sixteen weight rows meet
 // every activation row of the call, one group of 32 at a time:
@@ -210,18 +211,7 @@ tilegroup:
 	VPERMT2D  Z2, Z27, Z0
 
 	// Unpack nibbles: W0..W3 = Z16..Z19 (low), W4..W7 = Z20..Z23 (high).
-	VPANDD Z31, Z8, Z16
-	VPSRLW $4, Z8, Z20
-	VPANDD Z31, Z20, Z20
-	VPANDD Z31, Z4, Z17
-	VPSRLW $4, Z4, Z21
-	VPANDD Z31, Z21, Z21
-	VPANDD Z31, Z9, Z18
-	VPSRLW $4, Z9, Z22
-	VPANDD Z31, Z22, Z22
-	VPANDD Z31, Z0, Z19
-	VPSRLW $4, Z0, Z23
-	VPANDD Z31, Z23, Z23
+	VNNI_UNPACK(Z8, Z4, Z9, Z0)
 
 	// Weight scales of the 16 rows, widened to float32 in Z12: one gather
 	// of dwords brings the f16 scales of a pair of groups (kept in Z10 for
@@ -254,20 +244,7 @@ tilescaled:
 	MOVQ rows+72(FP), R12
 
 tilerow:
-	VPBROADCASTD       (R9)(R10*1), Z13
-	VPDPBUSD.BCST      0(AX), Z16, Z13
-	VPDPBUSD.BCST      4(AX), Z17, Z13
-	VPDPBUSD.BCST      8(AX), Z18, Z13
-	VPDPBUSD.BCST      12(AX), Z19, Z13
-	VPDPBUSD.BCST      16(AX), Z20, Z13
-	VPDPBUSD.BCST      20(AX), Z21, Z13
-	VPDPBUSD.BCST      24(AX), Z22, Z13
-	VPDPBUSD.BCST      28(AX), Z23, Z13
-	VCVTDQ2PS          Z13, Z13
-	VMULPS.BCST        (R8)(R10*1), Z12, Z14
-	VMULPS             Z13, Z14, Z14
-	VADDPS             (R11), Z14, Z14
-	VMOVUPS            Z14, (R11)
+	VNNI_TILE_ROW
 	ADDQ $32, AX
 	ADDQ $4, R10
 	ADDQ $512, R11
@@ -292,22 +269,7 @@ tilerow:
 	MOVQ rows+72(FP), R12
 
 tilesum:
-	VMOVUPS (R11), Z0
-	VMOVUPS 64(R11), Z1
-	VMOVUPS 128(R11), Z2
-	VMOVUPS 192(R11), Z3
-	VMOVUPS 256(R11), Z4
-	VMOVUPS 320(R11), Z5
-	VMOVUPS 384(R11), Z6
-	VMOVUPS 448(R11), Z7
-	VADDPS  Z4, Z0, Z0
-	VADDPS  Z6, Z2, Z2
-	VADDPS  Z2, Z0, Z0
-	VADDPS  Z5, Z1, Z1
-	VADDPS  Z7, Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
+	VNNI_TILE_SUM
 	ADDQ $512, R11
 	ADDQ R10, AX
 	DECQ R12
