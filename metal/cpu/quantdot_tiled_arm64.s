@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "quantdot_neon_arm64.h"
 
 // Tiled q4 matrix-matrix kernel for NEON with the dot-product extension,
 // the arm64 form of q4TileVNNI (quantdot_tiled_amd64.s): eight weight
@@ -7,27 +8,6 @@
 // every activation row with SDOT by element (the activation's dword k
 // broadcast), so Σ q·x needs no offset correction. The float part and the
 // final lane sums are the portable reference's (quantdot.go), bit for bit.
-// Instructions the Go assembler lacks are encoded with WORD.
-
-// SDOT Vd.4S, Vn.16B, Vm.4B[i]
-#define SDOTE(d, n, m, i) WORD $(0x4F80E000 | (((i)&1)<<21) | ((m)<<16) | (((i)>>1)<<11) | ((n)<<5) | (d))
-// TRN1/TRN2 of 32-bit (S) and 64-bit (D) elements
-#define TRN1S(d, n, m) WORD $(0x4E802800 | ((m)<<16) | ((n)<<5) | (d))
-#define TRN2S(d, n, m) WORD $(0x4E806800 | ((m)<<16) | ((n)<<5) | (d))
-#define TRN1D(d, n, m) WORD $(0x4EC02800 | ((m)<<16) | ((n)<<5) | (d))
-#define TRN2D(d, n, m) WORD $(0x4EC06800 | ((m)<<16) | ((n)<<5) | (d))
-// SUB Vd.16B, Vn.16B, Vm.16B
-#define SUB16B(d, n, m) WORD $(0x6E208400 | ((m)<<16) | ((n)<<5) | (d))
-// SCVTF Vd.4S, Vn.4S; FCVTL/FCVTL2 Vd.4S from the low/high four halves
-#define SCVTF4S(d, n) WORD $(0x4E21D800 | ((n)<<5) | (d))
-#define FCVTL(d, n) WORD $(0x0E217800 | ((n)<<5) | (d))
-#define FCVTL2(d, n) WORD $(0x4E217800 | ((n)<<5) | (d))
-// FMUL/FADD Vd.4S, Vn.4S, Vm.4S; FMULE: FMUL Vd.4S, Vn.4S, Vm.S[0]
-#define FMUL4S(d, n, m) WORD $(0x6E20DC00 | ((m)<<16) | ((n)<<5) | (d))
-#define FADD4S(d, n, m) WORD $(0x4E20D400 | ((m)<<16) | ((n)<<5) | (d))
-#define FMULE(d, n, m) WORD $(0x4F809000 | ((m)<<16) | ((n)<<5) | (d))
-// MOVI Vd.16B, #0
-#define ZERO(d) WORD $(0x4F000400 | (d))
 
 // UNPACK4 transposes the 16-byte groups of four weight rows in V0..V3
 // (V4, V5, V6, V12 scratch) and stores the signed nibbles: lane i of
@@ -137,36 +117,7 @@ n2group:
 	MOVD rows+72(FP), R15
 
 n2row:
-	VLD1.P 32(R16), [V0.B16, V1.B16]
-	ZERO(3)
-	ZERO(4)
-	SDOTE(3, 16, 0, 0)
-	SDOTE(4, 17, 0, 0)
-	SDOTE(3, 18, 0, 1)
-	SDOTE(4, 19, 0, 1)
-	SDOTE(3, 20, 0, 2)
-	SDOTE(4, 21, 0, 2)
-	SDOTE(3, 22, 0, 3)
-	SDOTE(4, 23, 0, 3)
-	SDOTE(3, 24, 1, 0)
-	SDOTE(4, 25, 1, 0)
-	SDOTE(3, 26, 1, 1)
-	SDOTE(4, 27, 1, 1)
-	SDOTE(3, 28, 1, 2)
-	SDOTE(4, 29, 1, 2)
-	SDOTE(3, 30, 1, 3)
-	SDOTE(4, 31, 1, 3)
-	SCVTF4S(3, 3)
-	SCVTF4S(4, 4)
-	FMOVS.P 4(R17), F2
-	FMULE(5, 9, 2)
-	FMULE(6, 10, 2)
-	FMUL4S(5, 5, 3)
-	FMUL4S(6, 6, 4)
-	VLD1 (R19), [V12.S4, V13.S4]
-	FADD4S(12, 12, 5)
-	FADD4S(13, 13, 6)
-	VST1 [V12.S4, V13.S4], (R19)
+	NEON_TILE_ROW
 	ADD  $256, R19, R19
 	SUB  $1, R15, R15
 	CBNZ R15, n2row
@@ -187,25 +138,7 @@ n2row:
 	MOVD R20, R19
 
 n2sum:
-	VLD1.P 64(R19), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P 64(R19), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P 64(R19), [V8.S4, V9.S4, V10.S4, V11.S4]
-	VLD1.P 64(R19), [V12.S4, V13.S4, V14.S4, V15.S4]
-	// lane L is V(2L), V(2L+1): a0+a4, a2+a6, then a1+a5, a3+a7
-	FADD4S(16, 0, 8)
-	FADD4S(17, 1, 9)
-	FADD4S(18, 4, 12)
-	FADD4S(19, 5, 13)
-	FADD4S(16, 16, 18)
-	FADD4S(17, 17, 19)
-	FADD4S(20, 2, 10)
-	FADD4S(21, 3, 11)
-	FADD4S(22, 6, 14)
-	FADD4S(23, 7, 15)
-	FADD4S(20, 20, 22)
-	FADD4S(21, 21, 23)
-	FADD4S(16, 16, 20)
-	FADD4S(17, 17, 21)
+	NEON_TILE_SUM
 	VST1 [V16.S4, V17.S4], (R2)
 	ADD  R3, R2, R2
 	SUB  $1, R15, R15
