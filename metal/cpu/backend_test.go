@@ -102,9 +102,16 @@ func TestMatMulDoesNotAllocate(t *testing.T) {
 	defer be.Close()
 	w, _ := metal.Quantize(metal.Q4, randVec(rng, 256*256), 256, 256)
 	x, out := randVec(rng, 4*256), make([]float32, 4*256)
-	be.MatMul(out, x, 4, w) // warm up per-worker scratch
-	if n := testing.AllocsPerRun(20, func() { be.MatMul(out, x, 4, w) }); n != 0 {
-		t.Fatalf("MatMul allocates %v times per call", n)
+	for _, prepared := range []bool{false, true} {
+		if prepared {
+			be.PrepareWeights(w) // the packed kernels, where the CPU has them
+		}
+		for _, rows := range []int{1, 4} {
+			be.MatMul(out, x, rows, w) // warm up per-worker scratch
+			if n := testing.AllocsPerRun(20, func() { be.MatMul(out, x, rows, w) }); n != 0 {
+				t.Fatalf("prepared=%v rows %d: MatMul allocates %v times per call", prepared, rows, n)
+			}
+		}
 	}
 }
 

@@ -82,7 +82,7 @@ func availableKernels() []kernels {
 	}
 	if hasAVX2() {
 		ks = append(ks, kernels{name: "cpu/avx2", rowsQ4: rowsQ4AVX2, rowsQ8: rowsQ8AVX2, q4Layout: true,
-			q4Tile: q4TileRowsAVX2, q4TileRows: 8, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2})
+			q4Tile: q4TileRowsAVX2, q4TileRows: 8, q4Packed: q4PackedRowsAVX2, q4PackedRows: 8, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2})
 	}
 	return ks
 }

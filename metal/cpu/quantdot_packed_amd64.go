@@ -1,31 +1,21 @@
 package cpu
 
-import "unsafe"
-
-// Packed q4 matrix kernel (quantdot_packed_amd64.s): q4TileVNNI on weights
-// already in its register layout (packed.go).
+// Packed q4 matrix kernels (quantdot_packed_amd64.s): q4TileVNNI and
+// q4TileAVX2 on weights already in their register layout (packed.go).
 
 //go:noescape
 func q4PackedVNNI(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 
+//go:noescape
+func q4PackedAVX2(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+
 // q4PackedRowsVNNI sets out[r·dim + 16·tile + i], i < 16, for every
 // activation row r < rows of a (tiled layout with the biases of q4).
 func q4PackedRowsVNNI(p *packedQ4, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int) {
-	const height = 16
-	groups := p.groups
-	cols := 32 * groups
-	qb, sb := tile*groups*16*height, tile*groups*2*height
-	// Bounds checks for everything the assembly reads or writes.
-	_, _ = p.q[qb+groups*16*height-1], p.s[sb+groups*2*height-1]
-	o0 := tile * height
-	_ = out[(rows-1)*dim+o0+height-1]
-	x := &a.tiled
-	_, _, _ = x.q[rows*cols-1], x.scale[rows*groups-1], x.bias[rows*groups-1]
-	facc := acc[:tileAccs(rows, height)]
-	for r0 := 0; r0 < rows; r0 += tileRowChunk {
-		n := min(tileRowChunk, rows-r0)
-		q4PackedVNNI(&p.q[qb], &p.s[sb], groups,
-			&x.q[r0*cols], &x.scale[r0*groups], &x.bias[r0*groups], 32*n, 4*n, n,
-			&facc[0][0], &out[r0*dim+o0], int(unsafe.Sizeof(float32(0)))*dim)
-	}
+	packedRows(q4PackedVNNI, 16, p, tile, a, rows, acc, out, dim)
+}
+
+// q4PackedRowsAVX2 is q4PackedRowsVNNI for tiles of eight rows.
+func q4PackedRowsAVX2(p *packedQ4, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int) {
+	packedRows(q4PackedAVX2, 8, p, tile, a, rows, acc, out, dim)
 }

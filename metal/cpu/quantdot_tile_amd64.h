@@ -61,3 +61,63 @@
 	VPANDD Z31, s3, Z19; \
 	VPSRLW $4, s3, Z23; \
 	VPANDD Z31, Z23, Z23
+
+// AVX2_TILE_ROW is VNNI_TILE_ROW for tiles of eight weight rows in AVX2:
+// W0..W7 = Y8..Y15, the rows' scales in Y4, lane accumulators at R11
+// (32 bytes a slot). VPMADDUBSW and VPADDW form, per lane, int16 sums of
+// byte pairs (each at most 2·15·127, eight of them below 2^15), which
+// VPMADDWD by ones (a 32-byte constant of int16 1s) widens to the group's
+// int32 sum; the bias then makes it Σ q·x.
+#define AVX2_TILE_ROW(ones) \
+	VPBROADCASTD 0(AX), Y2; \
+	VPMADDUBSW   Y2, Y8, Y0; \
+	VPBROADCASTD 4(AX), Y2; \
+	VPMADDUBSW   Y2, Y9, Y1; \
+	VPADDW       Y1, Y0, Y0; \
+	VPBROADCASTD 8(AX), Y2; \
+	VPMADDUBSW   Y2, Y10, Y1; \
+	VPADDW       Y1, Y0, Y0; \
+	VPBROADCASTD 12(AX), Y2; \
+	VPMADDUBSW   Y2, Y11, Y1; \
+	VPADDW       Y1, Y0, Y0; \
+	VPBROADCASTD 16(AX), Y2; \
+	VPMADDUBSW   Y2, Y12, Y1; \
+	VPADDW       Y1, Y0, Y0; \
+	VPBROADCASTD 20(AX), Y2; \
+	VPMADDUBSW   Y2, Y13, Y1; \
+	VPADDW       Y1, Y0, Y0; \
+	VPBROADCASTD 24(AX), Y2; \
+	VPMADDUBSW   Y2, Y14, Y1; \
+	VPADDW       Y1, Y0, Y0; \
+	VPBROADCASTD 28(AX), Y2; \
+	VPMADDUBSW   Y2, Y15, Y1; \
+	VPADDW       Y1, Y0, Y0; \
+	VPMADDWD     ones, Y0, Y0; \
+	VPBROADCASTD (R9)(R10*1), Y1; \
+	VPADDD       Y1, Y0, Y0; \
+	VCVTDQ2PS    Y0, Y0; \
+	VBROADCASTSS (R8)(R10*1), Y1; \
+	VMULPS       Y1, Y4, Y1; \
+	VMULPS       Y0, Y1, Y1; \
+	VADDPS       (R11), Y1, Y1; \
+	VMOVUPS      Y1, (R11)
+
+// AVX2_TILE_SUM writes to (AX) the eight outputs of the activation row
+// whose eight lane accumulators start at R11, in the reference order.
+#define AVX2_TILE_SUM \
+	VMOVUPS (R11), Y0; \
+	VMOVUPS 32(R11), Y1; \
+	VMOVUPS 64(R11), Y2; \
+	VMOVUPS 96(R11), Y3; \
+	VMOVUPS 128(R11), Y4; \
+	VMOVUPS 160(R11), Y5; \
+	VMOVUPS 192(R11), Y6; \
+	VMOVUPS 224(R11), Y7; \
+	VADDPS  Y4, Y0, Y0; \
+	VADDPS  Y6, Y2, Y2; \
+	VADDPS  Y2, Y0, Y0; \
+	VADDPS  Y5, Y1, Y1; \
+	VADDPS  Y7, Y3, Y3; \
+	VADDPS  Y3, Y1, Y1; \
+	VADDPS  Y1, Y0, Y0; \
+	VMOVUPS Y0, (AX)

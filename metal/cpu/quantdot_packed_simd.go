@@ -1,0 +1,30 @@
+//go:build amd64 || arm64
+
+package cpu
+
+import "unsafe"
+
+// packedKernel is the signature of the packed q4 assembly kernels
+// (quantdot_packed_*.s).
+type packedKernel func(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+
+// packedRows runs a packed kernel over tile tile of p, height rows high,
+// in chunks of tileRowChunk activation rows.
+func packedRows(kernel packedKernel, height int, p *packedQ4, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int) {
+	groups := p.groups
+	cols := 32 * groups
+	qb, sb := tile*groups*16*height, tile*groups*2*height
+	// Bounds checks for everything the assembly reads or writes.
+	_, _ = p.q[qb+groups*16*height-1], p.s[sb+groups*2*height-1]
+	o0 := tile * height
+	_ = out[(rows-1)*dim+o0+height-1]
+	x := &a.tiled
+	_, _, _ = x.q[rows*cols-1], x.scale[rows*groups-1], x.bias[rows*groups-1]
+	facc := acc[:tileAccs(rows, height)]
+	for r0 := 0; r0 < rows; r0 += tileRowChunk {
+		n := min(tileRowChunk, rows-r0)
+		kernel(&p.q[qb], &p.s[sb], groups,
+			&x.q[r0*cols], &x.scale[r0*groups], &x.bias[r0*groups], 32*n, 4*n, n,
+			&facc[0][0], &out[r0*dim+o0], int(unsafe.Sizeof(float32(0)))*dim)
+	}
+}
