@@ -275,7 +275,7 @@ func newInstantModel(vocab int) *instantModel {
 func (m *instantModel) Config() *model.Config { return &m.cfg }
 
 func (m *instantModel) NewKVCache(numBlocks, blockSize int) *metal.KVCache {
-	return metal.NewKVCache(1, numBlocks, blockSize, 1)
+	return metal.NewKVCache(1, numBlocks, blockSize, 1, 1)
 }
 
 func (m *instantModel) Forward(b *model.Batch, _ *metal.KVCache) ([]float32, error) {

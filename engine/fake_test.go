@@ -42,7 +42,7 @@ func newFakeModel(vocab int) *fakeModel {
 func (f *fakeModel) Config() *model.Config { return &f.cfg }
 
 func (f *fakeModel) NewKVCache(numBlocks, blockSize int) *metal.KVCache {
-	return metal.NewKVCache(1, numBlocks, blockSize, 1)
+	return metal.NewKVCache(1, numBlocks, blockSize, 1, 1)
 }
 
 func (f *fakeModel) Forward(b *model.Batch, kv *metal.KVCache) ([]float32, error) {

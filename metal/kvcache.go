@@ -3,13 +3,28 @@ package metal
 import "fmt"
 
 // KVLayer is one layer's paged key/value storage: NumBlocks blocks of
-// BlockSize token slots, each slot holding Dim = kvHeads·headDim keys and as
+// BlockSize token slots, each slot holding Dim = KVHeads·HeadDim keys and as
 // many values, as float16 bits (attention widens them to float32 and
 // accumulates in float32, as llama.cpp's default f16 cache does): half the
 // memory and half the reads of float32 per cached token.
+//
+// A block stores its KV heads one after another (as vLLM's
+// [blocks, heads, block size, head size]): element j of KV head h of slot
+// s = b·BlockSize + i is at ((b·KVHeads + h)·BlockSize + i)·HeadDim + j
+// (KVIndex). Attention reads one KV head of a block at a time, so it reads
+// one contiguous stretch (4 KiB at Qwen3's head size of 128 and 16-token
+// blocks) that hardware prefetchers follow, not HeadDim values out of
+// every Dim.
 type KVLayer struct {
 	BlockSize, NumBlocks, Dim int
+	KVHeads, HeadDim          int
 	K, V                      []uint16 // NumBlocks·BlockSize·Dim each, float16
+}
+
+// KVIndex is the index in K and V of element 0 of KV head h of slot s.
+func (l *KVLayer) KVIndex(s int32, h int) int {
+	b, i := int(s)/l.BlockSize, int(s)%l.BlockSize
+	return ((b*l.KVHeads+h)*l.BlockSize + i) * l.HeadDim
 }
 
 // KVCache holds the paged key/value storage of every layer of a model. Block
@@ -21,15 +36,20 @@ type KVCache struct {
 }
 
 // NewKVCache allocates a cache of numBlocks blocks of blockSize slots for
-// layers layers of dim keys (and values) per token.
-func NewKVCache(layers, numBlocks, blockSize, dim int) *KVCache {
+// layers layers of kvHeads heads of headDim keys (and values) per token.
+func NewKVCache(layers, numBlocks, blockSize, kvHeads, headDim int) *KVCache {
 	c := &KVCache{BlockSize: blockSize, NumBlocks: numBlocks, Layers: make([]KVLayer, layers)}
-	n := numBlocks * blockSize * dim
 	for i := range c.Layers {
-		c.Layers[i] = KVLayer{BlockSize: blockSize, NumBlocks: numBlocks, Dim: dim,
-			K: make([]uint16, n), V: make([]uint16, n)}
+		c.Layers[i] = NewKVLayer(numBlocks, blockSize, kvHeads, headDim)
 	}
 	return c
+}
+
+// NewKVLayer allocates one layer of NewKVCache.
+func NewKVLayer(numBlocks, blockSize, kvHeads, headDim int) KVLayer {
+	n := numBlocks * blockSize * kvHeads * headDim
+	return KVLayer{BlockSize: blockSize, NumBlocks: numBlocks, Dim: kvHeads * headDim, KVHeads: kvHeads, HeadDim: headDim,
+		K: make([]uint16, n), V: make([]uint16, n)}
 }
 
 // Slot returns the cache slot of position pos of a sequence with the given

@@ -111,7 +111,7 @@ func (m *transformer) matrices() []*metal.Tensor {
 func (m *transformer) Config() *Config { return m.cfg }
 
 func (m *transformer) NewKVCache(numBlocks, blockSize int) *metal.KVCache {
-	return metal.NewKVCache(m.cfg.NumHiddenLayers, numBlocks, blockSize, m.cfg.KVDim())
+	return metal.NewKVCache(m.cfg.NumHiddenLayers, numBlocks, blockSize, m.cfg.NumKeyValueHeads, m.cfg.HeadDim)
 }
 
 // Forward runs the batch through every layer. All rows are flattened into

@@ -26,7 +26,7 @@ func newPagedFake(vocab int) *pagedFake {
 func (f *pagedFake) Config() *model.Config { return &f.cfg }
 
 func (f *pagedFake) NewKVCache(numBlocks, blockSize int) *metal.KVCache {
-	return metal.NewKVCache(1, numBlocks, blockSize, 1)
+	return metal.NewKVCache(1, numBlocks, blockSize, 1, 1)
 }
 
 func (f *pagedFake) Forward(b *model.Batch, kv *metal.KVCache) ([]float32, error) {

@@ -1,17 +1,22 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/splash-inference/splash/metal"
 )
 
-// WriteKV stores keys and values as float16, rounded to nearest even.
+// WriteKV stores keys and values as float16, rounded to nearest even, each
+// KV head where the layout puts it (metal.KVLayer).
 func (b *Backend) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
-	d := kv.Dim
+	d, hd := kv.Dim, kv.HeadDim
 	for i, s := range slots {
-		b.f.toF16(kv.K[int(s)*d:(int(s)+1)*d], k[i*d:(i+1)*d])
-		b.f.toF16(kv.V[int(s)*d:(int(s)+1)*d], v[i*d:(i+1)*d])
+		for h := range kv.KVHeads {
+			o, x := kv.KVIndex(s, h), i*d+h*hd
+			b.f.toF16(kv.K[o:o+hd], k[x:x+hd])
+			b.f.toF16(kv.V[o:o+hd], v[x:x+hd])
+		}
 	}
 }
 
@@ -23,12 +28,13 @@ func (b *Backend) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
 // scratch. The tokens of a run share their keys and values, so each cache
 // block is read from memory once for all of them, not once per token.
 //
-// A cache slot holds all KV heads of a position side by side, so one KV
-// head's keys are hd floats every Dim floats — at Qwen3-0.6B's sizes 512
-// bytes out of each 4 KiB page, and hardware prefetchers do not cross
-// pages. So a run walks the cache blocks in the outer loop and its tokens
-// and KV heads in the inner ones: each page is read as one contiguous
-// stretch (all of it when one worker has all the heads).
+// A run walks chunks of cache blocks in the outer loop and its KV heads
+// and tokens in the inner ones. One KV head of a block is one contiguous
+// stretch of float16 (metal.KVLayer); a chunk of them is widened once into
+// the worker's scratch and then serves every query head of the group for
+// every token of the run from the L1 cache, where the float32 kernels keep
+// eight independent sums in flight, while the next chunk is prefetched.
+//
 // Each (token, head)'s arithmetic, and so its result, is the same whatever
 // run it is in (batch invariance): its scores are independent dot
 // products, and its value sum adds the positions in order either way.
@@ -44,14 +50,22 @@ type attentionTask struct {
 
 const (
 	// attnGrain is the number of KV heads a worker takes at a time: a
-	// balance between contiguous reads (above) and spreading one token
-	// over workers.
+	// balance between long reads (a block's KV heads are adjacent) and
+	// spreading one token over workers.
 	attnGrain = 4
 	// attnRunTokens bounds a run, so its scores stay in the worker's cache.
 	attnRunTokens = 8
+	// attnChunk is the number of positions (whole cache blocks, at least
+	// one) of one KV head widened to float32 at a time: each kernel call
+	// then covers a chunk, and the chunk (32 KiB at a head size of 128)
+	// stays in the L1 cache while every query head reads it.
+	attnChunk = 64
 )
 
 func (b *Backend) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.AttnRow, heads, kvHeads, headDim int) {
+	if kv.KVHeads != kvHeads || kv.HeadDim != headDim {
+		panic(fmt.Sprintf("cpu: attention over %d KV heads of %d, but the cache layer holds %d of %d", kvHeads, headDim, kv.KVHeads, kv.HeadDim))
+	}
 	runs := b.attnRuns[:0]
 	for r := range rows {
 		if r == 0 || r-int(runs[len(runs)-1]) == attnRunTokens || !sameTable(rows[r].Blocks, rows[r-1].Blocks) {
@@ -86,7 +100,7 @@ func (t *attentionTask) run(lo, hi, worker int) {
 // tokens computes the query heads of KV heads kh0..kh1-1 for the tokens
 // of run run.
 func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
-	f, hd, bs, dim := &t.b.f, t.hd, t.kv.BlockSize, t.kv.Dim
+	f, hd, bs := &t.b.f, t.hd, t.kv.BlockSize
 	group := t.heads / t.kvHeads
 	r0, r1 := int(t.runs[run]), int(t.runs[run+1])
 	h0, h1 := kh0*group, kh1*group
@@ -94,7 +108,13 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	for r := r0; r < r1; r++ {
 		nmax = max(nmax, int(t.rows[r].Pos)+1)
 	}
-	all := t.b.workerScratch(worker, (r1-r0)*(h1-h0)*nmax)
+	// A chunk is the whole blocks of about attnChunk positions.
+	chunk := max(1, attnChunk/bs) * bs
+	nscores := (r1 - r0) * (h1 - h0) * nmax
+	all := t.b.workerScratch(worker, nscores+chunk*hd)
+	// One KV head's keys or values of one chunk, widened to float32 once
+	// for the group's query heads of every token in the run.
+	widened := all[nscores:]
 	size := func(r int) int { return int(t.rows[r].Pos) + 1 }
 	scores := func(r, h int) []float32 {
 		off := ((r-r0)*(h1-h0) + h - h0) * nmax
@@ -104,40 +124,73 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	out := func(r, h int) []float32 { return t.out[(r*t.heads+h)*hd : (r*t.heads+h+1)*hd] }
 	blocks := t.rows[r0].Blocks
 
-	// Keys, one cache block (consecutive slots) at a time.
-	for p := 0; p < nmax; p += bs {
-		slot0 := int(blocks[p/bs]) * bs * dim
-		for r := r0; r < r1; r++ {
-			if n := size(r); p < n {
-				for h := h0; h < h1; h++ {
-					f.scores(scores(r, h)[p:min(p+bs, n)], q(r, h), t.kv.K[slot0+(h/group)*hd:], dim, t.scale)
+	// stretch is the index in K or V of KV head kh of the cache block
+	// holding position p: min(bs, nmax-p)·hd contiguous elements.
+	stretch := func(p, kh int) int { return t.kv.KVIndex(blocks[p/bs]*int32(bs), kh) }
+	// widen converts KV head kh of the chunk at c of K or V.
+	widen := func(src []uint16, c, kh int) []float32 {
+		w := widened[:min(chunk, nmax-c)*hd]
+		for p := c; p < min(c+chunk, nmax); p += bs {
+			f.widen(w[(p-c)*hd:(min(p+bs, nmax)-c)*hd], hd, src[stretch(p, kh):], hd)
+		}
+		return w
+	}
+	// fetch prefetches KV head kh of the chunk at c of K or V, if any.
+	fetch := func(src []uint16, c, kh int) {
+		if c >= nmax {
+			return
+		}
+		for p := c; p < min(c+chunk, nmax); p += bs {
+			i, n := stretch(p, kh), (min(p+bs, nmax)-p)*hd
+			_ = src[i+n-1]
+			prefetch(&src[i], 2*n)
+		}
+	}
+	// ahead prefetches what widen reads after (c, kh), while the kernels
+	// work on (c, kh) from the L1 cache.
+	ahead := func(src []uint16, c, kh int) {
+		if kh+1 < kh1 {
+			fetch(src, c, kh+1)
+		} else {
+			fetch(src, c+chunk, kh0)
+		}
+	}
+
+	// walk widens each chunk of each KV head of src (K or V) and hands it
+	// to visit for every query head of the group of every token that reads
+	// it, with the chunk's positions c..end-1 that the token sees.
+	walk := func(src []uint16, visit func(w []float32, c, end, r, h int)) {
+		for c := 0; c < nmax; c += chunk {
+			for kh := kh0; kh < kh1; kh++ {
+				w := widen(src, c, kh)
+				ahead(src, c, kh)
+				for r := r0; r < r1; r++ {
+					if n := size(r); c < n {
+						for h := kh * group; h < (kh+1)*group; h++ {
+							visit(w, c, min(c+chunk, n), r, h)
+						}
+					}
 				}
 			}
 		}
 	}
+
+	fetch(t.kv.K, 0, kh0)
+	walk(t.kv.K, func(k []float32, c, end, r, h int) {
+		f.scores(scores(r, h)[c:end], q(r, h), k, hd, t.scale)
+	})
+	fetch(t.kv.V, 0, kh0) // read during the softmax
 	for r := r0; r < r1; r++ {
 		for h := h0; h < h1; h++ {
 			s := scores(r, h)
-			mx := float32(math.Inf(-1))
-			for _, v := range s {
-				mx = max(mx, v)
-			}
-			inv := 1 / f.expShift(s, mx)
+			inv := 1 / f.expShift(s, f.max(s))
 			for p := range s {
 				s[p] *= inv
 			}
 			clear(out(r, h))
 		}
 	}
-	// Values, likewise.
-	for p := 0; p < nmax; p += bs {
-		slot0 := int(blocks[p/bs]) * bs * dim
-		for r := r0; r < r1; r++ {
-			if n := size(r); p < n {
-				for h := h0; h < h1; h++ {
-					f.weightedSum(out(r, h), t.kv.V[slot0+(h/group)*hd:], dim, scores(r, h)[p:min(p+bs, n)])
-				}
-			}
-		}
-	}
+	walk(t.kv.V, func(v []float32, c, end, r, h int) {
+		f.weightedSum(out(r, h), v, hd, scores(r, h)[c:end])
+	})
 }

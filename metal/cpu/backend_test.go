@@ -178,12 +178,14 @@ func TestAttentionPaged(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	for _, tc := range []struct{ heads, kvHeads, hd, bs, n int }{
 		{4, 2, 16, 4, 13}, {2, 2, 8, 16, 40}, {8, 1, 32, 5, 23},
+		// several chunks of attnChunk positions, the last one partial
+		{4, 2, 16, 16, 150}, {2, 1, 8, 5, 131}, {4, 4, 16, 32, 200},
 	} {
 		be := New(2)
 		dim := tc.kvHeads * tc.hd
 		nb := (tc.n+tc.bs-1)/tc.bs + 3
-		kv := &metal.KVLayer{BlockSize: tc.bs, NumBlocks: nb, Dim: dim,
-			K: make([]uint16, nb*tc.bs*dim), V: make([]uint16, nb*tc.bs*dim)}
+		layer := metal.NewKVLayer(nb, tc.bs, tc.kvHeads, tc.hd)
+		kv := &layer
 		perm := rng.Perm(nb)
 		table := make([]int32, (tc.n+tc.bs-1)/tc.bs)
 		for i := range table {

@@ -116,10 +116,38 @@ siluloop:
 	VZEROUPPER
 	RET
 
+// func widenAVX2(dst *float32, src *uint16, sstride, rows, blocks int)
+// Row i of dst (blocks×8 floats, rows contiguous) = the float16 values at
+// src + i·sstride bytes, widened by VCVTPH2PS (exact).
+TEXT ·widenAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ sstride+16(FP), DX
+	MOVQ rows+24(FP), R12
+	MOVQ blocks+32(FP), R13
+
+widenrow:
+	MOVQ SI, R8
+	MOVQ R13, CX
+
+widenloop:
+	VCVTPH2PS (R8), Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ $16, R8
+	ADDQ $32, DI
+	DECQ CX
+	JNE  widenloop
+
+	ADDQ DX, SI
+	DECQ R12
+	JNE  widenrow
+	VZEROUPPER
+	RET
+
 // func scoresAVX2(out, q, k *float32, stride, n, blocks int, scale float32)
 // out[p] = dot(q, k + p·stride bytes)·scale for p < n, over blocks×8
-// elements, the float16 keys widened by VCVTPH2PS (exact); four positions
-// at a time so their sums proceed in parallel.
+// floats; eight positions at a time, so eight sums proceed in parallel
+// and each q vector loaded serves eight keys.
 TEXT ·scoresAVX2(SB), NOSPLIT, $0-52
 	MOVQ out+0(FP), DI
 	MOVQ q+8(FP), SI
@@ -128,70 +156,91 @@ TEXT ·scoresAVX2(SB), NOSPLIT, $0-52
 	MOVQ n+32(FP), R12
 	MOVQ blocks+40(FP), R13
 	VBROADCASTSS scale+48(FP), Y15
+	LEAQ (DX)(DX*2), R9 // 3·stride
 
-four:
-	CMPQ R12, $4
-	JLT one
-	LEAQ (R8)(DX*1), R9
-	LEAQ (R9)(DX*1), R10
-	LEAQ (R10)(DX*1), R11
+eight:
+	CMPQ R12, $8
+	JLT  one
+	MOVQ R8, R10        // positions 0..3 at R10 + {0, 1, 2, 3}·stride
+	LEAQ (R8)(DX*4), R11 // positions 4..7 likewise
+	MOVQ SI, AX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ BX, BX
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 	MOVQ R13, CX
 
-fourloop:
-	VMOVUPS (SI)(BX*2), Y4
-	VCVTPH2PS (R8)(BX*1), Y5
-	VMULPS Y5, Y4, Y5
-	VADDPS Y5, Y0, Y0
-	VCVTPH2PS (R9)(BX*1), Y6
-	VMULPS Y6, Y4, Y6
-	VADDPS Y6, Y1, Y1
-	VCVTPH2PS (R10)(BX*1), Y7
-	VMULPS Y7, Y4, Y7
-	VADDPS Y7, Y2, Y2
-	VCVTPH2PS (R11)(BX*1), Y8
-	VMULPS Y8, Y4, Y8
-	VADDPS Y8, Y3, Y3
-	ADDQ $16, BX
+eightloop:
+	VMOVUPS (AX), Y8
+	VMULPS  (R10), Y8, Y9
+	VADDPS  Y9, Y0, Y0
+	VMULPS  (R10)(DX*1), Y8, Y10
+	VADDPS  Y10, Y1, Y1
+	VMULPS  (R10)(DX*2), Y8, Y11
+	VADDPS  Y11, Y2, Y2
+	VMULPS  (R10)(R9*1), Y8, Y12
+	VADDPS  Y12, Y3, Y3
+	VMULPS  (R11), Y8, Y9
+	VADDPS  Y9, Y4, Y4
+	VMULPS  (R11)(DX*1), Y8, Y10
+	VADDPS  Y10, Y5, Y5
+	VMULPS  (R11)(DX*2), Y8, Y11
+	VADDPS  Y11, Y6, Y6
+	VMULPS  (R11)(R9*1), Y8, Y12
+	VADDPS  Y12, Y7, Y7
+	ADDQ $32, AX
+	ADDQ $32, R10
+	ADDQ $32, R11
 	DECQ CX
-	JNE fourloop
+	JNE  eightloop
 
-	HSUM(Y0, X0, X9)
-	HSUM(Y1, X1, X10)
-	HSUM(Y2, X2, X11)
-	HSUM(Y3, X3, X12)
+	HSUM(Y0, X0, X8)
+	HSUM(Y1, X1, X9)
+	HSUM(Y2, X2, X10)
+	HSUM(Y3, X3, X11)
+	HSUM(Y4, X4, X12)
+	HSUM(Y5, X5, X13)
+	HSUM(Y6, X6, X14)
+	HSUM(Y7, X7, X8)
 	VMULSS X15, X0, X0
 	VMULSS X15, X1, X1
 	VMULSS X15, X2, X2
 	VMULSS X15, X3, X3
+	VMULSS X15, X4, X4
+	VMULSS X15, X5, X5
+	VMULSS X15, X6, X6
+	VMULSS X15, X7, X7
 	VMOVSS X0, 0(DI)
 	VMOVSS X1, 4(DI)
 	VMOVSS X2, 8(DI)
 	VMOVSS X3, 12(DI)
-	ADDQ $16, DI
-	LEAQ (R11)(DX*1), R8
-	SUBQ $4, R12
-	JMP four
+	VMOVSS X4, 16(DI)
+	VMOVSS X5, 20(DI)
+	VMOVSS X6, 24(DI)
+	VMOVSS X7, 28(DI)
+	ADDQ $32, DI
+	LEAQ (R8)(DX*8), R8
+	SUBQ $8, R12
+	JMP  eight
 
 one:
 	TESTQ R12, R12
-	JEQ scoresdone
+	JEQ   scoresdone
 	VXORPS Y0, Y0, Y0
 	XORQ BX, BX
 	MOVQ R13, CX
 
 oneloop:
-	VMOVUPS (SI)(BX*2), Y4
-	VCVTPH2PS (R8)(BX*1), Y5
-	VMULPS Y5, Y4, Y5
-	VADDPS Y5, Y0, Y0
-	ADDQ $16, BX
+	VMOVUPS (SI)(BX*1), Y4
+	VMULPS  (R8)(BX*1), Y4, Y5
+	VADDPS  Y5, Y0, Y0
+	ADDQ $32, BX
 	DECQ CX
-	JNE oneloop
+	JNE  oneloop
 
 	HSUM(Y0, X0, X9)
 	VMULSS X15, X0, X0
@@ -199,7 +248,7 @@ oneloop:
 	ADDQ $4, DI
 	ADDQ DX, R8
 	DECQ R12
-	JMP one
+	JMP  one
 
 scoresdone:
 	VZEROUPPER
@@ -207,8 +256,7 @@ scoresdone:
 
 // func weightedSumAVX2(o, v *float32, stride int, w *float32, n, chunks int)
 // o[j] += w[p]·v[p·stride bytes + j] for p = 0..n-1 in order, over
-// chunks×64 floats of o, each chunk held in eight registers; the float16
-// values are widened by VCVTPH2PS (exact).
+// chunks×64 floats of o, each chunk held in eight registers.
 TEXT ·weightedSumAVX2(SB), NOSPLIT, $0-48
 	MOVQ o+0(FP), DI
 	MOVQ v+8(FP), SI
@@ -232,29 +280,21 @@ chunk:
 
 pos:
 	VBROADCASTSS (R9), Y8
-	VCVTPH2PS 0(R8), Y9
-	VMULPS Y9, Y8, Y9
+	VMULPS 0(R8), Y8, Y9
 	VADDPS Y9, Y0, Y0
-	VCVTPH2PS 16(R8), Y10
-	VMULPS Y10, Y8, Y10
+	VMULPS 32(R8), Y8, Y10
 	VADDPS Y10, Y1, Y1
-	VCVTPH2PS 32(R8), Y11
-	VMULPS Y11, Y8, Y11
+	VMULPS 64(R8), Y8, Y11
 	VADDPS Y11, Y2, Y2
-	VCVTPH2PS 48(R8), Y12
-	VMULPS Y12, Y8, Y12
+	VMULPS 96(R8), Y8, Y12
 	VADDPS Y12, Y3, Y3
-	VCVTPH2PS 64(R8), Y9
-	VMULPS Y9, Y8, Y9
+	VMULPS 128(R8), Y8, Y9
 	VADDPS Y9, Y4, Y4
-	VCVTPH2PS 80(R8), Y10
-	VMULPS Y10, Y8, Y10
+	VMULPS 160(R8), Y8, Y10
 	VADDPS Y10, Y5, Y5
-	VCVTPH2PS 96(R8), Y11
-	VMULPS Y11, Y8, Y11
+	VMULPS 192(R8), Y8, Y11
 	VADDPS Y11, Y6, Y6
-	VCVTPH2PS 112(R8), Y12
-	VMULPS Y12, Y8, Y12
+	VMULPS 224(R8), Y8, Y12
 	VADDPS Y12, Y7, Y7
 	ADDQ DX, R8
 	ADDQ $4, R9
@@ -270,10 +310,31 @@ pos:
 	VMOVUPS Y6, 192(DI)
 	VMOVUPS Y7, 224(DI)
 	ADDQ $256, DI
-	ADDQ $128, SI
+	ADDQ $256, SI
 	DECQ R14
 	JNE chunk
 
+	VZEROUPPER
+	RET
+
+
+// func maxLanesAVX2(x *float32, blocks int, m *[8]float32)
+// m[l] = the largest of m[l], x[l], x[l+8], … over blocks×8 floats, each
+// step "if v > m then m = v" (VMAXPS with v as the first source).
+TEXT ·maxLanesAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ blocks+8(FP), CX
+	MOVQ m+16(FP), DI
+	VMOVUPS (DI), Y0
+
+maxloop:
+	VMOVUPS (SI), Y1
+	VMAXPS  Y0, Y1, Y0
+	ADDQ $32, SI
+	DECQ CX
+	JNE  maxloop
+
+	VMOVUPS Y0, (DI)
 	VZEROUPPER
 	RET
 

@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/splash-inference/splash/metal"
+import (
+	"math"
+
+	"github.com/splash-inference/splash/metal"
+)
 
 // fusedKernels are the loops of attention and of the elementwise
 // operations, chosen once at New like kernels (SIMD where the CPU has it).
@@ -10,21 +14,27 @@ type fusedKernels struct {
 	expShift func(x []float32, m float32) float32
 	// siluMul: see fused_exp.go.
 	siluMul func(gate, up []float32)
+	// widen sets row i of dst (len(dst)/width rows of width floats) to
+	// src[i·stride:][:width] widened from float16 (exact): a block of
+	// cached keys or values of one KV head, converted once into the
+	// worker's scratch for all the query heads and tokens that read it.
+	widen func(dst []float32, width int, src []uint16, stride int)
 	// scores sets out[p] = dot(q, k[p·stride:][:len(q)])·scale for each p
-	// (dot of floatdot.go, keys widened from float16): one query head
-	// against len(out) cached keys stride elements apart.
-	scores func(out, q []float32, k []uint16, stride int, scale float32)
-	// weightedSum adds Σ_p w[p]·v[p·stride:][:len(o)] to o (values widened
-	// from float16), position by position in order, each product rounded
-	// before its add (as axpy).
-	weightedSum func(o []float32, v []uint16, stride int, w []float32)
+	// (dot of floatdot.go): one query head against len(out) keys stride
+	// floats apart.
+	scores func(out, q, k []float32, stride int, scale float32)
+	// weightedSum adds Σ_p w[p]·v[p·stride:][:len(o)] to o, position by
+	// position in order, each product rounded before its add (as axpy).
+	weightedSum func(o, v []float32, stride int, w []float32)
+	// max returns the largest of x (maxRef's order; -Inf when empty).
+	max func(x []float32) float32
 	// toF16 sets dst[i] to src[i] as float16, rounded to nearest even
 	// (metal.F32ToF16).
 	toF16 func(dst []uint16, src []float32)
 }
 
 func portableFused() fusedKernels {
-	return fusedKernels{expShift: expShift, siluMul: siluMul, scores: scoresRef, weightedSum: weightedSumRef, toF16: toF16Ref}
+	return fusedKernels{expShift: expShift, siluMul: siluMul, widen: widenRef, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref}
 }
 
 func selectFused(o Options) fusedKernels {
@@ -34,8 +44,17 @@ func selectFused(o Options) fusedKernels {
 	return bestFused()
 }
 
-// scoresRef is dot's order over keys widened exactly to float32.
-func scoresRef(out, q []float32, k []uint16, stride int, scale float32) {
+func widenRef(dst []float32, width int, src []uint16, stride int) {
+	for i := 0; i < len(dst)/width; i++ {
+		d, s := dst[i*width:(i+1)*width], src[i*stride:i*stride+width]
+		for j, h := range s {
+			d[j] = metal.F16ToF32(h)
+		}
+	}
+}
+
+// scoresRef is dot's order.
+func scoresRef(out, q, k []float32, stride int, scale float32) {
 	n := len(q)
 	for p := range out {
 		kp := k[p*stride : p*stride+n]
@@ -43,25 +62,64 @@ func scoresRef(out, q []float32, k []uint16, stride int, scale float32) {
 		i := 0
 		for ; i+8 <= n; i += 8 {
 			for l := range s {
-				s[l] += float32(q[i+l] * metal.F16ToF32(kp[i+l]))
+				s[l] += float32(q[i+l] * kp[i+l])
 			}
 		}
 		d := ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
 		for ; i < n; i++ {
-			d += float32(q[i] * metal.F16ToF32(kp[i]))
+			d += float32(q[i] * kp[i])
 		}
 		out[p] = d * scale
 	}
 }
 
-// weightedSumRef is axpy over values widened exactly to float32.
-func weightedSumRef(o []float32, v []uint16, stride int, w []float32) {
+// weightedSumRef is axpy position by position.
+func weightedSumRef(o, v []float32, stride int, w []float32) {
 	for p, wp := range w {
 		vp := v[p*stride : p*stride+len(o)]
 		for j := range o {
-			o[j] += float32(wp * metal.F16ToF32(vp[j]))
+			o[j] += float32(wp * vp[j])
 		}
 	}
+}
+
+// maxRef keeps eight running maxima, lane l taking x[l], x[l+8], …, then
+// folds them in lane order and the elements after the last eight after
+// them. Each step is "if v > m then m = v", which is what VMAXPS computes
+// with the new value as its first source: a NaN or an equal zero of the
+// other sign never replaces m.
+func maxRef(x []float32) float32 {
+	m := maxLanesInit()
+	n := len(x) &^ 7
+	for i := 0; i < n; i += 8 {
+		for l, v := range x[i : i+8 : i+8] {
+			if v > m[l] {
+				m[l] = v
+			}
+		}
+	}
+	return maxFold(&m, x[n:])
+}
+
+func maxLanesInit() [8]float32 {
+	inf := float32(math.Inf(-1))
+	return [8]float32{inf, inf, inf, inf, inf, inf, inf, inf}
+}
+
+// maxFold folds the lane maxima, then the tail.
+func maxFold(m *[8]float32, tail []float32) float32 {
+	r := m[0]
+	for _, v := range m[1:] {
+		if v > r {
+			r = v
+		}
+	}
+	for _, v := range tail {
+		if v > r {
+			r = v
+		}
+	}
+	return r
 }
 
 func toF16Ref(dst []uint16, src []float32) {

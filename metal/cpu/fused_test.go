@@ -75,6 +75,20 @@ func TestFusedKernelsMatchPortable(t *testing.T) {
 			same(t, "expShift", b, a)
 			same(t, "expShift sum", []float32{sb}, []float32{sa})
 
+			// Maxima: ordinary values, then zeros of both signs and NaNs
+			// (which never replace a running maximum in either order).
+			m := randVec(rng, n)
+			same(t, "max", []float32{best.max(m)}, []float32{ref.max(m)})
+			for i := range m {
+				switch i % 3 {
+				case 0:
+					m[i] = float32(math.Copysign(0, float64(m[i])))
+				case 1:
+					m[i] = float32(math.NaN())
+				}
+			}
+			same(t, "max of zeros and NaNs", []float32{best.max(m)}, []float32{ref.max(m)})
+
 			up := randVec(rng, n)
 			a, b = append([]float32(nil), x...), append([]float32(nil), x...)
 			ref.siluMul(a, up)
@@ -105,12 +119,20 @@ func TestFusedKernelsMatchPortable(t *testing.T) {
 			}
 		}
 	}
-	// Head widths: whole 64-float chunks, a partial chunk, and not eights.
+	// Head widths: whole 64-float chunks, a partial chunk, and not eights;
+	// position counts on both sides of the eight-position step.
 	for _, hd := range []int{128, 64, 72, 8, 12} {
-		for _, npos := range []int{1, 3, 4, 5, 16} {
+		for _, npos := range []int{1, 3, 4, 5, 8, 9, 16, 23} {
 			t.Run(fmt.Sprintf("hd=%d/pos=%d", hd, npos), func(t *testing.T) {
 				stride := 3*hd + 5
-				k := randF16(rng, (npos-1)*stride+hd)
+				h := randF16(rng, (npos-1)*stride+hd)
+				h[0], h[len(h)-1] = 0x7c00, 0x0001 // +Inf, the smallest subnormal
+				ka, kb := make([]float32, npos*hd), make([]float32, npos*hd)
+				ref.widen(ka, hd, h, stride)
+				best.widen(kb, hd, h, stride)
+				same(t, "widen", kb, ka)
+
+				k := randVec(rng, (npos-1)*stride+hd)
 				q := randVec(rng, hd)
 				a, b := make([]float32, npos), make([]float32, npos)
 				ref.scores(a, q, k, stride, 0.125)
