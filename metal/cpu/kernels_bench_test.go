@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -183,11 +184,25 @@ func BenchmarkMemReadBandwidth(b *testing.B) {
 	b.ReportMetric(bw/1e9, "GB/s")
 }
 
-// BenchmarkMatVecDRAM streams a 32768×2048 weight matrix (larger than the
-// caches) through one activation row on all threads with the best kernels,
-// reporting weight GB/s and its fraction of the read bandwidth the probe
-// measures in the same run; q4 also with the weights prepared (packed) for
-// the kernel set, as models do.
+// dramCopies returns w and copies of it (distinct memory), enough that
+// cycling through them reads at least the probe's 256 MiB: one 32768×2048
+// q4 matrix (38 MB) fits this machine's last-level cache in part, which
+// once made it read faster than memory can deliver.
+func dramCopies(w *metal.Tensor) []*metal.Tensor {
+	ws := []*metal.Tensor{w}
+	for n := len(w.Data); n < probeMiB<<20; n += len(w.Data) {
+		c := *w
+		c.Data = bytes.Clone(w.Data)
+		ws = append(ws, &c)
+	}
+	return ws
+}
+
+// BenchmarkMatVecDRAM streams 32768×2048 weight matrices (together larger
+// than the caches: dramCopies) through one activation row on all threads
+// with the best kernels, reporting weight GB/s and its fraction of the read
+// bandwidth the probe measures in the same run; q4 also with the weights
+// prepared (packed) for the kernel set, as models do.
 func BenchmarkMatVecDRAM(b *testing.B) {
 	const out, in = 32768, 2048
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -207,13 +222,16 @@ func BenchmarkMatVecDRAM(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				be := New(0)
 				defer be.Close()
+				ws := dramCopies(w)
 				if prepared {
-					be.PrepareWeights(w)
+					for _, w := range ws {
+						be.PrepareWeights(w)
+					}
 				}
 				bw := newProbe(be).bandwidth(be)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					be.MatMul(y, x, 1, w)
+					be.MatMul(y, x, 1, ws[i%len(ws)])
 				}
 				gbs := float64(len(w.Data)) * float64(b.N) / b.Elapsed().Seconds()
 				b.ReportMetric(gbs/1e9, "weightGB/s")
@@ -248,7 +266,7 @@ func TestReadProbeSums(t *testing.T) {
 	}
 }
 
-// BenchmarkMatMatDRAM streams the 32768×2048 q4 matrix of MatVecDRAM,
+// BenchmarkMatMatDRAM streams the 32768×2048 q4 matrices of MatVecDRAM,
 // prepared as models prepare it, through 1, 5 (a verify row at k=4) and
 // 16 activation rows on all threads: x1row is the time per call over the
 // one-row time of the same run, the cost of a verify pass or a batch in
@@ -259,14 +277,17 @@ func BenchmarkMatMatDRAM(b *testing.B) {
 	w, _ := metal.Quantize(metal.Q4, randVec(rng, out*in), out, in)
 	be := New(0)
 	defer be.Close()
-	be.PrepareWeights(w)
+	ws := dramCopies(w)
+	for _, w := range ws {
+		be.PrepareWeights(w)
+	}
 	var one float64
 	for _, rows := range []int{1, 5, 16} {
 		x := randVec(rng, rows*in)
 		y := make([]float32, rows*out)
 		b.Run(fmt.Sprintf("rows%d", rows), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				be.MatMul(y, x, rows, w)
+				be.MatMul(y, x, rows, ws[i%len(ws)])
 			}
 			per := b.Elapsed().Seconds() / float64(b.N)
 			if rows == 1 {
