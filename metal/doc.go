@@ -33,9 +33,11 @@
 // Attention reads keys and values from a paged cache: fixed-size blocks of
 // BlockSize token slots, addressed through a per-sequence block table, as in
 // vLLM's PagedAttention. Token position p of a sequence lives in slot
-// table[p/BlockSize]*BlockSize + p%BlockSize. Keys and values are stored as
-// float16 (rounded to nearest even) and widened to float32 for the
-// arithmetic, which accumulates in float32.
+// table[p/BlockSize]*BlockSize + p%BlockSize. Within a block the KV heads
+// are stored one after another (KVLayer.KVIndex), so one head of one block
+// is a contiguous stretch. Keys and values are stored as float16 (rounded
+// to nearest even) and widened to float32 for the arithmetic, which
+// accumulates in float32.
 //
 // # Batch invariance
 //

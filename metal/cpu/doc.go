@@ -17,11 +17,14 @@
 // Work is spread over a persistent pool of worker goroutines (pool.go:
 // workers spin briefly between calls, then park; a worker joins a call only
 // while it is open, so a caller never waits for one the OS has not run),
-// split by output rows for matrix products and by (token, KV head) pairs
-// for attention. A one-row quantized product streams each weight row once
-// (quantdot_*.s); with two rows or more, a tile of weight rows is unpacked
-// once per group and used against every activation row (quantdot_tiled*),
-// so the weights are read once per call. Each output element is computed by
+// split by output rows for matrix products and by (run of a sequence's
+// tokens, KV head) pairs for attention. q4 matrices are packed at load
+// (packed.go) into the register layout of the tile kernels, so one kernel
+// (quantdot_packed_*.s) streams a tile of weight rows once, in order, and
+// uses each group against every activation row: the weights are read once
+// per call for 1 row or many. Attention widens each chunk of a KV head's
+// float16 cache to float32 once for all the query heads and tokens that
+// read it (attention.go). Each output element is computed by
 // exactly one worker with a reduction order that depends only on its own
 // inputs, so results are bit-identical whatever the batch size or thread
 // count (batch invariance).
