@@ -61,6 +61,21 @@ type WeightPreparer interface {
 	PrepareWeights(w *Tensor)
 }
 
+// A SharedInputMatMul computes several products of one input at once.
+// MatMuls(x, rows, ps) gives each ps[i].Out exactly what
+// MatMul(ps[i].Out, x, rows, ps[i].W) gives; an implementation may share
+// the work the products have in common (quantizing x) and run them as one
+// parallel call.
+type SharedInputMatMul interface {
+	MatMuls(x []float32, rows int, ps []Product)
+}
+
+// Product is one output of MatMuls: Out = x·Wᵀ.
+type Product struct {
+	Out []float32
+	W   *Tensor
+}
+
 // AttnRow describes one query token for Attention.
 type AttnRow struct {
 	Pos    int32   // position of the token in its sequence

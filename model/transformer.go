@@ -47,6 +47,7 @@ type runState struct {
 	gate, up  []float32 // (n, intermediate)
 	y         []float32 // (len(want), hidden)
 	logits    []float32 // (len(want), vocab)
+	products  [3]metal.Product
 }
 
 var _ Model = (*transformer)(nil)
@@ -134,9 +135,7 @@ func (m *transformer) Forward(b *Batch, kv *metal.KVCache) ([]float32, error) {
 		ly := &m.layers[i]
 		// attention block: x += Wo · attn(rope(norm(Wq h)), rope(norm(Wk h)), Wv h), h = norm(x)
 		be.RMSNorm(h, x, ly.attnNorm, hidden, eps)
-		be.MatMul(q, h, n, ly.wq)
-		be.MatMul(k, h, n, ly.wk)
-		be.MatMul(v, h, n, ly.wv)
+		m.matMuls(h, n, metal.Product{Out: q, W: ly.wq}, metal.Product{Out: k, W: ly.wk}, metal.Product{Out: v, W: ly.wv})
 		if m.qkNorm {
 			be.RMSNorm(q, q, ly.qNorm, cfg.HeadDim, eps)
 			be.RMSNorm(k, k, ly.kNorm, cfg.HeadDim, eps)
@@ -149,8 +148,7 @@ func (m *transformer) Forward(b *Batch, kv *metal.KVCache) ([]float32, error) {
 		be.Add(x, h)
 		// MLP block: x += Wdown · (silu(Wgate h) ⊙ Wup h), h = norm(x)
 		be.RMSNorm(h, x, ly.mlpNorm, hidden, eps)
-		be.MatMul(gate, h, n, ly.gate)
-		be.MatMul(up, h, n, ly.up)
+		m.matMuls(h, n, metal.Product{Out: gate, W: ly.gate}, metal.Product{Out: up, W: ly.up})
 		be.SiLUMul(gate, up)
 		be.MatMul(h, gate, n, ly.down)
 		be.Add(x, h)
@@ -167,6 +165,19 @@ func (m *transformer) Forward(b *Batch, kv *metal.KVCache) ([]float32, error) {
 	logits := r.logits[:nw*cfg.VocabSize]
 	be.MatMul(logits, y, nw, m.lmHead)
 	return logits, nil
+}
+
+// matMuls computes the products of one input (a layer's q, k and v; its
+// gate and up) in one backend call where the backend can share their work.
+func (m *transformer) matMuls(x []float32, rows int, ps ...metal.Product) {
+	if sm, ok := m.be.(metal.SharedInputMatMul); ok {
+		n := copy(m.run.products[:], ps)
+		sm.MatMuls(x, rows, m.run.products[:n])
+		return
+	}
+	for _, p := range ps {
+		m.be.MatMul(p.Out, x, rows, p.W)
+	}
 }
 
 // prepare validates the batch, flattens it into the run state and returns

@@ -16,6 +16,7 @@ type Backend struct {
 	scratch [][]float32 // per worker: a dequantized weight row or attention scores
 	accs    [][]laneAcc // per worker: lane accumulators, one per activation row
 	mm      matmulTask
+	shared  sharedTask
 	attn    attentionTask
 	// attnRuns: the current Attention call's runs (attention.go).
 	attnRuns []int32
