@@ -200,6 +200,15 @@ func TestForwardRejectsBadBatches(t *testing.T) {
 			}
 		})
 	}
+	// A cache of the model's KV width cut into other heads.
+	ok := Row{Tokens: []int32{1}, Blocks: []int32{0}}
+	other := metal.NewKVCache(cfg.NumHiddenLayers, 4, 4, cfg.NumKeyValueHeads*2, cfg.HeadDim/2)
+	if _, err := m.Forward(&Batch{Rows: []Row{ok}}, other); err == nil {
+		t.Fatal("a cache of other KV heads: no error")
+	}
+	if _, err := m.Forward(&Batch{Rows: []Row{ok}}, kv); err != nil {
+		t.Fatalf("the model's own cache: %v", err)
+	}
 }
 
 func TestBuildRejectsInconsistentWeights(t *testing.T) {

@@ -183,8 +183,9 @@ func (m *transformer) matMuls(x []float32, rows int, ps ...metal.Product) {
 // prepare validates the batch, flattens it into the run state and returns
 // the number of tokens.
 func (m *transformer) prepare(b *Batch, kv *metal.KVCache) (int, error) {
-	if kv == nil || len(kv.Layers) != m.cfg.NumHiddenLayers || kv.Layers[0].Dim != m.cfg.KVDim() {
-		return 0, fmt.Errorf("model: KV cache does not match the model's layers and KV width")
+	if kv == nil || len(kv.Layers) != m.cfg.NumHiddenLayers ||
+		kv.Layers[0].KVHeads != m.cfg.NumKeyValueHeads || kv.Layers[0].HeadDim != m.cfg.HeadDim {
+		return 0, fmt.Errorf("model: KV cache does not match the model's layers and KV heads")
 	}
 	r := &m.run
 	r.tokens, r.pos, r.slots, r.attnRows, r.want = r.tokens[:0], r.pos[:0], r.slots[:0], r.attnRows[:0], r.want[:0]
