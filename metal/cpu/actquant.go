@@ -28,6 +28,12 @@ type qacts struct {
 // quantize fills a with the rows of x (rows×cols, cols a multiple of 32),
 // group by group with groups (the kernel set's quantGroups).
 func (a *qacts) quantize(x []float32, rows, cols int, groups func(x []float32, q []int8, scale []float32, sum []int32)) {
+	a.size(rows, cols)
+	a.quantizeRows(x, cols, groups, 0, rows)
+}
+
+// size sizes the buffers for rows×cols activations.
+func (a *qacts) size(rows, cols int) {
 	n := rows * cols / 32
 	if cap(a.q) < rows*cols {
 		a.q = make([]int8, rows*cols)
@@ -36,7 +42,13 @@ func (a *qacts) quantize(x []float32, rows, cols int, groups func(x []float32, q
 		a.scale, a.sum = make([]float32, n), make([]int32, n)
 	}
 	a.q, a.scale, a.sum = a.q[:rows*cols], a.scale[:n], a.sum[:n]
-	groups(x[:rows*cols], a.q, a.scale, a.sum)
+}
+
+// quantizeRows quantizes rows lo..hi-1 of x (cols wide) into the sized
+// buffers.
+func (a *qacts) quantizeRows(x []float32, cols int, groups func(x []float32, q []int8, scale []float32, sum []int32), lo, hi int) {
+	g := cols / 32
+	groups(x[lo*cols:hi*cols], a.q[lo*cols:hi*cols], a.scale[lo*g:hi*g], a.sum[lo*g:hi*g])
 }
 
 // quantGroupsRef quantizes each group of 32 values of x to int8 in q, with

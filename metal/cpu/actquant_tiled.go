@@ -19,6 +19,12 @@ type tiledActs struct {
 // pack fills t from the row-major activations a (rows×cols), with the
 // bias of weights read as u = q + 2^shift.
 func (t *tiledActs) pack(a *qacts, rows, cols int, shift uint) {
+	t.size(rows, cols)
+	t.packRows(a, rows, cols, shift, 0, rows)
+}
+
+// size sizes the buffers for rows×cols activations.
+func (t *tiledActs) size(rows, cols int) {
 	groups := cols / 32
 	if cap(t.q) < rows*cols {
 		t.q = make([]int8, rows*cols)
@@ -27,18 +33,22 @@ func (t *tiledActs) pack(a *qacts, rows, cols int, shift uint) {
 		t.scale, t.bias = make([]float32, rows*groups), make([]int32, rows*groups)
 	}
 	t.q, t.scale, t.bias = t.q[:rows*cols], t.scale[:rows*groups], t.bias[:rows*groups]
-	for r0 := 0; r0 < rows; r0 += tileRowChunk {
-		n := min(tileRowChunk, rows-r0)
-		for i := 0; i < n; i++ {
-			r := r0 + i
-			src := a.q[r*cols : (r+1)*cols]
-			for g := 0; g < groups; g++ {
-				d := r0*cols + (g*n+i)*32
-				copy(t.q[d:d+32], src[g*32:g*32+32])
-				s := r0*groups + g*n + i
-				t.scale[s] = a.scale[r*groups+g]
-				t.bias[s] = -(a.sum[r*groups+g] << shift)
-			}
+}
+
+// packRows packs activation rows lo..hi-1 of the rows in a into the sized
+// buffers (each row's place depends only on its index and rows).
+func (t *tiledActs) packRows(a *qacts, rows, cols int, shift uint, lo, hi int) {
+	groups := cols / 32
+	for r := lo; r < hi; r++ {
+		r0 := r - r%tileRowChunk
+		n, i := min(tileRowChunk, rows-r0), r-r0
+		src := a.q[r*cols : (r+1)*cols]
+		for g := 0; g < groups; g++ {
+			d := r0*cols + (g*n+i)*32
+			copy(t.q[d:d+32], src[g*32:g*32+32])
+			s := r0*groups + g*n + i
+			t.scale[s] = a.scale[r*groups+g]
+			t.bias[s] = -(a.sum[r*groups+g] << shift)
 		}
 	}
 }

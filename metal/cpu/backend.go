@@ -17,6 +17,7 @@ type Backend struct {
 	accs    [][]laneAcc // per worker: lane accumulators, one per activation row
 	mm      matmulTask
 	shared  sharedTask
+	elem    elementwiseTask
 	attn    attentionTask
 	// attnRuns: the current Attention call's runs (attention.go).
 	attnRuns []int32

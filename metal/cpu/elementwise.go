@@ -6,8 +6,17 @@ import (
 )
 
 func (b *Backend) RMSNorm(out, x, weight []float32, dim int, eps float32) {
-	weight = weight[:dim]
-	for r := 0; r+dim <= len(x); r += dim {
+	rows := len(x) / dim
+	if !b.parallel(rows * dim) {
+		rmsNormRows(out, x, weight[:dim], dim, eps, 0, rows)
+		return
+	}
+	b.runElementwise(elementwiseTask{op: opRMSNorm, out: out, x: x, weight: weight[:dim], dim: dim, eps: eps}, rows, dim)
+}
+
+// rmsNormRows normalises rows lo..hi-1 of x into out.
+func rmsNormRows(out, x, weight []float32, dim int, eps float32, lo, hi int) {
+	for r := lo * dim; r < hi*dim; r += dim {
 		row, o := x[r:r+dim], out[r:r+dim]
 		inv := float32(1 / math.Sqrt(sumSquares(row)/float64(dim)+float64(eps)))
 		for i, v := range row {
@@ -45,8 +54,18 @@ func sumSquares(x []float32) float64 {
 func (b *Backend) RoPE(x []float32, pos []int32, heads, headDim int, invFreq []float32) {
 	half := headDim / 2
 	cos, sin := b.rope.lookup(pos, invFreq[:half])
+	if !b.parallel(len(pos) * heads * headDim) {
+		ropeRows(x, cos, sin, heads, headDim, 0, len(pos))
+		return
+	}
+	b.runElementwise(elementwiseTask{op: opRoPE, x: x, cos: cos, sin: sin, heads: heads, dim: headDim}, len(pos), heads*headDim)
+}
+
+// ropeRows rotates rows lo..hi-1 of x by their positions' cos and sin.
+func ropeRows(x, cos, sin []float32, heads, headDim, lo, hi int) {
+	half := headDim / 2
 	width := heads * headDim
-	for r := range pos {
+	for r := lo; r < hi; r++ {
 		c, s := cos[r*half:(r+1)*half], sin[r*half:(r+1)*half]
 		row := x[r*width : (r+1)*width]
 		for h := 0; h < heads; h++ {
@@ -92,9 +111,25 @@ func (t *ropeTable) lookup(pos []int32, invFreq []float32) (cos, sin []float32) 
 
 // SiLUMul uses exp32 (fused_exp.go), whose error against math.Exp is
 // about one ulp.
-func (b *Backend) SiLUMul(gate, up []float32) { b.f.siluMul(gate, up[:len(gate)]) }
+func (b *Backend) SiLUMul(gate, up []float32) {
+	up = up[:len(gate)]
+	if !b.parallel(len(gate)) {
+		b.f.siluMul(gate, up)
+		return
+	}
+	b.runElementwise(elementwiseTask{op: opSiLUMul, out: gate, x: up}, units(len(gate)), elemUnit)
+}
 
 func (b *Backend) Add(dst, src []float32) {
+	src = src[:len(dst)]
+	if !b.parallel(len(dst)) {
+		add(dst, src)
+		return
+	}
+	b.runElementwise(elementwiseTask{op: opAdd, out: dst, x: src}, units(len(dst)), elemUnit)
+}
+
+func add(dst, src []float32) {
 	src = src[:len(dst)]
 	for i := range dst {
 		dst[i] += src[i]

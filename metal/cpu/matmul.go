@@ -35,7 +35,6 @@ func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 	case metal.F32:
 		t.wf32 = f32s(w.Data)
 	case metal.Q8, metal.Q4:
-		b.acts.quantize(t.x, rows, w.Cols, b.k.quantGroups)
 		if w.DType == metal.Q4 && b.k.q4Packed != nil {
 			t.packed = b.packed.get(w)
 		}
@@ -45,10 +44,7 @@ func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 		case w.DType == metal.Q4 && b.k.q4Tile != nil && rows >= q4TileMinRows:
 			t.tiled, t.height = true, b.k.q4TileRows
 		}
-		if t.tiled {
-			// The tile kernels read q4 weights as u = q + 8 = q + 2^3.
-			b.acts.tiled.pack(&b.acts, rows, w.Cols, 3)
-		}
+		b.quantizeActs(t.x, rows, w.Cols, t.tiled)
 		// The row kernels' permuted activations, unless every weight row
 		// is in a whole tile.
 		if w.DType == metal.Q4 && b.k.q4Layout && (!t.tiled || w.Rows%t.height != 0) {
@@ -63,6 +59,27 @@ func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 		b.pool.run(t, w.Rows, 16)
 	}
 	*t = matmulTask{}
+}
+
+// quantizeActs quantizes x (rows×cols) into b.acts and, when tiled, packs
+// it for the tile kernels, which read q4 weights as u = q + 8 = q + 2^3;
+// on the pool when it is large.
+func (b *Backend) quantizeActs(x []float32, rows, cols int, tiled bool) {
+	a := &b.acts
+	a.size(rows, cols)
+	pack := -1
+	if tiled {
+		a.tiled.size(rows, cols)
+		pack = 3
+	}
+	if rows < 2 || !b.parallel(rows*cols) {
+		a.quantizeRows(x, cols, b.k.quantGroups, 0, rows)
+		if tiled {
+			a.tiled.packRows(a, rows, cols, 3, 0, rows)
+		}
+		return
+	}
+	b.runElementwise(elementwiseTask{op: opQuantize, x: x, rows: rows, cols: cols, pack: pack}, rows, cols)
 }
 
 // quantTileAccs bounds the lane accumulators of one quantized tile (32

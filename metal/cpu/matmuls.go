@@ -43,8 +43,7 @@ func (b *Backend) MatMuls(x []float32, rows int, ps []metal.Product) {
 	}
 	cols := ps[0].W.Cols
 	x = x[:rows*cols]
-	b.acts.quantize(x, rows, cols, b.k.quantGroups)
-	b.acts.tiled.pack(&b.acts, rows, cols, 3) // the tile kernels read u = q + 2^3
+	b.quantizeActs(x, rows, cols, true)
 	b.acts.q4x = b.acts.q4x[:0]
 	t := &b.shared
 	t.n = len(ps)
