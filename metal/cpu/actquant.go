@@ -29,7 +29,7 @@ type qacts struct {
 // group by group with groups (the kernel set's quantGroups).
 func (a *qacts) quantize(x []float32, rows, cols int, groups func(x []float32, q []int8, scale []float32, sum []int32)) {
 	a.size(rows, cols)
-	a.quantizeRows(x, cols, groups, 0, rows)
+	a.quantizeGroups(x, rows, cols, groups, 0, cols/32)
 }
 
 // size sizes the buffers for rows×cols activations.
@@ -44,11 +44,15 @@ func (a *qacts) size(rows, cols int) {
 	a.q, a.scale, a.sum = a.q[:rows*cols], a.scale[:n], a.sum[:n]
 }
 
-// quantizeRows quantizes rows lo..hi-1 of x (cols wide) into the sized
-// buffers.
-func (a *qacts) quantizeRows(x []float32, cols int, groups func(x []float32, q []int8, scale []float32, sum []int32), lo, hi int) {
-	g := cols / 32
-	groups(x[lo*cols:hi*cols], a.q[lo*cols:hi*cols], a.scale[lo*g:hi*g], a.sum[lo*g:hi*g])
+// quantizeGroups quantizes groups g0..g1-1 (of 32 columns) of every row
+// of x (rows×cols) into the sized buffers: each group on its own, so any
+// split of the groups gives the same bits.
+func (a *qacts) quantizeGroups(x []float32, rows, cols int, groups func(x []float32, q []int8, scale []float32, sum []int32), g0, g1 int) {
+	ng := cols / 32
+	for r := 0; r < rows; r++ {
+		lo, hi := r*cols+g0*32, r*cols+g1*32
+		groups(x[lo:hi], a.q[lo:hi], a.scale[r*ng+g0:r*ng+g1], a.sum[r*ng+g0:r*ng+g1])
+	}
 }
 
 // quantGroupsRef quantizes each group of 32 values of x to int8 in q, with

@@ -20,7 +20,7 @@ type tiledActs struct {
 // bias of weights read as u = q + 2^shift.
 func (t *tiledActs) pack(a *qacts, rows, cols int, shift uint) {
 	t.size(rows, cols)
-	t.packRows(a, rows, cols, shift, 0, rows)
+	t.packGroups(a, rows, cols, shift, 0, cols/32)
 }
 
 // size sizes the buffers for rows×cols activations.
@@ -35,20 +35,23 @@ func (t *tiledActs) size(rows, cols int) {
 	t.q, t.scale, t.bias = t.q[:rows*cols], t.scale[:rows*groups], t.bias[:rows*groups]
 }
 
-// packRows packs activation rows lo..hi-1 of the rows in a into the sized
-// buffers (each row's place depends only on its index and rows).
-func (t *tiledActs) packRows(a *qacts, rows, cols int, shift uint, lo, hi int) {
+// packGroups packs groups g0..g1-1 of every activation row of a into the
+// sized buffers. Within a chunk a group's rows are adjacent, so a split by
+// groups gives each worker its own stretches of t (a split by rows would
+// have workers writing the 32-byte halves of the same cache lines).
+func (t *tiledActs) packGroups(a *qacts, rows, cols int, shift uint, g0, g1 int) {
 	groups := cols / 32
-	for r := lo; r < hi; r++ {
-		r0 := r - r%tileRowChunk
-		n, i := min(tileRowChunk, rows-r0), r-r0
-		src := a.q[r*cols : (r+1)*cols]
-		for g := 0; g < groups; g++ {
-			d := r0*cols + (g*n+i)*32
-			copy(t.q[d:d+32], src[g*32:g*32+32])
-			s := r0*groups + g*n + i
-			t.scale[s] = a.scale[r*groups+g]
-			t.bias[s] = -(a.sum[r*groups+g] << shift)
+	for r0 := 0; r0 < rows; r0 += tileRowChunk {
+		n := min(tileRowChunk, rows-r0)
+		for g := g0; g < g1; g++ {
+			for i := 0; i < n; i++ {
+				r := r0 + i
+				d := r0*cols + (g*n+i)*32
+				copy(t.q[d:d+32], a.q[r*cols+g*32:r*cols+g*32+32])
+				s := r0*groups + g*n + i
+				t.scale[s] = a.scale[r*groups+g]
+				t.bias[s] = -(a.sum[r*groups+g] << shift)
+			}
 		}
 	}
 }

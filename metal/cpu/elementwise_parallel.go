@@ -4,8 +4,9 @@ package cpu
 // residual adds, quantizing a matrix product's activations) are cheap per
 // token but were run by the calling goroutine alone while the other
 // workers spun: about a quarter of a 256-token prefill chunk's time. Over
-// parallelMin elements they run on the pool, split by whole rows (or
-// elemUnit-element units of flat arrays); every element is computed exactly
+// parallelMin elements they run on the pool, split by whole rows (groups
+// of 32 columns for the quantization, elemUnit-element units of flat
+// arrays); every element is computed exactly
 // as by the serial loop, so results are the same bits.
 
 const (
@@ -58,11 +59,11 @@ func (t *elementwiseTask) run(lo, hi, worker int) {
 	case opAdd:
 		a, e := lo*elemUnit, min(hi*elemUnit, len(t.out))
 		add(t.out[a:e], t.x[a:e])
-	case opQuantize:
+	case opQuantize: // [lo, hi) are groups of 32 columns
 		a := &t.b.acts
-		a.quantizeRows(t.x, t.cols, t.b.k.quantGroups, lo, hi)
+		a.quantizeGroups(t.x, t.rows, t.cols, t.b.k.quantGroups, lo, hi)
 		if t.pack >= 0 {
-			a.tiled.packRows(a, t.rows, t.cols, uint(t.pack), lo, hi)
+			a.tiled.packGroups(a, t.rows, t.cols, uint(t.pack), lo, hi)
 		}
 	}
 }

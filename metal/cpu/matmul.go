@@ -72,14 +72,14 @@ func (b *Backend) quantizeActs(x []float32, rows, cols int, tiled bool) {
 		a.tiled.size(rows, cols)
 		pack = 3
 	}
-	if rows < 2 || !b.parallel(rows*cols) {
-		a.quantizeRows(x, cols, b.k.quantGroups, 0, rows)
+	if !b.parallel(rows * cols) {
+		a.quantizeGroups(x, rows, cols, b.k.quantGroups, 0, cols/32)
 		if tiled {
-			a.tiled.packRows(a, rows, cols, 3, 0, rows)
+			a.tiled.packGroups(a, rows, cols, 3, 0, cols/32)
 		}
 		return
 	}
-	b.runElementwise(elementwiseTask{op: opQuantize, x: x, rows: rows, cols: cols, pack: pack}, rows, cols)
+	b.runElementwise(elementwiseTask{op: opQuantize, x: x, rows: rows, cols: cols, pack: pack}, cols/32, 32*rows)
 }
 
 // quantTileAccs bounds the lane accumulators of one quantized tile (32
