@@ -17,8 +17,9 @@
 // Work is spread over a persistent pool of worker goroutines (pool.go:
 // workers spin briefly between calls, then park; a worker joins a call only
 // while it is open, so a caller never waits for one the OS has not run),
-// split by output rows for matrix products and by (run of a sequence's
-// tokens, KV head) pairs for attention. q4 matrices are packed at load
+// split by output rows for matrix products, by (run of a sequence's
+// tokens, KV head) pairs for attention and by rows for the elementwise
+// steps of a batch (elementwise_parallel.go). q4 matrices are packed at load
 // (packed.go) into the register layout of the tile kernels, so one kernel
 // (quantdot_packed_*.s) streams a tile of weight rows once, in order, and
 // uses each group against every activation row: the weights are read once
