@@ -4,7 +4,8 @@
 //
 //	cpu/avx512vnni  amd64 with AVX512_VNNI+BW: VPDPBUSD on 512-bit registers
 //	cpu/avx2        amd64 with AVX2+F16C: VPMADDUBSW/VPMADDWD
-//	cpu/neon        arm64 with the dot-product extension: SDOT
+//	cpu/neon        arm64 with the dot-product extension: SDOT (attention's
+//	                loops are NEON on every arm64: fused_arm64.s)
 //	cpu/portable    everything else, or Options.Portable (SPLASH_KERNELS=portable)
 //
 // The portable code is the reference. q4/q8 weights multiply activations

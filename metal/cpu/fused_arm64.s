@@ -1,0 +1,222 @@
+#include "textflag.h"
+#include "quantdot_neon_arm64.h"
+
+// NEON loops of fused_kernels.go, bit-identical to the Go versions: the
+// same IEEE float32 operations in the same order, no FMA.
+
+// FCMGT Vd.4S, Vn.4S, Vm.4S (Vn > Vm); BIT Vd.16B, Vn.16B, Vm.16B (Vd
+// takes Vn's bits where Vm's are set); EXT Vd.16B, Vn.16B, Vm.16B, #8;
+// FADDP Sd, Vn.2S
+#define FCMGT4S(d, n, m) WORD $(0x6EA0E400 | ((m)<<16) | ((n)<<5) | (d))
+#define BIT16B(d, n, m) WORD $(0x6EA01C00 | ((m)<<16) | ((n)<<5) | (d))
+#define EXT8(d, n, m) WORD $(0x6E004000 | ((m)<<16) | ((n)<<5) | (d))
+#define FADDP2S(d, n) WORD $(0x7E30D800 | ((n)<<5) | (d))
+
+// LANESUM leaves in S(d) the dot order's sum of the eight lanes in V(lo)
+// (lanes 0-3) and V(hi) (lanes 4-7): C = lo + hi = (s0+s4, s1+s5, s2+s6,
+// s3+s7); E = C + C rotated by two lanes, so E0 = (s0+s4)+(s2+s6) and E1 =
+// (s1+s5)+(s3+s7); then E0 + E1. V(t) is scratch.
+#define LANESUM(d, lo, hi, t) \
+	FADD4S(lo, lo, hi); \
+	EXT8(t, lo, lo); \
+	FADD4S(lo, lo, t); \
+	FADDP2S(d, lo)
+
+// func widenNEON(dst *float32, src *uint16, sstride, rows, blocks int)
+// Row i of dst (blocks×8 floats, rows contiguous) = the float16 values at
+// src + i·sstride bytes, widened by FCVTL/FCVTL2 (exact).
+TEXT ·widenNEON(SB), NOSPLIT, $0-40
+	MOVD dst+0(FP), R0
+	MOVD src+8(FP), R1
+	MOVD sstride+16(FP), R2
+	MOVD rows+24(FP), R3
+	MOVD blocks+32(FP), R4
+
+widenrow:
+	MOVD R1, R5
+	MOVD R4, R6
+
+widenloop:
+	VLD1.P 16(R5), [V0.H8]
+	FCVTL(1, 0)
+	FCVTL2(2, 0)
+	VST1.P [V1.S4, V2.S4], 32(R0)
+	SUB  $1, R6, R6
+	CBNZ R6, widenloop
+
+	ADD  R2, R1, R1
+	SUB  $1, R3, R3
+	CBNZ R3, widenrow
+	RET
+
+// func scoresNEON(out, q, k *float32, stride, n, blocks int, scale float32)
+// out[p] = dot(q, k + p·stride bytes)·scale for p < n, over blocks×8
+// floats; four positions at a time, each position's eight lanes in two
+// registers (V0..V7), the q step in V16, V17.
+TEXT ·scoresNEON(SB), NOSPLIT, $0-52
+	MOVD  out+0(FP), R0
+	MOVD  q+8(FP), R1
+	MOVD  k+16(FP), R2
+	MOVD  stride+24(FP), R3
+	MOVD  n+32(FP), R4
+	MOVD  blocks+40(FP), R5
+	FMOVS scale+48(FP), F30
+
+four:
+	CMP  $4, R4
+	BLT  one
+	MOVD R2, R6
+	ADD  R3, R6, R7
+	ADD  R3, R7, R8
+	ADD  R3, R8, R9
+	MOVD R1, R10
+	MOVD R5, R11
+	ZERO(0)
+	ZERO(1)
+	ZERO(2)
+	ZERO(3)
+	ZERO(4)
+	ZERO(5)
+	ZERO(6)
+	ZERO(7)
+
+fourloop:
+	VLD1.P 32(R10), [V16.S4, V17.S4]
+	VLD1.P 32(R6), [V20.S4, V21.S4]
+	VLD1.P 32(R7), [V22.S4, V23.S4]
+	VLD1.P 32(R8), [V24.S4, V25.S4]
+	VLD1.P 32(R9), [V26.S4, V27.S4]
+	FMUL4S(20, 20, 16)
+	FMUL4S(21, 21, 17)
+	FMUL4S(22, 22, 16)
+	FMUL4S(23, 23, 17)
+	FMUL4S(24, 24, 16)
+	FMUL4S(25, 25, 17)
+	FMUL4S(26, 26, 16)
+	FMUL4S(27, 27, 17)
+	FADD4S(0, 0, 20)
+	FADD4S(1, 1, 21)
+	FADD4S(2, 2, 22)
+	FADD4S(3, 3, 23)
+	FADD4S(4, 4, 24)
+	FADD4S(5, 5, 25)
+	FADD4S(6, 6, 26)
+	FADD4S(7, 7, 27)
+	SUB  $1, R11, R11
+	CBNZ R11, fourloop
+
+	LANESUM(8, 0, 1, 28)
+	LANESUM(9, 2, 3, 29)
+	LANESUM(10, 4, 5, 28)
+	LANESUM(11, 6, 7, 29)
+	FMULS F30, F8, F8
+	FMULS F30, F9, F9
+	FMULS F30, F10, F10
+	FMULS F30, F11, F11
+	FMOVS.P F8, 4(R0)
+	FMOVS.P F9, 4(R0)
+	FMOVS.P F10, 4(R0)
+	FMOVS.P F11, 4(R0)
+	ADD  R3<<2, R2, R2
+	SUB  $4, R4, R4
+	B    four
+
+one:
+	CBZ  R4, scoresdone
+	MOVD R2, R6
+	MOVD R1, R10
+	MOVD R5, R11
+	ZERO(0)
+	ZERO(1)
+
+oneloop:
+	VLD1.P 32(R10), [V16.S4, V17.S4]
+	VLD1.P 32(R6), [V20.S4, V21.S4]
+	FMUL4S(20, 20, 16)
+	FMUL4S(21, 21, 17)
+	FADD4S(0, 0, 20)
+	FADD4S(1, 1, 21)
+	SUB  $1, R11, R11
+	CBNZ R11, oneloop
+
+	LANESUM(8, 0, 1, 28)
+	FMULS F30, F8, F8
+	FMOVS.P F8, 4(R0)
+	ADD  R3, R2, R2
+	SUB  $1, R4, R4
+	B    one
+
+scoresdone:
+	RET
+
+// func weightedSumNEON(o, v *float32, stride int, w *float32, n, chunks int)
+// o[j] += w[p]·v[p·stride bytes + j] for p = 0..n-1 in order, over
+// chunks×32 floats of o, each chunk held in eight registers (V0..V7).
+TEXT ·weightedSumNEON(SB), NOSPLIT, $0-48
+	MOVD o+0(FP), R0
+	MOVD v+8(FP), R1
+	MOVD stride+16(FP), R2
+	MOVD w+24(FP), R3
+	MOVD n+32(FP), R4
+	MOVD chunks+40(FP), R5
+
+chunk:
+	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	ADD  $64, R0, R6
+	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	MOVD R1, R7
+	MOVD R3, R8
+	MOVD R4, R9
+
+pos:
+	FMOVS.P 4(R8), F24
+	MOVD R7, R10
+	VLD1.P 64(R10), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1 (R10), [V20.S4, V21.S4, V22.S4, V23.S4]
+	FMULE(16, 16, 24)
+	FMULE(17, 17, 24)
+	FMULE(18, 18, 24)
+	FMULE(19, 19, 24)
+	FMULE(20, 20, 24)
+	FMULE(21, 21, 24)
+	FMULE(22, 22, 24)
+	FMULE(23, 23, 24)
+	FADD4S(0, 0, 16)
+	FADD4S(1, 1, 17)
+	FADD4S(2, 2, 18)
+	FADD4S(3, 3, 19)
+	FADD4S(4, 4, 20)
+	FADD4S(5, 5, 21)
+	FADD4S(6, 6, 22)
+	FADD4S(7, 7, 23)
+	ADD  R2, R7, R7
+	SUB  $1, R9, R9
+	CBNZ R9, pos
+
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
+	ADD  $128, R1, R1
+	SUB  $1, R5, R5
+	CBNZ R5, chunk
+	RET
+
+// func maxLanesNEON(x *float32, blocks int, m *[8]float32)
+// m[l] = the largest of m[l], x[l], x[l+8], … over blocks×8 floats, each
+// step "if v > m then m = v" (FCMGT, then BIT inserts the greater lanes).
+TEXT ·maxLanesNEON(SB), NOSPLIT, $0-24
+	MOVD x+0(FP), R0
+	MOVD blocks+8(FP), R1
+	MOVD m+16(FP), R2
+	VLD1 (R2), [V0.S4, V1.S4]
+
+maxloop:
+	VLD1.P 32(R0), [V2.S4, V3.S4]
+	FCMGT4S(4, 2, 0)
+	FCMGT4S(5, 3, 1)
+	BIT16B(0, 2, 4)
+	BIT16B(1, 3, 5)
+	SUB  $1, R1, R1
+	CBNZ R1, maxloop
+
+	VST1 [V0.S4, V1.S4], (R2)
+	RET
