@@ -26,7 +26,16 @@ func bestFused() fusedKernels {
 	if !hasAVX2() {
 		return portableFused()
 	}
-	return fusedKernels{expShift: expShiftAVX2, siluMul: siluMulAVX2, widen: widenAVX2Slices, scores: scoresAVX2Slices, weightedSum: weightedSumAVX2Slices, max: maxAVX2, toF16: toF16AVX2Slices}
+	f := fusedKernels{expShift: expShiftAVX2, siluMul: siluMulAVX2, max: maxAVX2, toF16: toF16AVX2Slices}
+	f.widen = func(dst []float32, width int, src []uint16, stride int) {
+		widenSlices(widenAVX2, dst, width, src, stride)
+	}
+	f.scores = func(out, q, k []float32, stride int, scale float32) {
+		scoresSlices(scoresAVX2, out, q, k, stride, scale)
+	}
+	// 64-float chunks: eight registers
+	f.weightedSum = func(o, v []float32, stride int, w []float32) { weightedSumSlices(weightedSumAVX2, 64, o, v, stride, w) }
+	return f
 }
 
 // expShiftAVX2 is expShift with the whole eights in one register of lanes.
@@ -47,44 +56,6 @@ func siluMulAVX2(gate, up []float32) {
 		siluMulBlocksAVX2(&gate[0], &up[0], n/8)
 	}
 	siluMul(gate[n:], up[n:])
-}
-
-// widenAVX2Slices is widenRef for rows of whole eights.
-func widenAVX2Slices(dst []float32, width int, src []uint16, stride int) {
-	rows := len(dst) / width
-	if width%8 != 0 || rows == 0 {
-		widenRef(dst, width, src, stride)
-		return
-	}
-	_, _ = dst[rows*width-1], src[(rows-1)*stride+width-1] // bounds of every access
-	widenAVX2(&dst[0], &src[0], 2*stride, rows, width/8)
-}
-
-// scoresAVX2Slices is scoresRef for query heads of whole eights.
-func scoresAVX2Slices(out, q, k []float32, stride int, scale float32) {
-	if len(q)%8 != 0 || len(q) == 0 || len(out) == 0 {
-		scoresRef(out, q, k, stride, scale)
-		return
-	}
-	_ = k[(len(out)-1)*stride+len(q)-1] // bounds of every key read
-	scoresAVX2(&out[0], &q[0], &k[0], 4*stride, len(out), len(q)/8, scale)
-}
-
-// weightedSumAVX2Slices is weightedSumRef with o's whole 64-float chunks
-// kept in registers across positions; the rest of o by the portable loop
-// (each element's sum has the same order either way).
-func weightedSumAVX2Slices(o, v []float32, stride int, w []float32) {
-	if len(w) == 0 || len(o) == 0 {
-		return
-	}
-	_ = v[(len(w)-1)*stride+len(o)-1] // bounds of every value read
-	c := len(o) / 64
-	if c > 0 {
-		weightedSumAVX2(&o[0], &v[0], 4*stride, &w[0], len(w), c)
-	}
-	if rest := o[64*c:]; len(rest) > 0 {
-		weightedSumRef(rest, v[64*c:], stride, w)
-	}
 }
 
 // maxAVX2 is maxRef with its eight lanes in one register.

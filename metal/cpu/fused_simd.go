@@ -1,0 +1,51 @@
+//go:build amd64 || arm64
+
+package cpu
+
+// The slice-level wrappers of the attention loops' assembly (AVX2 in
+// fused_amd64.s, NEON in fused_arm64.s): bounds checks in Go, whole
+// eights (or chunks) in assembly, any rest by the portable loop.
+
+type (
+	widenAsm       func(dst *float32, src *uint16, sstride, rows, blocks int)
+	scoresAsm      func(out, q, k *float32, stride, n, blocks int, scale float32)
+	weightedSumAsm func(o, v *float32, stride int, w *float32, n, chunks int)
+)
+
+// widenSlices is widenRef for rows of whole eights.
+func widenSlices(asm widenAsm, dst []float32, width int, src []uint16, stride int) {
+	rows := len(dst) / width
+	if width%8 != 0 || rows == 0 {
+		widenRef(dst, width, src, stride)
+		return
+	}
+	_, _ = dst[rows*width-1], src[(rows-1)*stride+width-1] // bounds of every access
+	asm(&dst[0], &src[0], 2*stride, rows, width/8)
+}
+
+// scoresSlices is scoresRef for query heads of whole eights.
+func scoresSlices(asm scoresAsm, out, q, k []float32, stride int, scale float32) {
+	if len(q)%8 != 0 || len(q) == 0 || len(out) == 0 {
+		scoresRef(out, q, k, stride, scale)
+		return
+	}
+	_ = k[(len(out)-1)*stride+len(q)-1] // bounds of every key read
+	asm(&out[0], &q[0], &k[0], 4*stride, len(out), len(q)/8, scale)
+}
+
+// weightedSumSlices is weightedSumRef with o's whole chunks of chunk
+// floats kept in registers across positions; the rest of o by the
+// portable loop (each element's sum has the same order either way).
+func weightedSumSlices(asm weightedSumAsm, chunk int, o, v []float32, stride int, w []float32) {
+	if len(w) == 0 || len(o) == 0 {
+		return
+	}
+	_ = v[(len(w)-1)*stride+len(o)-1] // bounds of every value read
+	c := len(o) / chunk
+	if c > 0 {
+		asm(&o[0], &v[0], 4*stride, &w[0], len(w), c)
+	}
+	if rest := o[chunk*c:]; len(rest) > 0 {
+		weightedSumRef(rest, v[chunk*c:], stride, w)
+	}
+}
