@@ -10,14 +10,20 @@ func scoresNEON(out, q, k *float32, stride, n, blocks int, scale float32)
 func weightedSumNEON(o, v *float32, stride int, w *float32, n, chunks int)
 
 //go:noescape
+func expShiftBlocksNEON(x *float32, m float32, blocks int) float32
+
+//go:noescape
+func siluMulBlocksNEON(gate, up *float32, blocks int)
+
+//go:noescape
 func maxLanesNEON(x *float32, blocks int, m *[8]float32)
 
-// bestFused is the portable set with attention's loops in NEON (every
-// arm64 CPU has it): widening the float16 cache, scores, value sums and
-// the softmax maximum. The exponential, SiLU and float16 narrowing stay
-// portable.
+// bestFused is the portable set with attention's loops, the softmax
+// exponential and the SwiGLU gate in NEON (every arm64 CPU has it); the
+// float16 narrowing stays portable.
 func bestFused() fusedKernels {
 	f := portableFused()
+	f.expShift, f.siluMul = expShiftNEON, siluMulNEON
 	f.widen = func(dst []float32, width int, src []uint16, stride int) {
 		widenSlices(widenNEON, dst, width, src, stride)
 	}
@@ -38,4 +44,24 @@ func maxNEON(x []float32) float32 {
 		maxLanesNEON(&x[0], n/8, &m)
 	}
 	return maxFold(&m, x[n:])
+}
+
+// expShiftNEON is expShift with the whole eights in two registers of lanes.
+func expShiftNEON(x []float32, m float32) float32 {
+	n := len(x) &^ 7
+	s := float32(0)
+	if n > 0 {
+		s = expShiftBlocksNEON(&x[0], m, n/8)
+	}
+	return expShiftTail(s, x[n:], m)
+}
+
+// siluMulNEON is siluMul eight elements at a time.
+func siluMulNEON(gate, up []float32) {
+	n := len(gate) &^ 7
+	up = up[:len(gate)]
+	if n > 0 {
+		siluMulBlocksNEON(&gate[0], &up[0], n/8)
+	}
+	siluMul(gate[n:], up[n:])
 }

@@ -22,6 +22,140 @@
 	FADD4S(lo, lo, t); \
 	FADDP2S(d, lo)
 
+DATA expConstsN<>+0(SB)/4, $0xc2ae0000  // expLo = -87
+DATA expConstsN<>+4(SB)/4, $0x42b00000  // expHi = 88
+DATA expConstsN<>+8(SB)/4, $0x3fb8aa3b  // expLog2e
+DATA expConstsN<>+12(SB)/4, $0x4b400000 // expMagic = 1.5·2^23
+DATA expConstsN<>+16(SB)/4, $0x3f318000 // expLn2Hi
+DATA expConstsN<>+20(SB)/4, $0xb95e8083 // expLn2Lo
+DATA expConstsN<>+24(SB)/4, $0x39500d01 // 1/5040
+DATA expConstsN<>+28(SB)/4, $0x3ab60b61 // 1/720
+DATA expConstsN<>+32(SB)/4, $0x3c088889 // 1/120
+DATA expConstsN<>+36(SB)/4, $0x3d2aaaab // 1/24
+DATA expConstsN<>+40(SB)/4, $0x3e2aaaab // 1/6
+DATA expConstsN<>+44(SB)/4, $0x3f000000 // 1/2
+DATA expConstsN<>+48(SB)/4, $0x3f800000 // 1
+DATA expConstsN<>+52(SB)/4, $0x3f800000 // 1
+DATA expConstsN<>+56(SB)/4, $0xb4c0007f // 127 - 0x4B400000 (mod 2^32)
+GLOBL expConstsN<>(SB), RODATA|NOPTR, $60
+
+// FSUB, FMIN, FMAX, FDIV Vd.4S, Vn.4S, Vm.4S; FNEG Vd.4S, Vn.4S; ADD
+// Vd.4S, Vn.4S, Vm.4S; SHL Vd.4S, Vn.4S, #23
+#define FSUB4S(d, n, m) WORD $(0x4EA0D400 | ((m)<<16) | ((n)<<5) | (d))
+#define FMIN4S(d, n, m) WORD $(0x4EA0F400 | ((m)<<16) | ((n)<<5) | (d))
+#define FMAX4S(d, n, m) WORD $(0x4E20F400 | ((m)<<16) | ((n)<<5) | (d))
+#define FDIV4S(d, n, m) WORD $(0x6E20FC00 | ((m)<<16) | ((n)<<5) | (d))
+#define FNEG4S(d, n) WORD $(0x6EA0F800 | ((n)<<5) | (d))
+#define ADD4S(d, n, m) WORD $(0x4EA08400 | ((m)<<16) | ((n)<<5) | (d))
+#define SHL23(d, n) WORD $(0x4F375400 | ((n)<<5) | (d))
+
+// EXP_SETUP loads expConstsN into V16..V30, one constant in every lane
+// of each: lo, hi, log2e, magic, ln2hi, ln2lo (V16..V21), the Horner
+// coefficients (V22..V29), the exponent bias (V30). R6 is scratch.
+#define EXP_SETUP \
+	MOVD $expConstsN<>(SB), R6; \
+	VLD1R.P 4(R6), [V16.S4]; \
+	VLD1R.P 4(R6), [V17.S4]; \
+	VLD1R.P 4(R6), [V18.S4]; \
+	VLD1R.P 4(R6), [V19.S4]; \
+	VLD1R.P 4(R6), [V20.S4]; \
+	VLD1R.P 4(R6), [V21.S4]; \
+	VLD1R.P 4(R6), [V22.S4]; \
+	VLD1R.P 4(R6), [V23.S4]; \
+	VLD1R.P 4(R6), [V24.S4]; \
+	VLD1R.P 4(R6), [V25.S4]; \
+	VLD1R.P 4(R6), [V26.S4]; \
+	VLD1R.P 4(R6), [V27.S4]; \
+	VLD1R.P 4(R6), [V28.S4]; \
+	VLD1R.P 4(R6), [V29.S4]; \
+	VLD1R (R6), [V30.S4]
+
+// EXP4 sets V(x) = exp32(V(x)) lane by lane (fused_exp.go) with the
+// constants of EXP_SETUP; V(t), V(n), V(p) are scratch.
+#define EXP4(x, t, n, p) \
+	FMAX4S(x, x, 16); \
+	FMIN4S(x, x, 17); \
+	FMUL4S(t, x, 18); \
+	FADD4S(t, t, 19); \
+	FSUB4S(n, t, 19); \
+	FMUL4S(p, n, 20); \
+	FSUB4S(x, x, p); \
+	FMUL4S(p, n, 21); \
+	FSUB4S(x, x, p); \
+	FMUL4S(p, 22, x); \
+	FADD4S(p, p, 23); \
+	FMUL4S(p, p, x); \
+	FADD4S(p, p, 24); \
+	FMUL4S(p, p, x); \
+	FADD4S(p, p, 25); \
+	FMUL4S(p, p, x); \
+	FADD4S(p, p, 26); \
+	FMUL4S(p, p, x); \
+	FADD4S(p, p, 27); \
+	FMUL4S(p, p, x); \
+	FADD4S(p, p, 28); \
+	FMUL4S(p, p, x); \
+	FADD4S(p, p, 29); \
+	ADD4S(t, t, 30); \
+	SHL23(t, t); \
+	FMUL4S(x, p, t)
+
+// func expShiftBlocksNEON(x *float32, m float32, blocks int) float32
+// x[i] = exp32(x[i] - m) over blocks×8 floats; returns their sum in
+// eight lanes (V8, V9) combined in the dot order.
+TEXT ·expShiftBlocksNEON(SB), NOSPLIT, $0-28
+	MOVD  x+0(FP), R0
+	FMOVS m+8(FP), F15
+	VDUP  V15.S[0], V15.S4
+	MOVD  blocks+16(FP), R1
+	EXP_SETUP
+	ZERO(8)
+	ZERO(9)
+
+exploop:
+	VLD1 (R0), [V0.S4, V1.S4]
+	FSUB4S(0, 0, 15)
+	FSUB4S(1, 1, 15)
+	EXP4(0, 2, 3, 4)
+	EXP4(1, 5, 6, 7)
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	FADD4S(8, 8, 0)
+	FADD4S(9, 9, 1)
+	SUB  $1, R1, R1
+	CBNZ R1, exploop
+
+	LANESUM(10, 8, 9, 11)
+	FMOVS F10, ret+24(FP)
+	RET
+
+// func siluMulBlocksNEON(gate, up *float32, blocks int)
+// gate[i] = gate[i]/(1+exp32(-gate[i]))·up[i] over blocks×8 floats.
+TEXT ·siluMulBlocksNEON(SB), NOSPLIT, $0-24
+	MOVD gate+0(FP), R0
+	MOVD up+8(FP), R1
+	MOVD blocks+16(FP), R2
+	EXP_SETUP
+	FMOVS $1.0, F15
+	VDUP  V15.S[0], V15.S4
+
+siluloop:
+	VLD1 (R0), [V10.S4, V11.S4]
+	FNEG4S(0, 10)
+	FNEG4S(1, 11)
+	EXP4(0, 2, 3, 4)
+	EXP4(1, 5, 6, 7)
+	FADD4S(0, 0, 15)
+	FADD4S(1, 1, 15)
+	FDIV4S(10, 10, 0)
+	FDIV4S(11, 11, 1)
+	VLD1.P 32(R1), [V12.S4, V13.S4]
+	FMUL4S(10, 10, 12)
+	FMUL4S(11, 11, 13)
+	VST1.P [V10.S4, V11.S4], 32(R0)
+	SUB  $1, R2, R2
+	CBNZ R2, siluloop
+	RET
+
 // func widenNEON(dst *float32, src *uint16, sstride, rows, blocks int)
 // Row i of dst (blocks×8 floats, rows contiguous) = the float16 values at
 // src + i·sstride bytes, widened by FCVTL/FCVTL2 (exact).
