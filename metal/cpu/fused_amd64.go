@@ -26,7 +26,9 @@ func bestFused() fusedKernels {
 	if !hasAVX2() {
 		return portableFused()
 	}
-	f := fusedKernels{expShift: expShiftAVX2, siluMul: siluMulAVX2, max: maxAVX2, toF16: toF16AVX2Slices}
+	f := fusedKernels{max: maxAVX2, toF16: toF16AVX2Slices}
+	f.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksAVX2, x, m) }
+	f.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksAVX2, gate, up) }
 	f.widen = func(dst []float32, width int, src []uint16, stride int) {
 		widenSlices(widenAVX2, dst, width, src, stride)
 	}
@@ -36,26 +38,6 @@ func bestFused() fusedKernels {
 	// 64-float chunks: eight registers
 	f.weightedSum = func(o, v []float32, stride int, w []float32) { weightedSumSlices(weightedSumAVX2, 64, o, v, stride, w) }
 	return f
-}
-
-// expShiftAVX2 is expShift with the whole eights in one register of lanes.
-func expShiftAVX2(x []float32, m float32) float32 {
-	n := len(x) &^ 7
-	s := float32(0)
-	if n > 0 {
-		s = expShiftBlocksAVX2(&x[0], m, n/8)
-	}
-	return expShiftTail(s, x[n:], m)
-}
-
-// siluMulAVX2 is siluMul eight elements at a time.
-func siluMulAVX2(gate, up []float32) {
-	n := len(gate) &^ 7
-	up = up[:len(gate)]
-	if n > 0 {
-		siluMulBlocksAVX2(&gate[0], &up[0], n/8)
-	}
-	siluMul(gate[n:], up[n:])
 }
 
 // maxAVX2 is maxRef with its eight lanes in one register.

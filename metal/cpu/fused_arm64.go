@@ -23,7 +23,8 @@ func maxLanesNEON(x *float32, blocks int, m *[8]float32)
 // float16 narrowing stays portable.
 func bestFused() fusedKernels {
 	f := portableFused()
-	f.expShift, f.siluMul = expShiftNEON, siluMulNEON
+	f.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksNEON, x, m) }
+	f.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksNEON, gate, up) }
 	f.widen = func(dst []float32, width int, src []uint16, stride int) {
 		widenSlices(widenNEON, dst, width, src, stride)
 	}
@@ -44,24 +45,4 @@ func maxNEON(x []float32) float32 {
 		maxLanesNEON(&x[0], n/8, &m)
 	}
 	return maxFold(&m, x[n:])
-}
-
-// expShiftNEON is expShift with the whole eights in two registers of lanes.
-func expShiftNEON(x []float32, m float32) float32 {
-	n := len(x) &^ 7
-	s := float32(0)
-	if n > 0 {
-		s = expShiftBlocksNEON(&x[0], m, n/8)
-	}
-	return expShiftTail(s, x[n:], m)
-}
-
-// siluMulNEON is siluMul eight elements at a time.
-func siluMulNEON(gate, up []float32) {
-	n := len(gate) &^ 7
-	up = up[:len(gate)]
-	if n > 0 {
-		siluMulBlocksNEON(&gate[0], &up[0], n/8)
-	}
-	siluMul(gate[n:], up[n:])
 }

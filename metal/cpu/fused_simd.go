@@ -2,11 +2,13 @@
 
 package cpu
 
-// The slice-level wrappers of the attention loops' assembly (AVX2 in
+// The slice-level wrappers of the fused loops' assembly (AVX2 in
 // fused_amd64.s, NEON in fused_arm64.s): bounds checks in Go, whole
 // eights (or chunks) in assembly, any rest by the portable loop.
 
 type (
+	expShiftAsm    func(x *float32, m float32, blocks int) float32
+	siluMulAsm     func(gate, up *float32, blocks int)
 	widenAsm       func(dst *float32, src *uint16, sstride, rows, blocks int)
 	scoresAsm      func(out, q, k *float32, stride, n, blocks int, scale float32)
 	weightedSumAsm func(o, v *float32, stride int, w *float32, n, chunks int)
@@ -48,4 +50,24 @@ func weightedSumSlices(asm weightedSumAsm, chunk int, o, v []float32, stride int
 	if rest := o[chunk*c:]; len(rest) > 0 {
 		weightedSumRef(rest, v[chunk*c:], stride, w)
 	}
+}
+
+// expShiftSlices is expShift with the whole eights in assembly.
+func expShiftSlices(asm expShiftAsm, x []float32, m float32) float32 {
+	n := len(x) &^ 7
+	s := float32(0)
+	if n > 0 {
+		s = asm(&x[0], m, n/8)
+	}
+	return expShiftTail(s, x[n:], m)
+}
+
+// siluMulSlices is siluMul with the whole eights in assembly.
+func siluMulSlices(asm siluMulAsm, gate, up []float32) {
+	n := len(gate) &^ 7
+	up = up[:len(gate)]
+	if n > 0 {
+		asm(&gate[0], &up[0], n/8)
+	}
+	siluMul(gate[n:], up[n:])
 }
