@@ -26,7 +26,8 @@ func bestFused() fusedKernels {
 	if !hasAVX2() {
 		return portableFused()
 	}
-	f := fusedKernels{max: maxAVX2, toF16: toF16AVX2Slices}
+	f := fusedKernels{max: maxAVX2}
+	f.toF16 = func(dst []uint16, src []float32) { toF16Slices(toF16AVX2, dst, src) }
 	f.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksAVX2, x, m) }
 	f.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksAVX2, gate, up) }
 	f.widen = func(dst []float32, width int, src []uint16, stride int) {
@@ -48,15 +49,4 @@ func maxAVX2(x []float32) float32 {
 		maxLanesAVX2(&x[0], n/8, &m)
 	}
 	return maxFold(&m, x[n:])
-}
-
-// toF16AVX2Slices is toF16Ref eight elements at a time (VCVTPS2PH rounds to
-// nearest even, as metal.F32ToF16 does; NaN payloads may differ).
-func toF16AVX2Slices(dst []uint16, src []float32) {
-	n := len(src) &^ 7
-	dst = dst[:len(src)]
-	if n > 0 {
-		toF16AVX2(&dst[0], &src[0], n/8)
-	}
-	toF16Ref(dst[n:], src[n:])
 }

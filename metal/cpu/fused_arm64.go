@@ -16,11 +16,12 @@ func expShiftBlocksNEON(x *float32, m float32, blocks int) float32
 func siluMulBlocksNEON(gate, up *float32, blocks int)
 
 //go:noescape
+func toF16NEON(dst *uint16, src *float32, blocks int)
+
+//go:noescape
 func maxLanesNEON(x *float32, blocks int, m *[8]float32)
 
-// bestFused is the portable set with attention's loops, the softmax
-// exponential and the SwiGLU gate in NEON (every arm64 CPU has it); the
-// float16 narrowing stays portable.
+// bestFused is the NEON set (every arm64 CPU has NEON).
 func bestFused() fusedKernels {
 	f := portableFused()
 	f.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksNEON, x, m) }
@@ -34,6 +35,7 @@ func bestFused() fusedKernels {
 	// 32-float chunks: eight registers
 	f.weightedSum = func(o, v []float32, stride int, w []float32) { weightedSumSlices(weightedSumNEON, 32, o, v, stride, w) }
 	f.max = maxNEON
+	f.toF16 = func(dst []uint16, src []float32) { toF16Slices(toF16NEON, dst, src) }
 	return f
 }
 

@@ -354,3 +354,23 @@ maxloop:
 
 	VST1 [V0.S4, V1.S4], (R2)
 	RET
+
+// FCVTN Vd.4H, Vn.4S; FCVTN2 Vd.8H, Vn.4S (round to nearest even)
+#define FCVTN(d, n) WORD $(0x0E216800 | ((n)<<5) | (d))
+#define FCVTN2(d, n) WORD $(0x4E216800 | ((n)<<5) | (d))
+
+// func toF16NEON(dst *uint16, src *float32, blocks int)
+// dst[i] = src[i] as float16, rounded to nearest even, for blocks×8 values.
+TEXT ·toF16NEON(SB), NOSPLIT, $0-24
+	MOVD dst+0(FP), R0
+	MOVD src+8(FP), R1
+	MOVD blocks+16(FP), R2
+
+f16loop:
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	FCVTN(2, 0)
+	FCVTN2(2, 1)
+	VST1.P [V2.H8], 16(R0)
+	SUB  $1, R2, R2
+	CBNZ R2, f16loop
+	RET

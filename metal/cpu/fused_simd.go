@@ -9,6 +9,7 @@ package cpu
 type (
 	expShiftAsm    func(x *float32, m float32, blocks int) float32
 	siluMulAsm     func(gate, up *float32, blocks int)
+	toF16Asm       func(dst *uint16, src *float32, blocks int)
 	widenAsm       func(dst *float32, src *uint16, sstride, rows, blocks int)
 	scoresAsm      func(out, q, k *float32, stride, n, blocks int, scale float32)
 	weightedSumAsm func(o, v *float32, stride int, w *float32, n, chunks int)
@@ -70,4 +71,15 @@ func siluMulSlices(asm siluMulAsm, gate, up []float32) {
 		asm(&gate[0], &up[0], n/8)
 	}
 	siluMul(gate[n:], up[n:])
+}
+
+// toF16Slices is toF16Ref eight elements at a time (VCVTPS2PH and FCVTN
+// round to nearest even, as metal.F32ToF16 does; NaN payloads may differ).
+func toF16Slices(asm toF16Asm, dst []uint16, src []float32) {
+	n := len(src) &^ 7
+	dst = dst[:len(src)]
+	if n > 0 {
+		asm(&dst[0], &src[0], n/8)
+	}
+	toF16Ref(dst[n:], src[n:])
 }
