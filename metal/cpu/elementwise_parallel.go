@@ -6,8 +6,8 @@ package cpu
 // workers spun: about a quarter of a 256-token prefill chunk's time. Over
 // parallelMin elements they run on the pool, split by whole rows (groups
 // of 32 columns for the quantization, elemUnit-element units of flat
-// arrays); every element is computed exactly
-// as by the serial loop, so results are the same bits.
+// arrays); every element is computed exactly as by the serial loop, so
+// results are the same bits.
 
 const (
 	// parallelMin is the size, in float32 elements, from which an
@@ -33,7 +33,7 @@ const (
 )
 
 // elementwiseTask is one parallel elementwise step: the fields its op
-// reads, over rows (or units) [lo, hi).
+// reads, over rows (units, column groups) [lo, hi).
 type elementwiseTask struct {
 	b              *Backend
 	op             elemOp
