@@ -22,22 +22,7 @@
 	FADD4S(lo, lo, t); \
 	FADDP2S(d, lo)
 
-DATA expConstsN<>+0(SB)/4, $0xc2ae0000  // expLo = -87
-DATA expConstsN<>+4(SB)/4, $0x42b00000  // expHi = 88
-DATA expConstsN<>+8(SB)/4, $0x3fb8aa3b  // expLog2e
-DATA expConstsN<>+12(SB)/4, $0x4b400000 // expMagic = 1.5·2^23
-DATA expConstsN<>+16(SB)/4, $0x3f318000 // expLn2Hi
-DATA expConstsN<>+20(SB)/4, $0xb95e8083 // expLn2Lo
-DATA expConstsN<>+24(SB)/4, $0x39500d01 // 1/5040
-DATA expConstsN<>+28(SB)/4, $0x3ab60b61 // 1/720
-DATA expConstsN<>+32(SB)/4, $0x3c088889 // 1/120
-DATA expConstsN<>+36(SB)/4, $0x3d2aaaab // 1/24
-DATA expConstsN<>+40(SB)/4, $0x3e2aaaab // 1/6
-DATA expConstsN<>+44(SB)/4, $0x3f000000 // 1/2
-DATA expConstsN<>+48(SB)/4, $0x3f800000 // 1
-DATA expConstsN<>+52(SB)/4, $0x3f800000 // 1
-DATA expConstsN<>+56(SB)/4, $0xb4c0007f // 127 - 0x4B400000 (mod 2^32)
-GLOBL expConstsN<>(SB), RODATA|NOPTR, $60
+#include "fused_exp_consts.h"
 
 // FSUB, FMIN, FMAX, FDIV Vd.4S, Vn.4S, Vm.4S; FNEG Vd.4S, Vn.4S; ADD
 // Vd.4S, Vn.4S, Vm.4S; SHL Vd.4S, Vn.4S, #23
@@ -49,11 +34,11 @@ GLOBL expConstsN<>(SB), RODATA|NOPTR, $60
 #define ADD4S(d, n, m) WORD $(0x4EA08400 | ((m)<<16) | ((n)<<5) | (d))
 #define SHL23(d, n) WORD $(0x4F375400 | ((n)<<5) | (d))
 
-// EXP_SETUP loads expConstsN into V16..V30, one constant in every lane
+// EXP_SETUP loads expConsts into V16..V30, one constant in every lane
 // of each: lo, hi, log2e, magic, ln2hi, ln2lo (V16..V21), the Horner
 // coefficients (V22..V29), the exponent bias (V30). R6 is scratch.
 #define EXP_SETUP \
-	MOVD $expConstsN<>(SB), R6; \
+	MOVD $expConsts<>(SB), R6; \
 	VLD1R.P 4(R6), [V16.S4]; \
 	VLD1R.P 4(R6), [V17.S4]; \
 	VLD1R.P 4(R6), [V18.S4]; \
