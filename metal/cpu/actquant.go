@@ -25,13 +25,6 @@ type qacts struct {
 	tiled tiledActs
 }
 
-// quantize fills a with the rows of x (rows×cols, cols a multiple of 32),
-// group by group with groups (the kernel set's quantGroups).
-func (a *qacts) quantize(x []float32, rows, cols int, groups func(x []float32, q []int8, scale []float32, sum []int32)) {
-	a.size(rows, cols)
-	a.quantizeGroups(x, rows, cols, groups, 0, cols/32)
-}
-
 // size sizes the buffers for rows×cols activations.
 func (a *qacts) size(rows, cols int) {
 	n := rows * cols / 32

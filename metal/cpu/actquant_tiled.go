@@ -16,13 +16,6 @@ type tiledActs struct {
 	bias  []int32
 }
 
-// pack fills t from the row-major activations a (rows×cols), with the
-// bias of weights read as u = q + 2^shift.
-func (t *tiledActs) pack(a *qacts, rows, cols int, shift uint) {
-	t.size(rows, cols)
-	t.packGroups(a, rows, cols, shift, 0, cols/32)
-}
-
 // size sizes the buffers for rows×cols activations.
 func (t *tiledActs) size(rows, cols int) {
 	groups := cols / 32

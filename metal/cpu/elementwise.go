@@ -6,12 +6,7 @@ import (
 )
 
 func (b *Backend) RMSNorm(out, x, weight []float32, dim int, eps float32) {
-	rows := len(x) / dim
-	if !b.parallel(rows * dim) {
-		rmsNormRows(out, x, weight[:dim], dim, eps, 0, rows)
-		return
-	}
-	b.runElementwise(elementwiseTask{op: opRMSNorm, out: out, x: x, weight: weight[:dim], dim: dim, eps: eps}, rows, dim)
+	b.runElementwise(elementwiseTask{op: opRMSNorm, out: out, x: x, weight: weight[:dim], dim: dim, eps: eps}, len(x)/dim, dim)
 }
 
 // rmsNormRows normalises rows lo..hi-1 of x into out.
@@ -54,10 +49,6 @@ func sumSquares(x []float32) float64 {
 func (b *Backend) RoPE(x []float32, pos []int32, heads, headDim int, invFreq []float32) {
 	half := headDim / 2
 	cos, sin := b.rope.lookup(pos, invFreq[:half])
-	if !b.parallel(len(pos) * heads * headDim) {
-		ropeRows(x, cos, sin, heads, headDim, 0, len(pos))
-		return
-	}
 	b.runElementwise(elementwiseTask{op: opRoPE, x: x, cos: cos, sin: sin, heads: heads, dim: headDim}, len(pos), heads*headDim)
 }
 
@@ -112,21 +103,11 @@ func (t *ropeTable) lookup(pos []int32, invFreq []float32) (cos, sin []float32) 
 // SiLUMul uses exp32 (fused_exp.go), whose error against math.Exp is
 // about one ulp.
 func (b *Backend) SiLUMul(gate, up []float32) {
-	up = up[:len(gate)]
-	if !b.parallel(len(gate)) {
-		b.f.siluMul(gate, up)
-		return
-	}
-	b.runElementwise(elementwiseTask{op: opSiLUMul, out: gate, x: up}, units(len(gate)), elemUnit)
+	b.runElementwise(elementwiseTask{op: opSiLUMul, out: gate, x: up[:len(gate)]}, units(len(gate)), elemUnit)
 }
 
 func (b *Backend) Add(dst, src []float32) {
-	src = src[:len(dst)]
-	if !b.parallel(len(dst)) {
-		add(dst, src)
-		return
-	}
-	b.runElementwise(elementwiseTask{op: opAdd, out: dst, x: src}, units(len(dst)), elemUnit)
+	b.runElementwise(elementwiseTask{op: opAdd, out: dst, x: src[:len(dst)]}, units(len(dst)), elemUnit)
 }
 
 func add(dst, src []float32) {

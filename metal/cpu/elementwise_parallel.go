@@ -74,9 +74,14 @@ func (b *Backend) parallel(n int) bool { return n >= parallelMin && b.pool.n > 1
 // units is the number of elemUnit units covering n elements.
 func units(n int) int { return (n + elemUnit - 1) / elemUnit }
 
-// runElementwise runs t over n rows (or units) of about width elements.
+// runElementwise runs t over n rows (or units) of about width elements:
+// on the pool from parallelMin elements, else on the calling goroutine.
 func (b *Backend) runElementwise(t elementwiseTask, n, width int) {
 	t.b = b
+	if !b.parallel(n * width) {
+		t.run(0, n, 0)
+		return
+	}
 	b.elem = t
 	b.pool.run(&b.elem, n, max(1, elemGrainElems/width))
 	b.elem = elementwiseTask{}

@@ -62,22 +62,13 @@ func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 }
 
 // quantizeActs quantizes x (rows×cols) into b.acts and, when tiled, packs
-// it for the tile kernels, which read q4 weights as u = q + 8 = q + 2^3;
-// on the pool when it is large.
+// it for the tile kernels, which read q4 weights as u = q + 8 = q + 2^3.
 func (b *Backend) quantizeActs(x []float32, rows, cols int, tiled bool) {
-	a := &b.acts
-	a.size(rows, cols)
+	b.acts.size(rows, cols)
 	pack := -1
 	if tiled {
-		a.tiled.size(rows, cols)
+		b.acts.tiled.size(rows, cols)
 		pack = 3
-	}
-	if !b.parallel(rows * cols) {
-		a.quantizeGroups(x, rows, cols, b.k.quantGroups, 0, cols/32)
-		if tiled {
-			a.tiled.packGroups(a, rows, cols, 3, 0, cols/32)
-		}
-		return
 	}
 	b.runElementwise(elementwiseTask{op: opQuantize, x: x, rows: rows, cols: cols, pack: pack}, cols/32, 32*rows)
 }
