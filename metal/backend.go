@@ -38,7 +38,7 @@ type Backend interface {
 	Add(dst, src []float32)
 
 	// WriteKV stores the keys and values of len(slots) tokens into cache
-	// slots: k and v are len(slots)×kv.Dim.
+	// slots: k and v are len(slots)×kv.Dim().
 	WriteKV(kv *KVLayer, k, v []float32, slots []int32)
 
 	// Attention computes causal scaled-dot-product attention with grouped

@@ -3,7 +3,7 @@ package metal
 import "fmt"
 
 // KVLayer is one layer's paged key/value storage: NumBlocks blocks of
-// BlockSize token slots, each slot holding Dim = KVHeads·HeadDim keys and as
+// BlockSize token slots, each slot holding Dim() = KVHeads·HeadDim keys and as
 // many values, as float16 bits (attention widens them to float32 and
 // accumulates in float32, as llama.cpp's default f16 cache does): half the
 // memory and half the reads of float32 per cached token.
@@ -14,12 +14,15 @@ import "fmt"
 // (KVIndex). Attention reads one KV head of a block at a time, so it reads
 // one contiguous stretch (4 KiB at Qwen3's head size of 128 and 16-token
 // blocks) that hardware prefetchers follow, not HeadDim values out of
-// every Dim.
+// every Dim().
 type KVLayer struct {
-	BlockSize, NumBlocks, Dim int
-	KVHeads, HeadDim          int
-	K, V                      []uint16 // NumBlocks·BlockSize·Dim each, float16
+	BlockSize, NumBlocks int
+	KVHeads, HeadDim     int
+	K, V                 []uint16 // NumBlocks·BlockSize·Dim() each, float16
 }
+
+// Dim is the width of one token's keys (and of its values).
+func (l *KVLayer) Dim() int { return l.KVHeads * l.HeadDim }
 
 // KVIndex is the index in K and V of element 0 of KV head h of slot s.
 func (l *KVLayer) KVIndex(s int32, h int) int {
@@ -48,7 +51,7 @@ func NewKVCache(layers, numBlocks, blockSize, kvHeads, headDim int) *KVCache {
 // NewKVLayer allocates one layer of NewKVCache.
 func NewKVLayer(numBlocks, blockSize, kvHeads, headDim int) KVLayer {
 	n := numBlocks * blockSize * kvHeads * headDim
-	return KVLayer{BlockSize: blockSize, NumBlocks: numBlocks, Dim: kvHeads * headDim, KVHeads: kvHeads, HeadDim: headDim,
+	return KVLayer{BlockSize: blockSize, NumBlocks: numBlocks, KVHeads: kvHeads, HeadDim: headDim,
 		K: make([]uint16, n), V: make([]uint16, n)}
 }
 
@@ -71,5 +74,5 @@ func (c *KVCache) BytesPerToken() int {
 	if len(c.Layers) == 0 {
 		return 0
 	}
-	return len(c.Layers) * 2 * 2 * c.Layers[0].Dim // keys and values, float16
+	return len(c.Layers) * 2 * 2 * c.Layers[0].Dim() // keys and values, float16
 }

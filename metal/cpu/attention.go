@@ -10,7 +10,7 @@ import (
 // WriteKV stores keys and values as float16, rounded to nearest even, each
 // KV head where the layout puts it (metal.KVLayer).
 func (b *Backend) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
-	d, hd := kv.Dim, kv.HeadDim
+	d, hd := kv.Dim(), kv.HeadDim
 	for i, s := range slots {
 		for h := range kv.KVHeads {
 			o, x := kv.KVIndex(s, h), i*d+h*hd

@@ -22,7 +22,7 @@ func TestAttentionDoesNotAllocate(t *testing.T) {
 	be := New(2)
 	defer be.Close()
 	const heads, kvHeads, hd, bs, nb = 4, 2, 16, 4, 8
-	kv := &metal.KVLayer{BlockSize: bs, NumBlocks: nb, Dim: kvHeads * hd, KVHeads: kvHeads, HeadDim: hd,
+	kv := &metal.KVLayer{BlockSize: bs, NumBlocks: nb, KVHeads: kvHeads, HeadDim: hd,
 		K: randF16(rng, nb*bs*kvHeads*hd), V: randF16(rng, nb*bs*kvHeads*hd)}
 	rows := []metal.AttnRow{{Pos: 20, Blocks: identityTable(nb)}, {Pos: 31, Blocks: identityTable(nb)}}
 	q, out := randVec(rng, len(rows)*heads*hd), make([]float32, len(rows)*heads*hd)
@@ -39,7 +39,7 @@ func TestAttentionDoesNotAllocate(t *testing.T) {
 func TestAttentionRunsMatchSingleTokens(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 14))
 	const heads, kvHeads, hd, bs, nb = 4, 2, 32, 4, 16
-	kv := &metal.KVLayer{BlockSize: bs, NumBlocks: nb, Dim: kvHeads * hd, KVHeads: kvHeads, HeadDim: hd,
+	kv := &metal.KVLayer{BlockSize: bs, NumBlocks: nb, KVHeads: kvHeads, HeadDim: hd,
 		K: randF16(rng, nb*bs*kvHeads*hd), V: randF16(rng, nb*bs*kvHeads*hd)}
 	seqA, seqB := []int32{3, 1, 4, 0, 5, 9, 2, 6}, []int32{15, 14, 13, 12, 11, 10, 8, 7}
 	var rows []metal.AttnRow
