@@ -1,5 +1,7 @@
 package cpu
 
+import "golang.org/x/sys/cpu"
+
 //go:noescape
 func expShiftBlocksAVX2(x *float32, m float32, blocks int) float32
 
@@ -21,23 +23,64 @@ func toF16AVX2(dst *uint16, src *float32, blocks int)
 //go:noescape
 func weightedSumAVX2(o, v *float32, stride int, w *float32, n, chunks int)
 
-// bestFused is the AVX2 set when the CPU has it (hasAVX2, quantdot_amd64.go).
-func bestFused() fusedKernels {
+//go:noescape
+func widenAVX512(dst *float32, src *uint16, sstride, rows, blocks int)
+
+//go:noescape
+func scoresAVX512(out, q, k *float32, stride, groups, blocks int, scale float32)
+
+//go:noescape
+func weightedSumAVX512(o, v *float32, stride int, w *float32, n, chunks int)
+
+// hasAVX512 reports the AVX-512 foundation (and the AVX2 set it builds
+// on); x/sys/cpu also checks that the OS saves the AVX-512 state.
+func hasAVX512() bool { return hasAVX2() && cpu.X86.HasAVX512F }
+
+// availableFused lists the SIMD sets this CPU can run, best first: AVX-512
+// for attention's loops (the rest of its set is AVX2's), then AVX2.
+func availableFused() []fusedKernels {
 	if !hasAVX2() {
-		return portableFused()
+		return nil
 	}
-	f := fusedKernels{max: maxAVX2}
+	avx2 := fusedAVX2()
+	if !hasAVX512() {
+		return []fusedKernels{avx2}
+	}
+	avx512 := avx2
+	avx512.name = "avx512"
+	avx512.widen = func(dst []float32, width int, src []uint16, stride int) {
+		if width%16 != 0 {
+			avx2.widen(dst, width, src, stride)
+			return
+		}
+		widenSlices(widenAVX512, 16, dst, width, src, stride)
+	}
+	avx512.scores = func(out, q, k []float32, stride int, scale float32) {
+		scoresPairs(scoresAVX512, avx2.scores, out, q, k, stride, scale)
+	}
+	// 128-float chunks: eight registers; a shorter rest as AVX2 does it
+	avx512.weightedSum = func(o, v []float32, stride int, w []float32) {
+		weightedSumChunks(weightedSumAVX512, 128, avx2.weightedSum, o, v, stride, w)
+	}
+	return []fusedKernels{avx512, avx2}
+}
+
+// fusedAVX2 is the AVX2 set.
+func fusedAVX2() fusedKernels {
+	f := fusedKernels{name: "avx2", max: maxAVX2}
 	f.toF16 = func(dst []uint16, src []float32) { toF16Slices(toF16AVX2, dst, src) }
 	f.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksAVX2, x, m) }
 	f.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksAVX2, gate, up) }
 	f.widen = func(dst []float32, width int, src []uint16, stride int) {
-		widenSlices(widenAVX2, dst, width, src, stride)
+		widenSlices(widenAVX2, 8, dst, width, src, stride)
 	}
 	f.scores = func(out, q, k []float32, stride int, scale float32) {
 		scoresSlices(scoresAVX2, out, q, k, stride, scale)
 	}
 	// 64-float chunks: eight registers
-	f.weightedSum = func(o, v []float32, stride int, w []float32) { weightedSumSlices(weightedSumAVX2, 64, o, v, stride, w) }
+	f.weightedSum = func(o, v []float32, stride int, w []float32) {
+		weightedSumChunks(weightedSumAVX2, 64, weightedSumRef, o, v, stride, w)
+	}
 	return f
 }
 

@@ -21,22 +21,25 @@ func toF16NEON(dst *uint16, src *float32, blocks int)
 //go:noescape
 func maxLanesNEON(x *float32, blocks int, m *[8]float32)
 
-// bestFused is the NEON set (every arm64 CPU has NEON).
-func bestFused() fusedKernels {
+// availableFused is the NEON set (every arm64 CPU has NEON).
+func availableFused() []fusedKernels {
 	f := portableFused()
+	f.name = "neon"
 	f.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksNEON, x, m) }
 	f.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksNEON, gate, up) }
 	f.widen = func(dst []float32, width int, src []uint16, stride int) {
-		widenSlices(widenNEON, dst, width, src, stride)
+		widenSlices(widenNEON, 8, dst, width, src, stride)
 	}
 	f.scores = func(out, q, k []float32, stride int, scale float32) {
 		scoresSlices(scoresNEON, out, q, k, stride, scale)
 	}
 	// 32-float chunks: eight registers
-	f.weightedSum = func(o, v []float32, stride int, w []float32) { weightedSumSlices(weightedSumNEON, 32, o, v, stride, w) }
+	f.weightedSum = func(o, v []float32, stride int, w []float32) {
+		weightedSumChunks(weightedSumNEON, 32, weightedSumRef, o, v, stride, w)
+	}
 	f.max = maxNEON
 	f.toF16 = func(dst []uint16, src []float32) { toF16Slices(toF16NEON, dst, src) }
-	return f
+	return []fusedKernels{f}
 }
 
 // maxNEON is maxRef with its eight lanes in two registers.

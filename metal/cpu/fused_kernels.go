@@ -10,6 +10,8 @@ import (
 // operations, chosen once at New like kernels (SIMD where the CPU has it).
 // Every implementation returns the same bits as the portable one.
 type fusedKernels struct {
+	// name says which set this is ("portable", "avx2", ...).
+	name string
 	// expShift: see fused_exp.go.
 	expShift func(x []float32, m float32) float32
 	// siluMul: see fused_exp.go.
@@ -34,7 +36,15 @@ type fusedKernels struct {
 }
 
 func portableFused() fusedKernels {
-	return fusedKernels{expShift: expShift, siluMul: siluMul, widen: widenRef, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref}
+	return fusedKernels{name: "portable", expShift: expShift, siluMul: siluMul, widen: widenRef, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref}
+}
+
+// bestFused is the first of availableFused, or the portable set.
+func bestFused() fusedKernels {
+	if fs := availableFused(); len(fs) > 0 {
+		return fs[0]
+	}
+	return portableFused()
 }
 
 func selectFused(o Options) fusedKernels {

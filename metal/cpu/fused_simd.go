@@ -15,15 +15,16 @@ type (
 	weightedSumAsm func(o, v *float32, stride int, w *float32, n, chunks int)
 )
 
-// widenSlices is widenRef for rows of whole eights.
-func widenSlices(asm widenAsm, dst []float32, width int, src []uint16, stride int) {
+// widenSlices is widenRef for rows of whole vectors of lanes floats (the
+// assembly's step), by widenRef otherwise.
+func widenSlices(asm widenAsm, lanes int, dst []float32, width int, src []uint16, stride int) {
 	rows := len(dst) / width
-	if width%8 != 0 || rows == 0 {
+	if width%lanes != 0 || rows == 0 {
 		widenRef(dst, width, src, stride)
 		return
 	}
 	_, _ = dst[rows*width-1], src[(rows-1)*stride+width-1] // bounds of every access
-	asm(&dst[0], &src[0], 2*stride, rows, width/8)
+	asm(&dst[0], &src[0], 2*stride, rows, width/lanes)
 }
 
 // scoresSlices is scoresRef for query heads of whole eights.
@@ -36,10 +37,25 @@ func scoresSlices(asm scoresAsm, out, q, k []float32, stride int, scale float32)
 	asm(&out[0], &q[0], &k[0], 4*stride, len(out), len(q)/8, scale)
 }
 
-// weightedSumSlices is weightedSumRef with o's whole chunks of chunk
-// floats kept in registers across positions; the rest of o by the
-// portable loop (each element's sum has the same order either way).
-func weightedSumSlices(asm weightedSumAsm, chunk int, o, v []float32, stride int, w []float32) {
+// scoresPairs is scoresRef with the whole sixteens of positions in the
+// AVX-512 kernel, two positions to a register, and the rest by rest.
+func scoresPairs(asm scoresAsm, rest func(out, q, k []float32, stride int, scale float32), out, q, k []float32, stride int, scale float32) {
+	n := len(out) &^ 15
+	if len(q)%8 != 0 || len(q) == 0 || n == 0 {
+		rest(out, q, k, stride, scale)
+		return
+	}
+	_ = k[(n-1)*stride+len(q)-1] // bounds of every key read
+	asm(&out[0], &q[0], &k[0], 4*stride, n/16, len(q)/8, scale)
+	if n < len(out) {
+		rest(out[n:], q, k[n*stride:], stride, scale)
+	}
+}
+
+// weightedSumChunks is weightedSumRef with o's whole chunks of chunk
+// floats kept in registers across positions; the rest of o by rest (each
+// element's sum has the same order either way).
+func weightedSumChunks(asm weightedSumAsm, chunk int, rest func(o, v []float32, stride int, w []float32), o, v []float32, stride int, w []float32) {
 	if len(w) == 0 || len(o) == 0 {
 		return
 	}
@@ -48,8 +64,8 @@ func weightedSumSlices(asm weightedSumAsm, chunk int, o, v []float32, stride int
 	if c > 0 {
 		asm(&o[0], &v[0], 4*stride, &w[0], len(w), c)
 	}
-	if rest := o[chunk*c:]; len(rest) > 0 {
-		weightedSumRef(rest, v[chunk*c:], stride, w)
+	if r := o[chunk*c:]; len(r) > 0 {
+		rest(r, v[chunk*c:], stride, w)
 	}
 }
 

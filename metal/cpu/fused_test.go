@@ -53,7 +53,18 @@ func TestExpShiftSumsTheExponentials(t *testing.T) {
 
 // TestFusedKernelsMatchPortable: the SIMD loops return the portable bits.
 func TestFusedKernelsMatchPortable(t *testing.T) {
-	ref, best := portableFused(), bestFused()
+	sets := availableFused()
+	if len(sets) == 0 {
+		t.Skip("no SIMD loops on this architecture")
+	}
+	for _, best := range sets {
+		t.Run(best.name, func(t *testing.T) { testFusedSet(t, best) })
+	}
+}
+
+// testFusedSet checks one SIMD set against the portable loops.
+func testFusedSet(t *testing.T, best fusedKernels) {
+	ref := portableFused()
 	rng := rand.New(rand.NewPCG(8, 8))
 	same := func(t *testing.T, what string, got, want []float32) {
 		t.Helper()
@@ -123,8 +134,8 @@ func TestFusedKernelsMatchPortable(t *testing.T) {
 	}
 	// Head widths: whole 64-float chunks, a partial chunk, and not eights;
 	// position counts on both sides of the eight-position step.
-	for _, hd := range []int{128, 64, 72, 8, 12} {
-		for _, npos := range []int{1, 3, 4, 5, 8, 9, 16, 23} {
+	for _, hd := range []int{128, 64, 72, 8, 12, 256, 200} {
+		for _, npos := range []int{1, 3, 4, 5, 8, 9, 16, 23, 32, 47} {
 			t.Run(fmt.Sprintf("hd=%d/pos=%d", hd, npos), func(t *testing.T) {
 				stride := 3*hd + 5
 				h := randF16(rng, (npos-1)*stride+hd)
