@@ -160,16 +160,21 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	}
 
 	// walk widens each chunk of each KV head of src (K or V) and hands it
-	// to visit for every query head of the group of every token that reads
-	// it, with the chunk's positions c..end-1 that the token sees.
-	walk := func(src []uint16, visit func(w []float32, c, end, r, h int)) {
+	// for every token that reads it, with the chunk's positions c..end-1
+	// that the token sees, to visit2 for each pair of query heads h, h+1
+	// of the group and to visit for an odd one out.
+	walk := func(src []uint16, visit, visit2 func(w []float32, c, end, r, h int)) {
 		for c := 0; c < nmax; c += chunk {
 			for kh := kh0; kh < kh1; kh++ {
 				w := widen(src, c, kh)
 				ahead(src, c, kh)
 				for r := r0; r < r1; r++ {
 					if n := size(r); c < n {
-						for h := kh * group; h < (kh+1)*group; h++ {
+						h, hend := kh*group, (kh+1)*group
+						for ; h+1 < hend; h += 2 {
+							visit2(w, c, min(c+chunk, n), r, h)
+						}
+						if h < hend {
 							visit(w, c, min(c+chunk, n), r, h)
 						}
 					}
@@ -181,6 +186,8 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	fetch(t.kv.K, 0, kh0)
 	walk(t.kv.K, func(k []float32, c, end, r, h int) {
 		f.scores(scores(r, h)[c:end], q(r, h), k, hd, t.scale)
+	}, func(k []float32, c, end, r, h int) {
+		f.scores2(scores(r, h)[c:end], scores(r, h+1)[c:end], q(r, h), q(r, h+1), k, hd, t.scale)
 	})
 	fetch(t.kv.V, 0, kh0) // read during the softmax
 	for r := r0; r < r1; r++ {
@@ -195,5 +202,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	}
 	walk(t.kv.V, func(v []float32, c, end, r, h int) {
 		f.weightedSum(out(r, h), v, hd, scores(r, h)[c:end])
+	}, func(v []float32, c, end, r, h int) {
+		f.weightedSum2(out(r, h), out(r, h+1), v, hd, scores(r, h)[c:end], scores(r, h+1)[c:end])
 	})
 }

@@ -32,6 +32,12 @@ func scoresAVX512(out, q, k *float32, stride, groups, blocks int, scale float32)
 //go:noescape
 func weightedSumAVX512(o, v *float32, stride int, w *float32, n, chunks int)
 
+//go:noescape
+func scoresPairAVX512(out0, out1, q0, q1, k *float32, stride, groups, blocks int, scale float32)
+
+//go:noescape
+func weightedSumPairAVX512(o0, o1, v *float32, stride int, w0, w1 *float32, n, chunks int)
+
 // hasAVX512 reports the AVX-512 foundation (and the AVX2 set it builds
 // on); x/sys/cpu also checks that the OS saves the AVX-512 state.
 func hasAVX512() bool { return hasAVX2() && cpu.X86.HasAVX512F }
@@ -62,7 +68,47 @@ func availableFused() []fusedKernels {
 	avx512.weightedSum = func(o, v []float32, stride int, w []float32) {
 		weightedSumChunks(weightedSumAVX512, 128, avx2.weightedSum, o, v, stride, w)
 	}
+	avx512 = avx512.withSinglePairs()
+	single := avx512
+	avx512.scores2 = func(out0, out1, q0, q1, k []float32, stride int, scale float32) {
+		scoresPairs2(single, out0, out1, q0, q1, k, stride, scale)
+	}
+	avx512.weightedSum2 = func(o0, o1, v []float32, stride int, w0, w1 []float32) {
+		weightedSumPairs2(single, o0, o1, v, stride, w0, w1)
+	}
 	return []fusedKernels{avx512, avx2}
+}
+
+// scoresPairs2 is single.scores2 with the whole eights of positions in
+// scoresPairAVX512.
+func scoresPairs2(single fusedKernels, out0, out1, q0, q1, k []float32, stride int, scale float32) {
+	n := len(out0) &^ 7
+	hd := len(q0)
+	if hd%8 != 0 || hd == 0 || n == 0 || len(out1) != len(out0) || len(q1) != hd {
+		single.scores2(out0, out1, q0, q1, k, stride, scale)
+		return
+	}
+	_, _ = out1[n-1], k[(n-1)*stride+hd-1] // bounds of every access
+	scoresPairAVX512(&out0[0], &out1[0], &q0[0], &q1[0], &k[0], 4*stride, n/8, hd/8, scale)
+	if n < len(out0) {
+		single.scores2(out0[n:], out1[n:], q0, q1, k[n*stride:], stride, scale)
+	}
+}
+
+// weightedSumPairs2 is single.weightedSum2 with the whole 128-float
+// chunks of the outputs in weightedSumPairAVX512.
+func weightedSumPairs2(single fusedKernels, o0, o1, v []float32, stride int, w0, w1 []float32) {
+	const chunk = 128
+	n, c := len(w0), len(o0)/chunk
+	if n == 0 || c == 0 || len(w1) != n || len(o1) != len(o0) {
+		single.weightedSum2(o0, o1, v, stride, w0, w1)
+		return
+	}
+	_ = v[(n-1)*stride+len(o0)-1] // bounds of every value read
+	weightedSumPairAVX512(&o0[0], &o1[0], &v[0], 4*stride, &w0[0], &w1[0], n, c)
+	if rest := chunk * c; rest < len(o0) {
+		single.weightedSum2(o0[rest:], o1[rest:], v[rest:], stride, w0, w1)
+	}
 }
 
 // fusedAVX2 is the AVX2 set.
@@ -81,7 +127,7 @@ func fusedAVX2() fusedKernels {
 	f.weightedSum = func(o, v []float32, stride int, w []float32) {
 		weightedSumChunks(weightedSumAVX2, 64, weightedSumRef, o, v, stride, w)
 	}
-	return f
+	return f.withSinglePairs()
 }
 
 // maxAVX2 is maxRef with its eight lanes in one register.

@@ -39,7 +39,7 @@ func availableFused() []fusedKernels {
 	}
 	f.max = maxNEON
 	f.toF16 = func(dst []uint16, src []float32) { toF16Slices(toF16NEON, dst, src) }
-	return []fusedKernels{f}
+	return []fusedKernels{f.withSinglePairs()}
 }
 
 // maxNEON is maxRef with its eight lanes in two registers.

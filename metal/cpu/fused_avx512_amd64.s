@@ -55,6 +55,27 @@ widenloop:
 	VADDPS     Z9, acc, acc; \
 	VMULPS     Z15, acc, acc
 
+// ZERO8 and FOLD8 zero and fold the accumulators Z0..Z7.
+#define ZERO8 \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	VPXORD Z6, Z6, Z6; \
+	VPXORD Z7, Z7, Z7
+
+#define FOLD8 \
+	FOLD(Z0); \
+	FOLD(Z1); \
+	FOLD(Z2); \
+	FOLD(Z3); \
+	FOLD(Z4); \
+	FOLD(Z5); \
+	FOLD(Z6); \
+	FOLD(Z7)
+
 // PUT stores lanes 0 and 8 of acc (a Z register below Z8, x its X half)
 // as two consecutive floats at off(DI).
 #define PUT(acc, x, off) \
@@ -81,14 +102,7 @@ sixteen:
 	LEAQ (R11)(DX*4), BX  // 8..11
 	LEAQ (BX)(DX*4), R14  // 12..15
 	MOVQ SI, AX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ZERO8
 	MOVQ R13, CX
 
 sixteenloop:
@@ -109,14 +123,7 @@ sixteenloop:
 	DECQ CX
 	JNE  sixteenloop
 
-	FOLD(Z0)
-	FOLD(Z1)
-	FOLD(Z2)
-	FOLD(Z3)
-	FOLD(Z4)
-	FOLD(Z5)
-	FOLD(Z6)
-	FOLD(Z7)
+	FOLD8
 	PUT(Z0, X0, 0)
 	PUT(Z1, X1, 8)
 	PUT(Z2, X2, 16)
@@ -136,6 +143,28 @@ sixteenloop:
 	VZEROUPPER
 	RET
 
+// LOAD8 and STORE8 move eight registers from and to the 512 bytes at
+// base: a 128-float chunk of value sums.
+#define LOAD8(base, r0, r1, r2, r3, r4, r5, r6, r7) \
+	VMOVUPS 0 base, r0; \
+	VMOVUPS 64 base, r1; \
+	VMOVUPS 128 base, r2; \
+	VMOVUPS 192 base, r3; \
+	VMOVUPS 256 base, r4; \
+	VMOVUPS 320 base, r5; \
+	VMOVUPS 384 base, r6; \
+	VMOVUPS 448 base, r7
+
+#define STORE8(base, r0, r1, r2, r3, r4, r5, r6, r7) \
+	VMOVUPS r0, 0 base; \
+	VMOVUPS r1, 64 base; \
+	VMOVUPS r2, 128 base; \
+	VMOVUPS r3, 192 base; \
+	VMOVUPS r4, 256 base; \
+	VMOVUPS r5, 320 base; \
+	VMOVUPS r6, 384 base; \
+	VMOVUPS r7, 448 base
+
 // func weightedSumAVX512(o, v *float32, stride int, w *float32, n, chunks int)
 // o[j] += w[p]·v[p·stride bytes + j] for p = 0..n-1 in order, over
 // chunks×128 floats of o, each chunk held in eight registers.
@@ -148,14 +177,7 @@ TEXT ·weightedSumAVX512(SB), NOSPLIT, $0-48
 	MOVQ chunks+40(FP), R14
 
 chunk:
-	VMOVUPS 0(DI), Z0
-	VMOVUPS 64(DI), Z1
-	VMOVUPS 128(DI), Z2
-	VMOVUPS 192(DI), Z3
-	VMOVUPS 256(DI), Z4
-	VMOVUPS 320(DI), Z5
-	VMOVUPS 384(DI), Z6
-	VMOVUPS 448(DI), Z7
+	LOAD8((DI), Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	MOVQ SI, R8
 	MOVQ R12, R9
 	MOVQ R13, CX
@@ -183,18 +205,135 @@ pos:
 	DECQ CX
 	JNE pos
 
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VMOVUPS Z4, 256(DI)
-	VMOVUPS Z5, 320(DI)
-	VMOVUPS Z6, 384(DI)
-	VMOVUPS Z7, 448(DI)
+	STORE8((DI), Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	ADDQ $512, DI
 	ADDQ $512, SI
 	DECQ R14
 	JNE chunk
+
+	VZEROUPPER
+	RET
+
+// PAIR2 is PAIR for two query heads at once: the block pair of positions
+// a (low half) and b (high half), loaded once, times query block Z8 into
+// acc0 and times query block Z10 into acc1.
+#define PAIR2(a, b, acc0, acc1) \
+	VMOVUPS      a, Y9; \
+	VINSERTF32X8 $1, b, Z9, Z9; \
+	VMULPS       Z9, Z8, Z11; \
+	VADDPS       Z11, acc0, acc0; \
+	VMULPS       Z9, Z10, Z12; \
+	VADDPS       Z12, acc1, acc1
+
+// func scoresPairAVX512(out0, out1, q0, q1, k *float32, stride, groups, blocks int, scale float32)
+// scoresAVX512 for two query heads against the same keys, eight positions
+// at a time: each key block is loaded once for both, and each head's
+// scores are the ones scoresAVX512 computes for it alone.
+TEXT ·scoresPairAVX512(SB), NOSPLIT, $0-68
+	MOVQ out0+0(FP), DI
+	MOVQ out1+8(FP), BX
+	SUBQ DI, BX // out1 − out0
+	MOVQ q1+24(FP), SI
+	SUBQ q0+16(FP), SI // q1 − q0
+	MOVQ k+32(FP), R8
+	MOVQ stride+40(FP), DX
+	MOVQ groups+48(FP), R12
+	MOVQ blocks+56(FP), R13
+	VBROADCASTSS scale+64(FP), Z15
+	LEAQ (DX)(DX*2), R9 // 3·stride
+
+peight:
+	MOVQ R8, R10         // positions 0..3 at R10 + {0, 1, 2, 3}·stride
+	LEAQ (R8)(DX*4), R11 // 4..7
+	MOVQ q0+16(FP), AX
+	ZERO8
+	MOVQ R13, CX
+
+peightloop:
+	VBROADCASTF32X8 (AX), Z8
+	VBROADCASTF32X8 (AX)(SI*1), Z10
+	PAIR2((R10), (R10)(DX*1), Z0, Z4)
+	PAIR2((R10)(DX*2), (R10)(R9*1), Z1, Z5)
+	PAIR2((R11), (R11)(DX*1), Z2, Z6)
+	PAIR2((R11)(DX*2), (R11)(R9*1), Z3, Z7)
+	ADDQ $32, AX
+	ADDQ $32, R10
+	ADDQ $32, R11
+	DECQ CX
+	JNE  peightloop
+
+	FOLD8
+	PUT(Z0, X0, 0)
+	PUT(Z1, X1, 8)
+	PUT(Z2, X2, 16)
+	PUT(Z3, X3, 24)
+	ADDQ BX, DI
+	PUT(Z4, X4, 0)
+	PUT(Z5, X5, 8)
+	PUT(Z6, X6, 16)
+	PUT(Z7, X7, 24)
+	SUBQ BX, DI
+	ADDQ $32, DI
+	LEAQ (R8)(DX*8), R8
+	DECQ R12
+	JNE  peight
+
+	VZEROUPPER
+	RET
+
+// WSUM2 adds the weighted value block at off(R8), loaded once into t, to
+// a (weight Z8) and to b (weight Z10).
+#define WSUM2(off, t, p, a, b) \
+	VMOVUPS off(R8), t; \
+	VMULPS  t, Z8, p; \
+	VADDPS  p, a, a; \
+	VMULPS  t, Z10, t; \
+	VADDPS  t, b, b
+
+// func weightedSumPairAVX512(o0, o1, v *float32, stride int, w0, w1 *float32, n, chunks int)
+// weightedSumAVX512 for two query heads over the same values: each value
+// block is loaded once for both, and each head's sums are the ones
+// weightedSumAVX512 computes for it alone.
+TEXT ·weightedSumPairAVX512(SB), NOSPLIT, $0-64
+	MOVQ o0+0(FP), DI
+	MOVQ o1+8(FP), BX
+	SUBQ DI, BX // o1 − o0
+	MOVQ v+16(FP), SI
+	MOVQ stride+24(FP), DX
+	MOVQ w1+40(FP), R10
+	SUBQ w0+32(FP), R10 // w1 − w0
+	MOVQ n+48(FP), R13
+	MOVQ chunks+56(FP), R14
+
+pchunk:
+	LOAD8((DI), Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	LOAD8((DI)(BX*1), Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	MOVQ SI, R8
+	MOVQ w0+32(FP), R9
+	MOVQ R13, CX
+
+ppos:
+	VBROADCASTSS (R9), Z8
+	VBROADCASTSS (R9)(R10*1), Z10
+	WSUM2(0, Z24, Z25, Z0, Z16)
+	WSUM2(64, Z26, Z27, Z1, Z17)
+	WSUM2(128, Z28, Z29, Z2, Z18)
+	WSUM2(192, Z30, Z31, Z3, Z19)
+	WSUM2(256, Z24, Z25, Z4, Z20)
+	WSUM2(320, Z26, Z27, Z5, Z21)
+	WSUM2(384, Z28, Z29, Z6, Z22)
+	WSUM2(448, Z30, Z31, Z7, Z23)
+	ADDQ DX, R8
+	ADDQ $4, R9
+	DECQ CX
+	JNE  ppos
+
+	STORE8((DI), Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	STORE8((DI)(BX*1), Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	ADDQ $512, DI
+	ADDQ $512, SI
+	DECQ R14
+	JNE  pchunk
 
 	VZEROUPPER
 	RET

@@ -28,6 +28,12 @@ type fusedKernels struct {
 	// weightedSum adds Σ_p w[p]·v[p·stride:][:len(o)] to o, position by
 	// position in order, each product rounded before its add (as axpy).
 	weightedSum func(o, v []float32, stride int, w []float32)
+	// scores2 and weightedSum2 are scores and weightedSum for two query
+	// heads of one KV head (same keys or values, same positions), with
+	// results identical to two single calls; a SIMD set may load each key
+	// or value once for both.
+	scores2      func(out0, out1, q0, q1, k []float32, stride int, scale float32)
+	weightedSum2 func(o0, o1, v []float32, stride int, w0, w1 []float32)
 	// max returns the largest of x (maxRef's order; -Inf when empty).
 	max func(x []float32) float32
 	// toF16 sets dst[i] to src[i] as float16, rounded to nearest even
@@ -36,7 +42,22 @@ type fusedKernels struct {
 }
 
 func portableFused() fusedKernels {
-	return fusedKernels{name: "portable", expShift: expShift, siluMul: siluMul, widen: widenRef, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref}
+	return fusedKernels{name: "portable", expShift: expShift, siluMul: siluMul, widen: widenRef, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref}.withSinglePairs()
+}
+
+// withSinglePairs returns f with scores2 and weightedSum2 made of two
+// calls of its scores and weightedSum.
+func (f fusedKernels) withSinglePairs() fusedKernels {
+	scores, weightedSum := f.scores, f.weightedSum
+	f.scores2 = func(out0, out1, q0, q1, k []float32, stride int, scale float32) {
+		scores(out0, q0, k, stride, scale)
+		scores(out1, q1, k, stride, scale)
+	}
+	f.weightedSum2 = func(o0, o1, v []float32, stride int, w0, w1 []float32) {
+		weightedSum(o0, v, stride, w0)
+		weightedSum(o1, v, stride, w1)
+	}
+	return f
 }
 
 // bestFused is the first of availableFused, or the portable set.

@@ -158,6 +158,21 @@ func testFusedSet(t *testing.T, best fusedKernels) {
 				ref.weightedSum(oa, k, stride, w)
 				best.weightedSum(ob, k, stride, w)
 				same(t, "weightedSum", ob, oa)
+
+				// Two query heads at once: each as if alone.
+				q1, w1 := randVec(rng, hd), randVec(rng, npos)
+				a1, b0, b1 := make([]float32, npos), make([]float32, npos), make([]float32, npos)
+				ref.scores(a1, q1, k, stride, 0.125)
+				best.scores2(b0, b1, q, q1, k, stride, 0.125)
+				same(t, "scores2 first", b0, a)
+				same(t, "scores2 second", b1, a1)
+				oa0, oa1 := randVec(rng, hd), randVec(rng, hd)
+				ob0, ob1 := append([]float32(nil), oa0...), append([]float32(nil), oa1...)
+				ref.weightedSum(oa0, k, stride, w)
+				ref.weightedSum(oa1, k, stride, w1)
+				best.weightedSum2(ob0, ob1, k, stride, w, w1)
+				same(t, "weightedSum2 first", ob0, oa0)
+				same(t, "weightedSum2 second", ob1, oa1)
 			})
 		}
 	}
