@@ -25,6 +25,18 @@ func openBenchModel(b *testing.B, quant metal.DType, threads int) (model.Model, 
 // backend, for benchmarks that report on the weights and the memory.
 func openBenchSource(b *testing.B, quant metal.DType, threads int) (model.Model, *model.Source, *cpu.Backend, func()) {
 	b.Helper()
+	src := openBenchPackage(b, quant)
+	be := cpu.New(threads)
+	m, err := src.Build(be)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m, src, be, func() { be.Close(); src.Close() }
+}
+
+// openBenchPackage opens the random Qwen3-0.6B-shaped package.
+func openBenchPackage(b *testing.B, quant metal.DType) *model.Source {
+	b.Helper()
 	dir, err := testmodel.Package(os.TempDir(), testmodel.Qwen3_0_6B(), quant)
 	if err != nil {
 		b.Fatal(err)
@@ -33,12 +45,7 @@ func openBenchSource(b *testing.B, quant metal.DType, threads int) (model.Model,
 	if err != nil {
 		b.Fatal(err)
 	}
-	be := cpu.New(threads)
-	m, err := src.Build(be)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return m, src, be, func() { be.Close(); src.Close() }
+	return src
 }
 
 // decodeWeightBytes is how many weight bytes one decode step reads: every

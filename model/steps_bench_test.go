@@ -1,0 +1,98 @@
+package model_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/splash-inference/splash/metal"
+	"github.com/splash-inference/splash/metal/cpu"
+	"github.com/splash-inference/splash/model"
+)
+
+// stepTimer is the CPU backend with the wall time of each kind of step
+// added up: where a forward pass spends its time, step by step, with the
+// real kernels and the real hand-offs between them.
+type stepTimer struct {
+	*cpu.Backend
+	spent map[string]time.Duration
+}
+
+func (s *stepTimer) time(step string, run func()) {
+	start := time.Now()
+	run()
+	s.spent[step] += time.Since(start)
+}
+
+func (s *stepTimer) MatMul(out, x []float32, rows int, w *metal.Tensor) {
+	step := "matmul"
+	if w.Rows > 32768 {
+		step = "lmhead" // the vocabulary projection, reported on its own
+	}
+	s.time(step, func() { s.Backend.MatMul(out, x, rows, w) })
+}
+
+func (s *stepTimer) MatMuls(x []float32, rows int, ps []metal.Product) {
+	s.time("matmul", func() { s.Backend.MatMuls(x, rows, ps) })
+}
+
+func (s *stepTimer) RMSNorm(out, x, weight []float32, dim int, eps float32) {
+	s.time("rmsnorm", func() { s.Backend.RMSNorm(out, x, weight, dim, eps) })
+}
+
+func (s *stepTimer) RoPE(x []float32, pos []int32, heads, headDim int, invFreq []float32) {
+	s.time("rope", func() { s.Backend.RoPE(x, pos, heads, headDim, invFreq) })
+}
+
+func (s *stepTimer) SiLUMul(gate, up []float32) {
+	s.time("silu", func() { s.Backend.SiLUMul(gate, up) })
+}
+
+func (s *stepTimer) Add(dst, src []float32) { s.time("add", func() { s.Backend.Add(dst, src) }) }
+
+func (s *stepTimer) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
+	s.time("writekv", func() { s.Backend.WriteKV(kv, k, v, slots) })
+}
+
+func (s *stepTimer) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.AttnRow, heads, kvHeads, headDim int) {
+	s.time("attention", func() { s.Backend.Attention(out, q, kv, rows, heads, kvHeads, headDim) })
+}
+
+// BenchmarkVerifySteps0_6BQ4 is BenchmarkVerifyRow0_6BQ4 (k = 0 and 4)
+// with each kind of backend step's milliseconds per pass reported
+// separately, to see what a verify pass adds to a decode pass; "other" is
+// what the model does between backend calls.
+func BenchmarkVerifySteps0_6BQ4(b *testing.B) {
+	src := openBenchPackage(b, metal.Q4)
+	defer src.Close()
+	be := &stepTimer{Backend: cpu.New(0), spent: map[string]time.Duration{}}
+	defer be.Close()
+	m, err := src.Build(be)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kv := m.NewKVCache(32, 16)
+	blocks, prompt := identityBlocks(32), benchPrompt(256)
+	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
+		b.Fatal(err)
+	}
+	for _, k := range []int{0, 4} {
+		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
+			clear(be.spent)
+			row := make([]int32, k+1)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Start: 256, Tokens: row, Blocks: blocks, Logits: k + 1}}}, kv); err != nil {
+					b.Fatal(err)
+				}
+			}
+			perPass := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(b.N) }
+			other := b.Elapsed()
+			for step, d := range be.spent {
+				b.ReportMetric(perPass(d), step+"-ms")
+				other -= d
+			}
+			b.ReportMetric(perPass(other), "other-ms")
+		})
+	}
+}
