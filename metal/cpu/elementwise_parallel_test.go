@@ -16,7 +16,7 @@ func TestElementwiseParallelMatchesSerial(t *testing.T) {
 	one, two := New(1), New(2)
 	defer one.Close()
 	defer two.Close()
-	if !two.parallel(parallelMin) || one.parallel(1<<30) {
+	if !two.parallel(opAdd, parallelMin) || !two.parallel(opQuantize, quantParallelMin) || one.parallel(opAdd, 1<<30) {
 		t.Fatal("the two backends do not take the two paths")
 	}
 	same := func(t *testing.T, what string, got, want []float32) {
@@ -77,6 +77,16 @@ func TestElementwiseParallelMatchesSerial(t *testing.T) {
 				}
 				x, out := randVecSeed(10, 7*1024), make([]float32, 7*96)
 				be.MatMul(out, x, 7, w)
+				return out
+			}}, struct {
+				name string
+				run  func(be *Backend) []float32
+			}{d.String() + " MatMul 131 rows (activations quantized in parallel)", func(be *Backend) []float32 {
+				if prepared {
+					be.PrepareWeights(w)
+				}
+				x, out := randVecSeed(11, 131*1024), make([]float32, 131*96)
+				be.MatMul(out, x, 131, w)
 				return out
 			}})
 		}
