@@ -14,8 +14,9 @@ func rmsNormRows(out, x, weight []float32, dim int, eps float32, lo, hi int) {
 	for r := lo * dim; r < hi*dim; r += dim {
 		row, o := x[r:r+dim], out[r:r+dim]
 		inv := float32(1 / math.Sqrt(sumSquares(row)/float64(dim)+float64(eps)))
+		o, w := o[:len(row)], weight[:len(row)] // no bounds checks in the loop
 		for i, v := range row {
-			o[i] = v * inv * weight[i]
+			o[i] = v * inv * w[i]
 		}
 	}
 }
@@ -62,6 +63,7 @@ func ropeRows(x, cos, sin []float32, heads, headDim, lo, hi int) {
 		for h := 0; h < heads; h++ {
 			v := row[h*headDim : (h+1)*headDim]
 			lo, hi := v[:half], v[half:headDim]
+			hi, c, s := hi[:len(lo)], c[:len(lo)], s[:len(lo)] // no bounds checks in the loop
 			for i := range lo {
 				x0, x1 := lo[i], hi[i]
 				lo[i] = x0*c[i] - x1*s[i]
