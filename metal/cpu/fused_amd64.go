@@ -79,6 +79,21 @@ func availableFused() []fusedKernels {
 	return []fusedKernels{avx512, avx2}
 }
 
+// scoresPairs is scoresRef with the whole sixteens of positions in the
+// AVX-512 kernel, two positions to a register, and the rest by rest.
+func scoresPairs(asm scoresAsm, rest func(out, q, k []float32, stride int, scale float32), out, q, k []float32, stride int, scale float32) {
+	n := len(out) &^ 15
+	if len(q)%8 != 0 || len(q) == 0 || n == 0 {
+		rest(out, q, k, stride, scale)
+		return
+	}
+	_ = k[(n-1)*stride+len(q)-1] // bounds of every key read
+	asm(&out[0], &q[0], &k[0], 4*stride, n/16, len(q)/8, scale)
+	if n < len(out) {
+		rest(out[n:], q, k[n*stride:], stride, scale)
+	}
+}
+
 // scoresPairs2 is single.scores2 with the whole eights of positions in
 // scoresPairAVX512.
 func scoresPairs2(single fusedKernels, out0, out1, q0, q1, k []float32, stride int, scale float32) {

@@ -37,21 +37,6 @@ func scoresSlices(asm scoresAsm, out, q, k []float32, stride int, scale float32)
 	asm(&out[0], &q[0], &k[0], 4*stride, len(out), len(q)/8, scale)
 }
 
-// scoresPairs is scoresRef with the whole sixteens of positions in the
-// AVX-512 kernel, two positions to a register, and the rest by rest.
-func scoresPairs(asm scoresAsm, rest func(out, q, k []float32, stride int, scale float32), out, q, k []float32, stride int, scale float32) {
-	n := len(out) &^ 15
-	if len(q)%8 != 0 || len(q) == 0 || n == 0 {
-		rest(out, q, k, stride, scale)
-		return
-	}
-	_ = k[(n-1)*stride+len(q)-1] // bounds of every key read
-	asm(&out[0], &q[0], &k[0], 4*stride, n/16, len(q)/8, scale)
-	if n < len(out) {
-		rest(out[n:], q, k[n*stride:], stride, scale)
-	}
-}
-
 // weightedSumChunks is weightedSumRef with o's whole chunks of chunk
 // floats kept in registers across positions; the rest of o by rest (each
 // element's sum has the same order either way).
