@@ -15,6 +15,7 @@ import (
 // real kernels and the real hand-offs between them.
 type stepTimer struct {
 	*cpu.Backend
+	vocab int // the rows of the vocabulary projection
 	spent map[string]time.Duration
 }
 
@@ -26,7 +27,7 @@ func (s *stepTimer) time(step string, run func()) {
 
 func (s *stepTimer) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 	step := "matmul"
-	if w.Rows > 32768 {
+	if w.Rows == s.vocab {
 		step = "lmhead" // the vocabulary projection, reported on its own
 	}
 	s.time(step, func() { s.Backend.MatMul(out, x, rows, w) })
@@ -65,7 +66,7 @@ func (s *stepTimer) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.
 func BenchmarkVerifySteps0_6BQ4(b *testing.B) {
 	src := openBenchPackage(b, metal.Q4)
 	defer src.Close()
-	be := &stepTimer{Backend: cpu.New(0), spent: map[string]time.Duration{}}
+	be := &stepTimer{Backend: cpu.New(0), vocab: src.Config.VocabSize, spent: map[string]time.Duration{}}
 	defer be.Close()
 	m, err := src.Build(be)
 	if err != nil {
