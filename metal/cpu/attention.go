@@ -193,10 +193,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	for r := r0; r < r1; r++ {
 		for h := h0; h < h1; h++ {
 			s := scores(r, h)
-			inv := 1 / f.expShift(s, f.max(s))
-			for p := range s {
-				s[p] *= inv
-			}
+			f.scale(s, 1/f.expShift(s, f.max(s)))
 			clear(out(r, h))
 		}
 	}

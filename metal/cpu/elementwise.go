@@ -10,14 +10,11 @@ func (b *Backend) RMSNorm(out, x, weight []float32, dim int, eps float32) {
 }
 
 // rmsNormRows normalises rows lo..hi-1 of x into out.
-func rmsNormRows(out, x, weight []float32, dim int, eps float32, lo, hi int) {
+func rmsNormRows(f *fusedKernels, out, x, weight []float32, dim int, eps float32, lo, hi int) {
 	for r := lo * dim; r < hi*dim; r += dim {
 		row, o := x[r:r+dim], out[r:r+dim]
 		inv := float32(1 / math.Sqrt(sumSquares(row)/float64(dim)+float64(eps)))
-		o, w := o[:len(row)], weight[:len(row)] // no bounds checks in the loop
-		for i, v := range row {
-			o[i] = v * inv * w[i]
-		}
+		f.normScale(o, row, weight, inv)
 	}
 }
 

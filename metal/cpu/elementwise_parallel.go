@@ -56,7 +56,7 @@ type elementwiseTask struct {
 func (t *elementwiseTask) run(lo, hi, worker int) {
 	switch t.op {
 	case opRMSNorm:
-		rmsNormRows(t.out, t.x, t.weight, t.dim, t.eps, lo, hi)
+		rmsNormRows(&t.b.f, t.out, t.x, t.weight, t.dim, t.eps, lo, hi)
 	case opRoPE:
 		ropeRows(t.x, t.cos, t.sin, t.heads, t.dim, lo, hi)
 	case opSiLUMul:

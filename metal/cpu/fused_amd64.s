@@ -340,3 +340,42 @@ f16loop:
 	JNE  f16loop
 	VZEROUPPER
 	RET
+
+// func scaleAVX2(x *float32, c float32, blocks int)
+// x[i] *= c over blocks×8 floats.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	VBROADCASTSS c+8(FP), Y1
+	MOVQ blocks+16(FP), CX
+
+scaleloop:
+	VMULPS (SI), Y1, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ $32, SI
+	DECQ CX
+	JNE scaleloop
+
+	VZEROUPPER
+	RET
+
+// func normScaleAVX2(o, x, w *float32, c float32, blocks int)
+// o[i] = (x[i]·c)·w[i] over blocks×8 floats, each product rounded.
+TEXT ·normScaleAVX2(SB), NOSPLIT, $0-40
+	MOVQ o+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), DX
+	VBROADCASTSS c+24(FP), Y1
+	MOVQ blocks+32(FP), CX
+
+normloop:
+	VMULPS (SI), Y1, Y0
+	VMULPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNE normloop
+
+	VZEROUPPER
+	RET

@@ -34,6 +34,11 @@ type fusedKernels struct {
 	// or value once for both.
 	scores2      func(out0, out1, q0, q1, k []float32, stride int, scale float32)
 	weightedSum2 func(o0, o1, v []float32, stride int, w0, w1 []float32)
+	// scale multiplies x by c in place (a softmax's normalisation).
+	scale func(x []float32, c float32)
+	// normScale sets o[i] = (x[i]·c)·w[i] (RMSNorm's scaling), for
+	// len(x) elements; o may be x.
+	normScale func(o, x, w []float32, c float32)
 	// max returns the largest of x (maxRef's order; -Inf when empty).
 	max func(x []float32) float32
 	// toF16 sets dst[i] to src[i] as float16, rounded to nearest even
@@ -42,7 +47,8 @@ type fusedKernels struct {
 }
 
 func portableFused() fusedKernels {
-	return fusedKernels{name: "portable", expShift: expShift, siluMul: siluMul, widen: widenRef, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref}.withSinglePairs()
+	return fusedKernels{name: "portable", expShift: expShift, siluMul: siluMul, widen: widenRef, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref,
+		scale: scaleRef, normScale: normScaleRef}.withSinglePairs()
 }
 
 // withSinglePairs returns f with scores2 and weightedSum2 made of two
@@ -73,6 +79,19 @@ func selectFused(o Options) fusedKernels {
 		return portableFused()
 	}
 	return bestFused()
+}
+
+func scaleRef(x []float32, c float32) {
+	for i := range x {
+		x[i] *= c
+	}
+}
+
+func normScaleRef(o, x, w []float32, c float32) {
+	o, w = o[:len(x)], w[:len(x)] // no bounds checks in the loop
+	for i, v := range x {
+		o[i] = v * c * w[i]
+	}
 }
 
 func widenRef(dst []float32, width int, src []uint16, stride int) {

@@ -107,6 +107,18 @@ func testFusedSet(t *testing.T, best fusedKernels) {
 			ref.siluMul(a, up)
 			best.siluMul(b, up)
 			same(t, "siluMul", b, a)
+
+			a, b = append([]float32(nil), x...), append([]float32(nil), x...)
+			ref.scale(a, 0.37)
+			best.scale(b, 0.37)
+			same(t, "scale", b, a)
+			oa, ob := make([]float32, n), make([]float32, n)
+			ref.normScale(oa, x, up, 1.7)
+			best.normScale(ob, x, up, 1.7)
+			same(t, "normScale", ob, oa)
+			b = append([]float32(nil), x...)
+			best.normScale(b, b, up, 1.7) // in place, as RMSNorm does
+			same(t, "normScale in place", b, oa)
 		})
 	}
 	// Float16 conversion: ordinary values, halfway cases, the subnormal
