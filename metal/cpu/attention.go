@@ -34,6 +34,8 @@ func (b *Backend) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
 // the worker's scratch and then serves every query head of the group for
 // every token of the run from the L1 cache, where the float32 kernels keep
 // eight independent sums in flight, while the next chunk is prefetched.
+// The scores of two tokens are computed together (scores4), so that each
+// key block loaded into a register serves both tokens' query heads.
 //
 // Each (token, head)'s arithmetic, and so its result, is the same whatever
 // run it is in (batch invariance): its scores are independent dot
@@ -162,21 +164,45 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// walk widens each chunk of each KV head of src (K or V) and hands it
 	// for every token that reads it, with the chunk's positions c..end-1
 	// that the token sees, to visit2 for each pair of query heads h, h+1
-	// of the group and to visit for an odd one out.
-	walk := func(src []uint16, visit, visit2 func(w []float32, c, end, r, h int)) {
+	// of the group and to visit for an odd one out; visit4, if not nil,
+	// takes a pair of heads for two tokens r, r+1 at once, over the
+	// positions both see.
+	walk := func(src []uint16, visit, visit2 func(w []float32, c, end, r, h int), visit4 func(w []float32, c, end, r, h int)) {
 		for c := 0; c < nmax; c += chunk {
 			for kh := kh0; kh < kh1; kh++ {
 				w := widen(src, c, kh)
 				ahead(src, c, kh)
 				for r := r0; r < r1; r++ {
-					if n := size(r); c < n {
-						h, hend := kh*group, (kh+1)*group
+					n := size(r)
+					if c >= n {
+						continue
+					}
+					h, hend := kh*group, (kh+1)*group
+					if visit4 != nil && r+1 < r1 && c < size(r+1) {
+						// Both tokens from c to the end of the shorter; the
+						// longer one's last positions, if any, alone.
+						end := min(c+chunk, n, size(r+1))
 						for ; h+1 < hend; h += 2 {
-							visit2(w, c, min(c+chunk, n), r, h)
+							visit4(w, c, end, r, h)
+							if e := min(c+chunk, n); end < e {
+								visit2(w[(end-c)*hd:], end, e, r, h)
+							}
+							if e := min(c+chunk, size(r+1)); end < e {
+								visit2(w[(end-c)*hd:], end, e, r+1, h)
+							}
 						}
 						if h < hend {
 							visit(w, c, min(c+chunk, n), r, h)
+							visit(w, c, min(c+chunk, size(r+1)), r+1, h)
 						}
+						r++
+						continue
+					}
+					for ; h+1 < hend; h += 2 {
+						visit2(w, c, min(c+chunk, n), r, h)
+					}
+					if h < hend {
+						visit(w, c, min(c+chunk, n), r, h)
 					}
 				}
 			}
@@ -188,6 +214,9 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 		f.scores(scores(r, h)[c:end], q(r, h), k, hd, t.scale)
 	}, func(k []float32, c, end, r, h int) {
 		f.scores2(scores(r, h)[c:end], scores(r, h+1)[c:end], q(r, h), q(r, h+1), k, hd, t.scale)
+	}, func(k []float32, c, end, r, h int) {
+		f.scores4([4][]float32{scores(r, h)[c:end], scores(r, h+1)[c:end], scores(r+1, h)[c:end], scores(r+1, h+1)[c:end]},
+			[4][]float32{q(r, h), q(r, h+1), q(r+1, h), q(r+1, h+1)}, k, hd, t.scale)
 	})
 	fetch(t.kv.V, 0, kh0) // read during the softmax
 	for r := r0; r < r1; r++ {
@@ -201,5 +230,5 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 		f.weightedSum(out(r, h), v, hd, scores(r, h)[c:end])
 	}, func(v []float32, c, end, r, h int) {
 		f.weightedSum2(out(r, h), out(r, h+1), v, hd, scores(r, h)[c:end], scores(r, h+1)[c:end])
-	})
+	}, nil)
 }

@@ -42,6 +42,9 @@ func weightedSumAVX512(o, v *float32, stride int, w *float32, n, chunks int)
 func scoresPairAVX512(out0, out1, q0, q1, k *float32, stride, groups, blocks int, scale float32)
 
 //go:noescape
+func scoresQuadAVX512(a0, a1, b0, b1, qa0, qa1, qb0, qb1, k *float32, stride, groups, blocks int, scale float32)
+
+//go:noescape
 func weightedSumPairAVX512(o0, o1, v *float32, stride int, w0, w1 *float32, n, chunks int)
 
 // hasAVX512 reports the AVX-512 foundation (and the AVX2 set it builds
@@ -82,6 +85,10 @@ func availableFused() []fusedKernels {
 	avx512.weightedSum2 = func(o0, o1, v []float32, stride int, w0, w1 []float32) {
 		weightedSumPairs2(single, o0, o1, v, stride, w0, w1)
 	}
+	pairs := avx512
+	avx512.scores4 = func(out, q [4][]float32, k []float32, stride int, scale float32) {
+		scoresQuads(pairs, out, q, k, stride, scale)
+	}
 	return []fusedKernels{avx512, avx2}
 }
 
@@ -113,6 +120,28 @@ func scoresPairs2(single fusedKernels, out0, out1, q0, q1, k []float32, stride i
 	scoresPairAVX512(&out0[0], &out1[0], &q0[0], &q1[0], &k[0], 4*stride, n/8, hd/8, scale)
 	if n < len(out0) {
 		single.scores2(out0[n:], out1[n:], q0, q1, k[n*stride:], stride, scale)
+	}
+}
+
+// scoresQuads is pairs.scores4 with the whole eights of positions in
+// scoresQuadAVX512 and the rest two heads at a time.
+func scoresQuads(pairs fusedKernels, out, q [4][]float32, k []float32, stride int, scale float32) {
+	npos, hd := len(out[0]), len(q[0])
+	n := npos &^ 7
+	ok := hd%8 == 0 && hd > 0 && n > 0
+	for i := range out {
+		ok = ok && len(out[i]) == npos && len(q[i]) == hd
+	}
+	if !ok {
+		n = 0
+	} else {
+		_ = k[(n-1)*stride+hd-1] // bounds of every key read
+		scoresQuadAVX512(&out[0][0], &out[1][0], &out[2][0], &out[3][0], &q[0][0], &q[1][0], &q[2][0], &q[3][0],
+			&k[0], 4*stride, n/8, hd/8, scale)
+	}
+	if n < npos {
+		pairs.scores2(out[0][n:], out[1][n:], q[0], q[1], k[n*stride:], stride, scale)
+		pairs.scores2(out[2][n:], out[3][n:], q[2], q[3], k[n*stride:], stride, scale)
 	}
 }
 

@@ -214,6 +214,29 @@ pos:
 	VZEROUPPER
 	RET
 
+// FOLDQ folds the accumulators of two queries at once, p0..p3 of the first
+// and q0..q3 of the second, where pj holds positions j (low half) and j+4
+// (high half), into p0: the first query's eight scores, then the second's,
+// scaled by Z15. Each lane's sums are FOLD's, ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)),
+// but each shuffle serves two registers, not one: 14 shuffles for 16
+// scores where FOLD and PUT took 40.
+// ADDSHUF sets p to the sum of two shuffles of p and q (op with selectors
+// a and b): the step of FOLDQ that halves the partial sums of two registers.
+#define ADDSHUF(op, a, b, q, p) \
+	op     a, q, p, Z9; \
+	op     b, q, p, p; \
+	VADDPS p, Z9, p
+
+#define FOLDQ(p0, p1, p2, p3, q0, q1, q2, q3) \
+	ADDSHUF(VSHUFF32X4, $0x88, $0xdd, q0, p0); \
+	ADDSHUF(VSHUFF32X4, $0x88, $0xdd, q1, p1); \
+	ADDSHUF(VSHUFF32X4, $0x88, $0xdd, q2, p2); \
+	ADDSHUF(VSHUFF32X4, $0x88, $0xdd, q3, p3); \
+	ADDSHUF(VSHUFPS, $0x44, $0xee, p1, p0); \
+	ADDSHUF(VSHUFPS, $0x44, $0xee, p3, p2); \
+	ADDSHUF(VSHUFPS, $0x88, $0xdd, p2, p0); \
+	VMULPS Z15, p0, p0
+
 // PAIR2 is PAIR for two query heads at once: the block pair of positions
 // a (low half) and b (high half), loaded once, times query block Z8 into
 // acc0 and times query block Z10 into acc1.
@@ -227,8 +250,9 @@ pos:
 
 // func scoresPairAVX512(out0, out1, q0, q1, k *float32, stride, groups, blocks int, scale float32)
 // scoresAVX512 for two query heads against the same keys, eight positions
-// at a time: each key block is loaded once for both, and each head's
-// scores are the ones scoresAVX512 computes for it alone.
+// at a time (positions j and j+4 share a register, as FOLDQ wants them):
+// each key block is loaded once for both, and each head's scores are the
+// ones scoresAVX512 computes for it alone.
 TEXT ·scoresPairAVX512(SB), NOSPLIT, $0-68
 	MOVQ out0+0(FP), DI
 	MOVQ out1+8(FP), BX
@@ -252,27 +276,19 @@ peight:
 peightloop:
 	VBROADCASTF32X8 (AX), Z8
 	VBROADCASTF32X8 (AX)(SI*1), Z10
-	PAIR2((R10), (R10)(DX*1), Z0, Z4)
-	PAIR2((R10)(DX*2), (R10)(R9*1), Z1, Z5)
-	PAIR2((R11), (R11)(DX*1), Z2, Z6)
-	PAIR2((R11)(DX*2), (R11)(R9*1), Z3, Z7)
+	PAIR2((R10), (R11), Z0, Z4)                 // positions 0 and 4
+	PAIR2((R10)(DX*1), (R11)(DX*1), Z1, Z5)     // 1 and 5
+	PAIR2((R10)(DX*2), (R11)(DX*2), Z2, Z6)     // 2 and 6
+	PAIR2((R10)(R9*1), (R11)(R9*1), Z3, Z7)     // 3 and 7
 	ADDQ $32, AX
 	ADDQ $32, R10
 	ADDQ $32, R11
 	DECQ CX
 	JNE  peightloop
 
-	FOLD8
-	PUT(Z0, X0, 0)
-	PUT(Z1, X1, 8)
-	PUT(Z2, X2, 16)
-	PUT(Z3, X3, 24)
-	ADDQ BX, DI
-	PUT(Z4, X4, 0)
-	PUT(Z5, X5, 8)
-	PUT(Z6, X6, 16)
-	PUT(Z7, X7, 24)
-	SUBQ BX, DI
+	FOLDQ(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	VMOVUPS       Y0, (DI)
+	VEXTRACTF32X8 $1, Z0, (DI)(BX*1)
 	ADDQ $32, DI
 	LEAQ (R8)(DX*8), R8
 	DECQ R12
@@ -334,6 +350,98 @@ ppos:
 	ADDQ $512, SI
 	DECQ R14
 	JNE  pchunk
+
+	VZEROUPPER
+	RET
+
+// KPAIR loads the key blocks of positions a (low half) and b (high half)
+// into z (y its lower half).
+#define KPAIR(a, b, y, z) \
+	VMOVUPS      a, y; \
+	VINSERTF32X8 $1, b, z, z
+
+// MAC adds k times q to acc, through t.
+#define MAC(k, q, t, acc) \
+	VMULPS k, q, t; \
+	VADDPS t, acc, acc
+
+// MAC4 multiplies key pair k by the four query blocks Z28..Z31 into acc0..acc3.
+#define MAC4(k, acc0, acc1, acc2, acc3) \
+	MAC(k, Z28, Z8, acc0); \
+	MAC(k, Z29, Z10, acc1); \
+	MAC(k, Z30, Z12, acc2); \
+	MAC(k, Z31, Z14, acc3)
+
+// func scoresQuadAVX512(a0, a1, b0, b1, qa0, qa1, qb0, qb1, k *float32, stride, groups, blocks int, scale float32)
+// scoresPairAVX512 for two tokens at once, each with two query heads: the
+// four queries against the same keys, eight positions at a time. Each key
+// pair and query block loaded serves four multiplies rather than two, and
+// the sums are folded four registers at a time (FOLDQ), so fewer loads and
+// far fewer shuffles per multiply; each query's scores are the ones
+// scoresAVX512 computes for it alone.
+TEXT ·scoresQuadAVX512(SB), NOSPLIT, $0-100
+	MOVQ qa0+32(FP), AX
+	MOVQ qa1+40(FP), SI
+	SUBQ AX, SI // qa1 − qa0
+	MOVQ qb0+48(FP), R12
+	SUBQ AX, R12 // qb0 − qa0
+	MOVQ qb1+56(FP), R13
+	SUBQ AX, R13 // qb1 − qa0
+	MOVQ k+64(FP), R8
+	MOVQ stride+72(FP), DX
+	MOVQ groups+80(FP), R14
+	VBROADCASTSS scale+96(FP), Z15
+	LEAQ (DX)(DX*2), R9 // 3·stride
+	XORQ BX, BX         // bytes of scores done
+
+qgroup:
+	MOVQ R8, R10         // positions 0..3 at R10 + {0, 1, 2, 3}·stride
+	LEAQ (R8)(DX*4), R11 // 4..7
+	MOVQ qa0+32(FP), AX
+	MOVQ blocks+88(FP), CX
+	ZERO8
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+qblock:
+	VBROADCASTF32X8 (AX), Z28
+	VBROADCASTF32X8 (AX)(SI*1), Z29
+	VBROADCASTF32X8 (AX)(R12*1), Z30
+	VBROADCASTF32X8 (AX)(R13*1), Z31
+	KPAIR((R10), (R11), Y24, Z24)                     // positions 0 and 4
+	KPAIR((R10)(DX*1), (R11)(DX*1), Y25, Z25)         // 1 and 5
+	KPAIR((R10)(DX*2), (R11)(DX*2), Y26, Z26)         // 2 and 6
+	KPAIR((R10)(R9*1), (R11)(R9*1), Y27, Z27)         // 3 and 7
+	MAC4(Z24, Z0, Z4, Z16, Z20)
+	MAC4(Z25, Z1, Z5, Z17, Z21)
+	MAC4(Z26, Z2, Z6, Z18, Z22)
+	MAC4(Z27, Z3, Z7, Z19, Z23)
+	ADDQ $32, AX
+	ADDQ $32, R10
+	ADDQ $32, R11
+	DECQ CX
+	JNE  qblock
+
+	FOLDQ(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	FOLDQ(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	MOVQ          a0+0(FP), DI
+	VMOVUPS       Y0, (DI)(BX*1)
+	MOVQ          a1+8(FP), DI
+	VEXTRACTF32X8 $1, Z0, (DI)(BX*1)
+	MOVQ          b0+16(FP), DI
+	VMOVUPS       Y16, (DI)(BX*1)
+	MOVQ          b1+24(FP), DI
+	VEXTRACTF32X8 $1, Z16, (DI)(BX*1)
+	ADDQ $32, BX
+	LEAQ (R8)(DX*8), R8
+	DECQ R14
+	JNE  qgroup
 
 	VZEROUPPER
 	RET

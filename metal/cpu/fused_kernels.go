@@ -34,6 +34,10 @@ type fusedKernels struct {
 	// or value once for both.
 	scores2      func(out0, out1, q0, q1, k []float32, stride int, scale float32)
 	weightedSum2 func(o0, o1, v []float32, stride int, w0, w1 []float32)
+	// scores4 is scores2 for two tokens of a run at once, each with the
+	// same two query heads, over the same positions: out[i] for q[i],
+	// where q is the first token's two heads then the second's.
+	scores4 func(out, q [4][]float32, k []float32, stride int, scale float32)
 	// scale multiplies x by c in place (a softmax's normalisation).
 	scale func(x []float32, c float32)
 	// normScale sets o[i] = (x[i]·c)·w[i] (RMSNorm's scaling), for
@@ -52,9 +56,14 @@ func portableFused() fusedKernels {
 }
 
 // withSinglePairs returns f with scores2 and weightedSum2 made of two
-// calls of its scores and weightedSum.
+// calls of its scores and weightedSum, and scores4 of four.
 func (f fusedKernels) withSinglePairs() fusedKernels {
 	scores, weightedSum := f.scores, f.weightedSum
+	f.scores4 = func(out, q [4][]float32, k []float32, stride int, scale float32) {
+		for i := range out {
+			scores(out[i], q[i], k, stride, scale)
+		}
+	}
 	f.scores2 = func(out0, out1, q0, q1, k []float32, stride int, scale float32) {
 		scores(out0, q0, k, stride, scale)
 		scores(out1, q1, k, stride, scale)

@@ -178,6 +178,16 @@ func testFusedSet(t *testing.T, best fusedKernels) {
 				best.scores2(b0, b1, q, q1, k, stride, 0.125)
 				same(t, "scores2 first", b0, a)
 				same(t, "scores2 second", b1, a1)
+				// Two tokens with two query heads each: each as if alone.
+				var q4, o4 [4][]float32
+				for i := range q4 {
+					q4[i], o4[i] = randVec(rng, hd), make([]float32, npos)
+				}
+				best.scores4(o4, q4, k, stride, 0.125)
+				for i := range q4 {
+					ref.scores(a, q4[i], k, stride, 0.125)
+					same(t, fmt.Sprintf("scores4 query %d", i), o4[i], a)
+				}
 				oa0, oa1 := randVec(rng, hd), randVec(rng, hd)
 				ob0, ob1 := append([]float32(nil), oa0...), append([]float32(nil), oa1...)
 				ref.weightedSum(oa0, k, stride, w)
