@@ -164,21 +164,8 @@ func weightedSumPairs2(single fusedKernels, o0, o1, v []float32, stride int, w0,
 // fusedAVX2 is the AVX2 set.
 func fusedAVX2() fusedKernels {
 	f := fusedKernels{name: "avx2", max: maxAVX2}
-	f.scale = func(x []float32, c float32) {
-		n := len(x) &^ 7
-		if n > 0 {
-			scaleAVX2(&x[0], c, n/8)
-		}
-		scaleRef(x[n:], c)
-	}
-	f.normScale = func(o, x, w []float32, c float32) {
-		n := len(x) &^ 7
-		o, w = o[:len(x)], w[:len(x)] // bounds of every access
-		if n > 0 {
-			normScaleAVX2(&o[0], &x[0], &w[0], c, n/8)
-		}
-		normScaleRef(o[n:], x[n:], w[n:], c)
-	}
+	f.scale = func(x []float32, c float32) { scaleSlices(scaleAVX2, x, c) }
+	f.normScale = func(o, x, w []float32, c float32) { normScaleSlices(normScaleAVX2, o, x, w, c) }
 	f.toF16 = func(dst []uint16, src []float32) { toF16Slices(toF16AVX2, dst, src) }
 	f.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksAVX2, x, m) }
 	f.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksAVX2, gate, up) }

@@ -19,6 +19,12 @@ func siluMulBlocksNEON(gate, up *float32, blocks int)
 func toF16NEON(dst *uint16, src *float32, blocks int)
 
 //go:noescape
+func scaleNEON(x *float32, c float32, blocks int)
+
+//go:noescape
+func normScaleNEON(o, x, w *float32, c float32, blocks int)
+
+//go:noescape
 func maxLanesNEON(x *float32, blocks int, m *[8]float32)
 
 // availableFused is the NEON set (every arm64 CPU has NEON).
@@ -38,6 +44,8 @@ func availableFused() []fusedKernels {
 		weightedSumChunks(weightedSumNEON, 32, weightedSumRef, o, v, stride, w)
 	}
 	f.max = maxNEON
+	f.scale = func(x []float32, c float32) { scaleSlices(scaleNEON, x, c) }
+	f.normScale = func(o, x, w []float32, c float32) { normScaleSlices(normScaleNEON, o, x, w, c) }
 	f.toF16 = func(dst []uint16, src []float32) { toF16Slices(toF16NEON, dst, src) }
 	return []fusedKernels{f.withSinglePairs()}
 }

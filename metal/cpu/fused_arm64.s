@@ -359,3 +359,40 @@ f16loop:
 	SUB  $1, R2, R2
 	CBNZ R2, f16loop
 	RET
+
+// func scaleNEON(x *float32, c float32, blocks int)
+// x[i] *= c over blocks×8 floats.
+TEXT ·scaleNEON(SB), NOSPLIT, $0-24
+	MOVD  x+0(FP), R0
+	FMOVS c+8(FP), F16
+	MOVD  blocks+16(FP), R1
+
+scaleloop:
+	VLD1 (R0), [V0.S4, V1.S4]
+	FMULE(0, 0, 16)
+	FMULE(1, 1, 16)
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	SUB  $1, R1, R1
+	CBNZ R1, scaleloop
+	RET
+
+// func normScaleNEON(o, x, w *float32, c float32, blocks int)
+// o[i] = (x[i]·c)·w[i] over blocks×8 floats, each product rounded.
+TEXT ·normScaleNEON(SB), NOSPLIT, $0-40
+	MOVD  o+0(FP), R0
+	MOVD  x+8(FP), R1
+	MOVD  w+16(FP), R2
+	FMOVS c+24(FP), F16
+	MOVD  blocks+32(FP), R3
+
+normloop:
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	VLD1.P 32(R2), [V2.S4, V3.S4]
+	FMULE(0, 0, 16)
+	FMULE(1, 1, 16)
+	FMUL4S(0, 0, 2)
+	FMUL4S(1, 1, 3)
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	SUB  $1, R3, R3
+	CBNZ R3, normloop
+	RET

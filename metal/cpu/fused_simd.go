@@ -13,6 +13,8 @@ type (
 	widenAsm       func(dst *float32, src *uint16, sstride, rows, blocks int)
 	scoresAsm      func(out, q, k *float32, stride, n, blocks int, scale float32)
 	weightedSumAsm func(o, v *float32, stride int, w *float32, n, chunks int)
+	scaleAsm       func(x *float32, c float32, blocks int)
+	normScaleAsm   func(o, x, w *float32, c float32, blocks int)
 )
 
 // widenSlices is widenRef for rows of whole vectors of lanes floats (the
@@ -83,4 +85,23 @@ func toF16Slices(asm toF16Asm, dst []uint16, src []float32) {
 		asm(&dst[0], &src[0], n/8)
 	}
 	toF16Ref(dst[n:], src[n:])
+}
+
+// scaleSlices is scaleRef with the whole eights in asm.
+func scaleSlices(asm scaleAsm, x []float32, c float32) {
+	n := len(x) &^ 7
+	if n > 0 {
+		asm(&x[0], c, n/8)
+	}
+	scaleRef(x[n:], c)
+}
+
+// normScaleSlices is normScaleRef with the whole eights in asm.
+func normScaleSlices(asm normScaleAsm, o, x, w []float32, c float32) {
+	n := len(x) &^ 7
+	o, w = o[:len(x)], w[:len(x)] // bounds of every access
+	if n > 0 {
+		asm(&o[0], &x[0], &w[0], c, n/8)
+	}
+	normScaleRef(o[n:], x[n:], w[n:], c)
 }
