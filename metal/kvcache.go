@@ -27,7 +27,13 @@ func (l *KVLayer) Dim() int { return l.KVHeads * l.HeadDim }
 // KVIndex is the index in K and V of element 0 of KV head h of slot s.
 func (l *KVLayer) KVIndex(s int32, h int) int {
 	b, i := int(s)/l.BlockSize, int(s)%l.BlockSize
-	return ((b*l.KVHeads+h)*l.BlockSize + i) * l.HeadDim
+	return l.BlockIndex(int32(b), h) + i*l.HeadDim
+}
+
+// BlockIndex is KVIndex of the first slot of block b: where KV head h of
+// the block starts, BlockSize·HeadDim contiguous elements.
+func (l *KVLayer) BlockIndex(b int32, h int) int {
+	return (int(b)*l.KVHeads + h) * l.BlockSize * l.HeadDim
 }
 
 // KVCache holds the paged key/value storage of every layer of a model. Block

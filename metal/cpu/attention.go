@@ -129,14 +129,15 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	out := func(r, h int) []float32 { return t.out[(r*t.heads+h)*hd : (r*t.heads+h+1)*hd] }
 	blocks := t.rows[r0].Blocks
 
-	// stretch is the index in K or V of KV head kh of the cache block
-	// holding position p: min(bs, nmax-p)·hd contiguous elements.
-	stretch := func(p, kh int) int { return t.kv.KVIndex(blocks[p/bs]*int32(bs), kh) }
+	// Chunks start at whole blocks: position p = j·bs of a chunk is the
+	// start of block j of the table, whose KV head kh is min(bs, nmax−p)·hd
+	// contiguous elements of K or V from BlockIndex.
+	//
 	// widen converts KV head kh of the chunk at c of K or V.
 	widen := func(src []uint16, c, kh int) []float32 {
 		w := widened[:min(chunk, nmax-c)*hd]
-		for p := c; p < min(c+chunk, nmax); p += bs {
-			f.widen(w[(p-c)*hd:(min(p+bs, nmax)-c)*hd], hd, src[stretch(p, kh):], hd)
+		for j, p := c/bs, c; p < min(c+chunk, nmax); j, p = j+1, p+bs {
+			f.widen(w[(p-c)*hd:(min(p+bs, nmax)-c)*hd], hd, src[t.kv.BlockIndex(blocks[j], kh):], hd)
 		}
 		return w
 	}
@@ -145,8 +146,8 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 		if c >= nmax {
 			return
 		}
-		for p := c; p < min(c+chunk, nmax); p += bs {
-			i, n := stretch(p, kh), (min(p+bs, nmax)-p)*hd
+		for j, p := c/bs, c; p < min(c+chunk, nmax); j, p = j+1, p+bs {
+			i, n := t.kv.BlockIndex(blocks[j], kh), (min(p+bs, nmax)-p)*hd
 			_ = src[i+n-1]
 			prefetch(&src[i], 2*n)
 		}
