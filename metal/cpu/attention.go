@@ -210,6 +210,43 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 		}
 	}
 
+	// A run of one token (a decode step) with whole pairs of query heads
+	// reads the keys and values as float16 in place (scoresHalf2,
+	// weightedSum2Half) instead of widening them: with nobody else to
+	// read a widened chunk, its stores and reloads cost as much as the
+	// products. The cache is walked in the same order as when widening,
+	// with the same prefetches.
+	if r1-r0 == 1 && group%2 == 0 && f.scoresHalf2 != nil {
+		r, n := r0, size(r0)
+		tmp := widened[:8*hd]
+		walkHalf := func(src []uint16, visit func(s []uint16, p, e, h int)) {
+			fetch(src, 0, kh0)
+			for c := 0; c < n; c += chunk {
+				for kh := kh0; kh < kh1; kh++ {
+					ahead(src, c, kh)
+					for j, p := c/bs, c; p < min(c+chunk, n); j, p = j+1, p+bs {
+						s := src[t.kv.BlockIndex(blocks[j], kh):]
+						for h := kh * group; h < (kh+1)*group; h += 2 {
+							visit(s, p, min(p+bs, n), h)
+						}
+					}
+				}
+			}
+		}
+		walkHalf(t.kv.K, func(k []uint16, p, e, h int) {
+			f.scoresHalf2(scores(r, h)[p:e], scores(r, h+1)[p:e], q(r, h), q(r, h+1), k, hd, t.scale, tmp)
+		})
+		for h := h0; h < h1; h++ {
+			s := scores(r, h)
+			f.scale(s, 1/f.expShift(s, f.max(s)))
+			clear(out(r, h))
+		}
+		walkHalf(t.kv.V, func(v []uint16, p, e, h int) {
+			f.weightedSum2Half(out(r, h), out(r, h+1), v, hd, scores(r, h)[p:e], scores(r, h+1)[p:e], tmp)
+		})
+		return
+	}
+
 	fetch(t.kv.K, 0, kh0)
 	walk(t.kv.K, func(k []float32, c, end, r, h int) {
 		f.scores(scores(r, h)[c:end], q(r, h), k, hd, t.scale)

@@ -89,7 +89,7 @@ func availableFused() []fusedKernels {
 	avx512.scores4 = func(out, q [4][]float32, k []float32, stride int, scale float32) {
 		scoresQuads(pairs, out, q, k, stride, scale)
 	}
-	return []fusedKernels{avx512, avx2}
+	return []fusedKernels{avx512.withHalfPairs(), avx2}
 }
 
 // scoresPairs is scoresRef with the whole sixteens of positions in the

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "fused_avx512_amd64.h"
 
 // AVX-512 versions of attention's float loops (fused_amd64.s), bit-identical
 // to the portable ones. A zmm register holds sixteen floats, so each
@@ -55,17 +56,7 @@ widenloop:
 	VADDPS     Z9, acc, acc; \
 	VMULPS     Z15, acc, acc
 
-// ZERO8 and FOLD8 zero and fold the accumulators Z0..Z7.
-#define ZERO8 \
-	VPXORD Z0, Z0, Z0; \
-	VPXORD Z1, Z1, Z1; \
-	VPXORD Z2, Z2, Z2; \
-	VPXORD Z3, Z3, Z3; \
-	VPXORD Z4, Z4, Z4; \
-	VPXORD Z5, Z5, Z5; \
-	VPXORD Z6, Z6, Z6; \
-	VPXORD Z7, Z7, Z7
-
+// FOLD8 folds the accumulators Z0..Z7.
 #define FOLD8 \
 	FOLD(Z0); \
 	FOLD(Z1); \
@@ -143,28 +134,6 @@ sixteenloop:
 	VZEROUPPER
 	RET
 
-// LOAD8 and STORE8 move eight registers from and to the 512 bytes at
-// base: a 128-float chunk of value sums.
-#define LOAD8(base, r0, r1, r2, r3, r4, r5, r6, r7) \
-	VMOVUPS 0 base, r0; \
-	VMOVUPS 64 base, r1; \
-	VMOVUPS 128 base, r2; \
-	VMOVUPS 192 base, r3; \
-	VMOVUPS 256 base, r4; \
-	VMOVUPS 320 base, r5; \
-	VMOVUPS 384 base, r6; \
-	VMOVUPS 448 base, r7
-
-#define STORE8(base, r0, r1, r2, r3, r4, r5, r6, r7) \
-	VMOVUPS r0, 0 base; \
-	VMOVUPS r1, 64 base; \
-	VMOVUPS r2, 128 base; \
-	VMOVUPS r3, 192 base; \
-	VMOVUPS r4, 256 base; \
-	VMOVUPS r5, 320 base; \
-	VMOVUPS r6, 384 base; \
-	VMOVUPS r7, 448 base
-
 // func weightedSumAVX512(o, v *float32, stride int, w *float32, n, chunks int)
 // o[j] += w[p]·v[p·stride bytes + j] for p = 0..n-1 in order, over
 // chunks×128 floats of o, each chunk held in eight registers.
@@ -214,29 +183,6 @@ pos:
 	VZEROUPPER
 	RET
 
-// FOLDQ folds the accumulators of two queries at once, p0..p3 of the first
-// and q0..q3 of the second, where pj holds positions j (low half) and j+4
-// (high half), into p0: the first query's eight scores, then the second's,
-// scaled by Z15. Each lane's sums are FOLD's, ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)),
-// but each shuffle serves two registers, not one: 14 shuffles for 16
-// scores where FOLD and PUT took 40.
-// ADDSHUF sets p to the sum of two shuffles of p and q (op with selectors
-// a and b): the step of FOLDQ that halves the partial sums of two registers.
-#define ADDSHUF(op, a, b, q, p) \
-	op     a, q, p, Z9; \
-	op     b, q, p, p; \
-	VADDPS p, Z9, p
-
-#define FOLDQ(p0, p1, p2, p3, q0, q1, q2, q3) \
-	ADDSHUF(VSHUFF32X4, $0x88, $0xdd, q0, p0); \
-	ADDSHUF(VSHUFF32X4, $0x88, $0xdd, q1, p1); \
-	ADDSHUF(VSHUFF32X4, $0x88, $0xdd, q2, p2); \
-	ADDSHUF(VSHUFF32X4, $0x88, $0xdd, q3, p3); \
-	ADDSHUF(VSHUFPS, $0x44, $0xee, p1, p0); \
-	ADDSHUF(VSHUFPS, $0x44, $0xee, p3, p2); \
-	ADDSHUF(VSHUFPS, $0x88, $0xdd, p2, p0); \
-	VMULPS Z15, p0, p0
-
 // PAIR2 is PAIR for two query heads at once: the block pair of positions
 // a (low half) and b (high half), loaded once, times query block Z8 into
 // acc0 and times query block Z10 into acc1.
@@ -254,43 +200,17 @@ pos:
 // each key block is loaded once for both, and each head's scores are the
 // ones scoresAVX512 computes for it alone.
 TEXT ·scoresPairAVX512(SB), NOSPLIT, $0-68
-	MOVQ out0+0(FP), DI
-	MOVQ out1+8(FP), BX
-	SUBQ DI, BX // out1 − out0
-	MOVQ q1+24(FP), SI
-	SUBQ q0+16(FP), SI // q1 − q0
-	MOVQ k+32(FP), R8
-	MOVQ stride+40(FP), DX
-	MOVQ groups+48(FP), R12
-	MOVQ blocks+56(FP), R13
-	VBROADCASTSS scale+64(FP), Z15
-	LEAQ (DX)(DX*2), R9 // 3·stride
+	SCORES_PAIR_ARGS
 
 peight:
-	MOVQ R8, R10         // positions 0..3 at R10 + {0, 1, 2, 3}·stride
-	LEAQ (R8)(DX*4), R11 // 4..7
-	MOVQ q0+16(FP), AX
-	ZERO8
-	MOVQ R13, CX
+	SCORES_PAIR_GROUP
 
 peightloop:
-	VBROADCASTF32X8 (AX), Z8
-	VBROADCASTF32X8 (AX)(SI*1), Z10
-	PAIR2((R10), (R11), Z0, Z4)                 // positions 0 and 4
-	PAIR2((R10)(DX*1), (R11)(DX*1), Z1, Z5)     // 1 and 5
-	PAIR2((R10)(DX*2), (R11)(DX*2), Z2, Z6)     // 2 and 6
-	PAIR2((R10)(R9*1), (R11)(R9*1), Z3, Z7)     // 3 and 7
-	ADDQ $32, AX
-	ADDQ $32, R10
-	ADDQ $32, R11
+	SCORES_PAIR_BLOCK(PAIR2, $32)
 	DECQ CX
 	JNE  peightloop
 
-	FOLDQ(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
-	VMOVUPS       Y0, (DI)
-	VEXTRACTF32X8 $1, Z0, (DI)(BX*1)
-	ADDQ $32, DI
-	LEAQ (R8)(DX*8), R8
+	SCORES_PAIR_PUT
 	DECQ R12
 	JNE  peight
 
@@ -311,43 +231,17 @@ peightloop:
 // block is loaded once for both, and each head's sums are the ones
 // weightedSumAVX512 computes for it alone.
 TEXT ·weightedSumPairAVX512(SB), NOSPLIT, $0-64
-	MOVQ o0+0(FP), DI
-	MOVQ o1+8(FP), BX
-	SUBQ DI, BX // o1 − o0
-	MOVQ v+16(FP), SI
-	MOVQ stride+24(FP), DX
-	MOVQ w1+40(FP), R10
-	SUBQ w0+32(FP), R10 // w1 − w0
-	MOVQ n+48(FP), R13
-	MOVQ chunks+56(FP), R14
+	WSUM_PAIR_ARGS
 
 pchunk:
-	LOAD8((DI), Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
-	LOAD8((DI)(BX*1), Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
-	MOVQ SI, R8
-	MOVQ w0+32(FP), R9
-	MOVQ R13, CX
+	WSUM_PAIR_CHUNK
 
 ppos:
-	VBROADCASTSS (R9), Z8
-	VBROADCASTSS (R9)(R10*1), Z10
-	WSUM2(0, Z24, Z25, Z0, Z16)
-	WSUM2(64, Z26, Z27, Z1, Z17)
-	WSUM2(128, Z28, Z29, Z2, Z18)
-	WSUM2(192, Z30, Z31, Z3, Z19)
-	WSUM2(256, Z24, Z25, Z4, Z20)
-	WSUM2(320, Z26, Z27, Z5, Z21)
-	WSUM2(384, Z28, Z29, Z6, Z22)
-	WSUM2(448, Z30, Z31, Z7, Z23)
-	ADDQ DX, R8
-	ADDQ $4, R9
+	WSUM_PAIR_POS(WSUM2, 64)
 	DECQ CX
 	JNE  ppos
 
-	STORE8((DI), Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
-	STORE8((DI)(BX*1), Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
-	ADDQ $512, DI
-	ADDQ $512, SI
+	WSUM_PAIR_PUT(64)
 	DECQ R14
 	JNE  pchunk
 

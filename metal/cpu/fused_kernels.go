@@ -38,6 +38,13 @@ type fusedKernels struct {
 	// same two query heads, over the same positions: out[i] for q[i],
 	// where q is the first token's two heads then the second's.
 	scores4 func(out, q [4][]float32, k []float32, stride int, scale float32)
+	// scoresHalf2 and weightedSum2Half are scores2 and weightedSum2 with
+	// the keys or values read in place as float16, stride elements apart:
+	// the results are those of scores2 and weightedSum2 on the widened
+	// rows (widening is exact). tmp is scratch of at least 8·len(q0)
+	// (8·len(o0)) floats. nil in sets without them, which widen first.
+	scoresHalf2      func(out0, out1, q0, q1 []float32, k []uint16, stride int, scale float32, tmp []float32)
+	weightedSum2Half func(o0, o1 []float32, v []uint16, stride int, w0, w1 []float32, tmp []float32)
 	// scale multiplies x by c in place (a softmax's normalisation).
 	scale func(x []float32, c float32)
 	// normScale sets o[i] = (x[i]·c)·w[i] (RMSNorm's scaling), for

@@ -188,6 +188,30 @@ func testFusedSet(t *testing.T, best fusedKernels) {
 					ref.scores(a, q4[i], k, stride, 0.125)
 					same(t, fmt.Sprintf("scores4 query %d", i), o4[i], a)
 				}
+				// Keys and values read in place as float16, where the set
+				// has that path: the same as on the widened rows.
+				if best.scoresHalf2 != nil {
+					h16 := randF16(rng, (npos-1)*stride+hd)
+					wide := make([]float32, npos*hd)
+					ref.widen(wide, hd, h16, stride)
+					tmp := randVec(rng, 8*hd) // scratch: its contents must not matter
+					var want [2][]float32
+					for i, qi := range [][]float32{q, q1} {
+						want[i] = make([]float32, npos)
+						ref.scores(want[i], qi, wide, hd, 0.125)
+					}
+					g0, g1 := make([]float32, npos), make([]float32, npos)
+					best.scoresHalf2(g0, g1, q, q1, h16, stride, 0.125, tmp)
+					same(t, "scoresHalf2 first", g0, want[0])
+					same(t, "scoresHalf2 second", g1, want[1])
+					ra0, ra1 := randVec(rng, hd), randVec(rng, hd)
+					rb0, rb1 := append([]float32(nil), ra0...), append([]float32(nil), ra1...)
+					ref.weightedSum(ra0, wide, hd, w)
+					ref.weightedSum(ra1, wide, hd, w1)
+					best.weightedSum2Half(rb0, rb1, h16, stride, w, w1, tmp)
+					same(t, "weightedSum2Half first", rb0, ra0)
+					same(t, "weightedSum2Half second", rb1, ra1)
+				}
 				oa0, oa1 := randVec(rng, hd), randVec(rng, hd)
 				ob0, ob1 := append([]float32(nil), oa0...), append([]float32(nil), oa1...)
 				ref.weightedSum(oa0, k, stride, w)

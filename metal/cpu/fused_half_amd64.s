@@ -1,0 +1,72 @@
+#include "textflag.h"
+#include "fused_avx512_amd64.h"
+
+// Attention's pair loops (fused_avx512_amd64.s) reading the cached keys and
+// values as float16 in place, for a run of one token. Widening a chunk
+// into scratch first pays off when several tokens read it; for one token
+// the stores and reloads of the widened copy were as much work as the
+// products. VCVTPH2PS is exact, so every product and sum is the one the
+// widened path computes.
+
+// HPAIR loads the key blocks (eight float16) of positions a and b, widened
+// into the low and high halves of Z9, and adds their products with query
+// blocks Z8 and Z10 to acc0 and acc1.
+#define HPAIR(a, b, acc0, acc1) \
+	VMOVDQU     a, X9; \
+	VINSERTI128 $1, b, Y9, Y9; \
+	VCVTPH2PS   Y9, Z9; \
+	VMULPS      Z9, Z8, Z11; \
+	VADDPS      Z11, acc0, acc0; \
+	VMULPS      Z9, Z10, Z12; \
+	VADDPS      Z12, acc1, acc1
+
+// func scoresPairHalfAVX512(out0, out1, q0, q1 *float32, k *uint16, stride, groups, blocks int, scale float32)
+// scoresPairAVX512 with the keys float16 (stride in bytes): eight
+// positions at a time over blocks×8 dimensions.
+TEXT ·scoresPairHalfAVX512(SB), NOSPLIT, $0-68
+	SCORES_PAIR_ARGS
+
+hgroup:
+	SCORES_PAIR_GROUP
+
+hblock:
+	SCORES_PAIR_BLOCK(HPAIR, $16)
+	DECQ CX
+	JNE  hblock
+
+	SCORES_PAIR_PUT
+	DECQ R12
+	JNE  hgroup
+
+	VZEROUPPER
+	RET
+
+// HWSUM2 adds the value block at off(R8), sixteen float16 widened once
+// into t, weighted by Z8 to a and by Z10 to b.
+#define HWSUM2(off, t, p, a, b) \
+	VCVTPH2PS off(R8), t; \
+	VMULPS    t, Z8, p; \
+	VADDPS    p, a, a; \
+	VMULPS    t, Z10, t; \
+	VADDPS    t, b, b
+
+// func weightedSumPairHalfAVX512(o0, o1 *float32, v *uint16, stride int, w0, w1 *float32, n, chunks int)
+// weightedSumPairAVX512 with the values float16 (stride in bytes): over
+// chunks×128 floats of the outputs, positions 0..n-1 in order.
+TEXT ·weightedSumPairHalfAVX512(SB), NOSPLIT, $0-64
+	WSUM_PAIR_ARGS
+
+hchunk:
+	WSUM_PAIR_CHUNK
+
+hpos:
+	WSUM_PAIR_POS(HWSUM2, 32)
+	DECQ CX
+	JNE  hpos
+
+	WSUM_PAIR_PUT(32)
+	DECQ R14
+	JNE  hchunk
+
+	VZEROUPPER
+	RET
