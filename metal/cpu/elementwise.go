@@ -51,7 +51,7 @@ func (b *Backend) RoPE(x []float32, pos []int32, heads, headDim int, invFreq []f
 }
 
 // ropeRows rotates rows lo..hi-1 of x by their positions' cos and sin.
-func ropeRows(x, cos, sin []float32, heads, headDim, lo, hi int) {
+func ropeRows(f *fusedKernels, x, cos, sin []float32, heads, headDim, lo, hi int) {
 	half := headDim / 2
 	width := heads * headDim
 	for r := lo; r < hi; r++ {
@@ -59,13 +59,7 @@ func ropeRows(x, cos, sin []float32, heads, headDim, lo, hi int) {
 		row := x[r*width : (r+1)*width]
 		for h := 0; h < heads; h++ {
 			v := row[h*headDim : (h+1)*headDim]
-			lo, hi := v[:half], v[half:headDim]
-			hi, c, s := hi[:len(lo)], c[:len(lo)], s[:len(lo)] // no bounds checks in the loop
-			for i := range lo {
-				x0, x1 := lo[i], hi[i]
-				lo[i] = x0*c[i] - x1*s[i]
-				hi[i] = x0*s[i] + x1*c[i]
-			}
+			f.rotate(v[:half], v[half:headDim], c, s)
 		}
 	}
 }
@@ -107,11 +101,4 @@ func (b *Backend) SiLUMul(gate, up []float32) {
 
 func (b *Backend) Add(dst, src []float32) {
 	b.runElementwise(elementwiseTask{op: opAdd, out: dst, x: src[:len(dst)]}, units(len(dst)), elemUnit)
-}
-
-func add(dst, src []float32) {
-	src = src[:len(dst)]
-	for i := range dst {
-		dst[i] += src[i]
-	}
 }

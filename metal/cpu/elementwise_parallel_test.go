@@ -16,7 +16,7 @@ func TestElementwiseParallelMatchesSerial(t *testing.T) {
 	one, two := New(1), New(2)
 	defer one.Close()
 	defer two.Close()
-	if !two.parallel(opAdd, parallelMin) || !two.parallel(opQuantize, quantParallelMin) || one.parallel(opAdd, 1<<30) {
+	if !two.parallel(opAdd, addParallelMin) || !two.parallel(opRoPE, parallelMin) || !two.parallel(opQuantize, quantParallelMin) || one.parallel(opAdd, 1<<30) {
 		t.Fatal("the two backends do not take the two paths")
 	}
 	same := func(t *testing.T, what string, got, want []float32) {
@@ -59,8 +59,8 @@ func TestElementwiseParallelMatchesSerial(t *testing.T) {
 			be.SiLUMul(g, u)
 			return g
 		}},
-		{"Add 9999", func(be *Backend) []float32 {
-			d, s := randVecSeed(8, 9999), randVecSeed(9, 9999)
+		{"Add 70001", func(be *Backend) []float32 {
+			d, s := randVecSeed(8, 70001), randVecSeed(9, 70001)
 			be.Add(d, s)
 			return d
 		}},

@@ -379,3 +379,55 @@ normloop:
 
 	VZEROUPPER
 	RET
+
+// func rotateAVX2(lo, hi, c, s *float32, blocks int)
+// lo[i], hi[i] = lo[i]·c[i] − hi[i]·s[i], lo[i]·s[i] + hi[i]·c[i] over
+// blocks×8 pairs, each product rounded.
+TEXT ·rotateAVX2(SB), NOSPLIT, $0-40
+	MOVQ lo+0(FP), DI
+	MOVQ hi+8(FP), SI
+	MOVQ c+16(FP), DX
+	MOVQ s+24(FP), BX
+	MOVQ blocks+32(FP), CX
+
+rotloop:
+	VMOVUPS (DI), Y0 // x0
+	VMOVUPS (SI), Y1 // x1
+	VMOVUPS (DX), Y2 // c
+	VMOVUPS (BX), Y3 // s
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4 // x0·c − x1·s
+	VMULPS  Y3, Y0, Y6
+	VMULPS  Y2, Y1, Y7
+	VADDPS  Y7, Y6, Y6 // x0·s + x1·c
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y6, (SI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, BX
+	DECQ    CX
+	JNE     rotloop
+
+	VZEROUPPER
+	RET
+
+// func addAVX2(dst, src *float32, blocks int)
+// dst[i] += src[i] over blocks×8 floats.
+TEXT ·addAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ blocks+16(FP), CX
+
+addloop:
+	VMOVUPS (DI), Y0
+	VADDPS  (SI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	DECQ    CX
+	JNE     addloop
+
+	VZEROUPPER
+	RET

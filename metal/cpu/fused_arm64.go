@@ -25,6 +25,12 @@ func scaleNEON(x *float32, c float32, blocks int)
 func normScaleNEON(o, x, w *float32, c float32, blocks int)
 
 //go:noescape
+func rotateNEON(lo, hi, c, s *float32, blocks int)
+
+//go:noescape
+func addNEON(dst, src *float32, blocks int)
+
+//go:noescape
 func maxLanesNEON(x *float32, blocks int, m *[8]float32)
 
 // availableFused is the NEON set (every arm64 CPU has NEON).
@@ -46,6 +52,8 @@ func availableFused() []fusedKernels {
 	f.max = maxNEON
 	f.scale = func(x []float32, c float32) { scaleSlices(scaleNEON, x, c) }
 	f.normScale = func(o, x, w []float32, c float32) { normScaleSlices(normScaleNEON, o, x, w, c) }
+	f.rotate = func(lo, hi, c, s []float32) { rotateSlices(rotateNEON, lo, hi, c, s) }
+	f.add = func(dst, src []float32) { addSlices(addNEON, dst, src) }
 	f.toF16 = func(dst []uint16, src []float32) { toF16Slices(toF16NEON, dst, src) }
 	return []fusedKernels{f.withSinglePairs()}
 }

@@ -396,3 +396,53 @@ normloop:
 	SUB  $1, R3, R3
 	CBNZ R3, normloop
 	RET
+
+// func rotateNEON(lo, hi, c, s *float32, blocks int)
+// lo[i], hi[i] = lo[i]·c[i] − hi[i]·s[i], lo[i]·s[i] + hi[i]·c[i] over
+// blocks×8 pairs, each product rounded.
+TEXT ·rotateNEON(SB), NOSPLIT, $0-40
+	MOVD lo+0(FP), R0
+	MOVD hi+8(FP), R1
+	MOVD c+16(FP), R2
+	MOVD s+24(FP), R3
+	MOVD blocks+32(FP), R4
+
+rotloop:
+	VLD1   (R0), [V0.S4, V1.S4]      // x0
+	VLD1   (R1), [V2.S4, V3.S4]      // x1
+	VLD1.P 32(R2), [V4.S4, V5.S4]    // c
+	VLD1.P 32(R3), [V6.S4, V7.S4]    // s
+	FMUL4S(16, 0, 4)
+	FMUL4S(17, 1, 5)
+	FMUL4S(18, 2, 6)
+	FMUL4S(19, 3, 7)
+	FSUB4S(16, 16, 18) // x0·c − x1·s
+	FSUB4S(17, 17, 19)
+	FMUL4S(20, 0, 6)
+	FMUL4S(21, 1, 7)
+	FMUL4S(22, 2, 4)
+	FMUL4S(23, 3, 5)
+	FADD4S(20, 20, 22) // x0·s + x1·c
+	FADD4S(21, 21, 23)
+	VST1.P [V16.S4, V17.S4], 32(R0)
+	VST1.P [V20.S4, V21.S4], 32(R1)
+	SUB  $1, R4, R4
+	CBNZ R4, rotloop
+	RET
+
+// func addNEON(dst, src *float32, blocks int)
+// dst[i] += src[i] over blocks×8 floats.
+TEXT ·addNEON(SB), NOSPLIT, $0-24
+	MOVD dst+0(FP), R0
+	MOVD src+8(FP), R1
+	MOVD blocks+16(FP), R2
+
+addloop:
+	VLD1   (R0), [V0.S4, V1.S4]
+	VLD1.P 32(R1), [V2.S4, V3.S4]
+	FADD4S(0, 0, 2)
+	FADD4S(1, 1, 3)
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	SUB  $1, R2, R2
+	CBNZ R2, addloop
+	RET

@@ -50,6 +50,11 @@ type fusedKernels struct {
 	// normScale sets o[i] = (x[i]·c)·w[i] (RMSNorm's scaling), for
 	// len(x) elements; o may be x.
 	normScale func(o, x, w []float32, c float32)
+	// rotate turns each pair (lo[i], hi[i]) by the angle whose cosine and
+	// sine are c[i] and s[i] (RoPE's rotation of one head, rotateRef).
+	rotate func(lo, hi, c, s []float32)
+	// add sets dst[i] += src[i] (a residual connection).
+	add func(dst, src []float32)
 	// max returns the largest of x (maxRef's order; -Inf when empty).
 	max func(x []float32) float32
 	// toF16 sets dst[i] to src[i] as float16, rounded to nearest even
@@ -59,7 +64,7 @@ type fusedKernels struct {
 
 func portableFused() fusedKernels {
 	return fusedKernels{name: "portable", expShift: expShift, siluMul: siluMul, widen: widenRef, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref,
-		scale: scaleRef, normScale: normScaleRef}.withSinglePairs()
+		scale: scaleRef, normScale: normScaleRef, rotate: rotateRef, add: addRef}.withSinglePairs()
 }
 
 // withSinglePairs returns f with scores2 and weightedSum2 made of two
@@ -100,6 +105,25 @@ func selectFused(o Options) fusedKernels {
 func scaleRef(x []float32, c float32) {
 	for i := range x {
 		x[i] *= c
+	}
+}
+
+// rotateRef computes lo·c − hi·s and lo·s + hi·c with every product
+// rounded before its add or subtract: the conversions keep a compiler that
+// fuses multiply-adds (arm64) from changing the result.
+func rotateRef(lo, hi, c, s []float32) {
+	hi, c, s = hi[:len(lo)], c[:len(lo)], s[:len(lo)] // no bounds checks in the loop
+	for i := range lo {
+		x0, x1 := lo[i], hi[i]
+		lo[i] = float32(x0*c[i]) - float32(x1*s[i])
+		hi[i] = float32(x0*s[i]) + float32(x1*c[i])
+	}
+}
+
+func addRef(dst, src []float32) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
 	}
 }
 

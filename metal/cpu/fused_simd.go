@@ -15,6 +15,8 @@ type (
 	weightedSumAsm func(o, v *float32, stride int, w *float32, n, chunks int)
 	scaleAsm       func(x *float32, c float32, blocks int)
 	normScaleAsm   func(o, x, w *float32, c float32, blocks int)
+	rotateAsm      func(lo, hi, c, s *float32, blocks int)
+	addAsm         func(dst, src *float32, blocks int)
 )
 
 // widenSlices is widenRef for rows of whole vectors of lanes floats (the
@@ -104,4 +106,24 @@ func normScaleSlices(asm normScaleAsm, o, x, w []float32, c float32) {
 		asm(&o[0], &x[0], &w[0], c, n/8)
 	}
 	normScaleRef(o[n:], x[n:], w[n:], c)
+}
+
+// rotateSlices is rotateRef with the whole eights in asm.
+func rotateSlices(asm rotateAsm, lo, hi, c, s []float32) {
+	n := len(lo) &^ 7
+	hi, c, s = hi[:len(lo)], c[:len(lo)], s[:len(lo)] // bounds of every access
+	if n > 0 {
+		asm(&lo[0], &hi[0], &c[0], &s[0], n/8)
+	}
+	rotateRef(lo[n:], hi[n:], c[n:], s[n:])
+}
+
+// addSlices is addRef with the whole eights in asm.
+func addSlices(asm addAsm, dst, src []float32) {
+	n := len(dst) &^ 7
+	src = src[:len(dst)]
+	if n > 0 {
+		asm(&dst[0], &src[0], n/8)
+	}
+	addRef(dst[n:], src[n:])
 }

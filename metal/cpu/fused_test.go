@@ -119,6 +119,25 @@ func testFusedSet(t *testing.T, best fusedKernels) {
 			b = append([]float32(nil), x...)
 			best.normScale(b, b, up, 1.7) // in place, as RMSNorm does
 			same(t, "normScale in place", b, oa)
+
+			// RoPE's rotation of one head: x the first halves, up the
+			// second, cosines and sines of random angles.
+			c, sn := make([]float32, n), make([]float32, n)
+			for i := range c {
+				s64, c64 := math.Sincos(float64(x[i]) * 3)
+				c[i], sn[i] = float32(c64), float32(s64)
+			}
+			loA, hiA := append([]float32(nil), x...), append([]float32(nil), up...)
+			loB, hiB := append([]float32(nil), x...), append([]float32(nil), up...)
+			ref.rotate(loA, hiA, c, sn)
+			best.rotate(loB, hiB, c, sn)
+			same(t, "rotate first halves", loB, loA)
+			same(t, "rotate second halves", hiB, hiA)
+
+			a, b = append([]float32(nil), x...), append([]float32(nil), x...)
+			ref.add(a, up)
+			best.add(b, up)
+			same(t, "add", b, a)
 		})
 	}
 	// Float16 conversion: ordinary values, halfway cases, the subnormal
