@@ -13,31 +13,42 @@ func (b *Backend) RMSNorm(out, x, weight []float32, dim int, eps float32) {
 func rmsNormRows(f *fusedKernels, out, x, weight []float32, dim int, eps float32, lo, hi int) {
 	for r := lo * dim; r < hi*dim; r += dim {
 		row, o := x[r:r+dim], out[r:r+dim]
-		inv := float32(1 / math.Sqrt(sumSquares(row)/float64(dim)+float64(eps)))
+		inv := float32(1 / math.Sqrt(f.sumSquares(row)/float64(dim)+float64(eps)))
 		f.normScale(o, row, weight, inv)
 	}
 }
 
-// sumSquares is Σ x² in float64 over four interleaved partial sums (lane l
-// takes x[l], x[l+4], …), combined as (s0+s2)+(s1+s3): four independent
-// chains of adds rather than one, which was a decode step's longest serial
-// stretch (about 1 ms of a verify pass in Qwen3's q and k norms; 1.4×
-// faster with four).
-func sumSquares(x []float32) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		v := x[i : i+4 : i+4]
-		s0 += float64(v[0]) * float64(v[0])
-		s1 += float64(v[1]) * float64(v[1])
-		s2 += float64(v[2]) * float64(v[2])
-		s3 += float64(v[3]) * float64(v[3])
+// sumSquaresRef is Σ x² in float64 over sixteen interleaved partial sums
+// (lane l takes x[l], x[l+16], …), folded by foldSquares, then the
+// elements after the last sixteen in order. Each square of a float32 is
+// exact in float64, so only the order of the adds matters, and sixteen
+// independent chains let SIMD kernels keep their adders busy: with one
+// chain this was a decode step's longest serial stretch (Qwen3's q and k
+// norms are 24 rows of 128 per token and layer).
+func sumSquaresRef(x []float32) float64 {
+	var s [16]float64
+	n := len(x) &^ 15
+	for i := 0; i < n; i += 16 {
+		v := x[i : i+16 : i+16]
+		for l := range s {
+			s[l] += float64(v[l]) * float64(v[l])
+		}
 	}
-	ss := (s0 + s2) + (s1 + s3)
-	for _, v := range x[i:] {
+	ss := foldSquares(&s)
+	for _, v := range x[n:] {
 		ss += float64(v) * float64(v)
 	}
 	return ss
+}
+
+// foldSquares adds lane l+8 to lane l, then the eight sums as
+// ((t0+t4)+(t2+t6))+((t1+t5)+(t3+t7)).
+func foldSquares(s *[16]float64) float64 {
+	var t [8]float64
+	for l := range t {
+		t[l] = s[l] + s[l+8]
+	}
+	return ((t[0] + t[4]) + (t[2] + t[6])) + ((t[1] + t[5]) + (t[3] + t[7]))
 }
 
 // RoPE takes each row's cos and sin from a table built once per distinct

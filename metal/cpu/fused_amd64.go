@@ -36,6 +36,9 @@ func rotateAVX2(lo, hi, c, s *float32, blocks int)
 func addAVX2(dst, src *float32, blocks int)
 
 //go:noescape
+func sumSquaresAVX2(x *float32, blocks int) float64
+
+//go:noescape
 func widenAVX512(dst *float32, src *uint16, sstride, rows, blocks int)
 
 //go:noescape
@@ -174,6 +177,7 @@ func fusedAVX2() fusedKernels {
 	f.normScale = func(o, x, w []float32, c float32) { normScaleSlices(normScaleAVX2, o, x, w, c) }
 	f.rotate = func(lo, hi, c, s []float32) { rotateSlices(rotateAVX2, lo, hi, c, s) }
 	f.add = func(dst, src []float32) { addSlices(addAVX2, dst, src) }
+	f.sumSquares = func(x []float32) float64 { return sumSquaresSlices(sumSquaresAVX2, x) }
 	f.toF16 = func(dst []uint16, src []float32) { toF16Slices(toF16AVX2, dst, src) }
 	f.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksAVX2, x, m) }
 	f.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksAVX2, gate, up) }

@@ -431,3 +431,42 @@ addloop:
 
 	VZEROUPPER
 	RET
+
+// func sumSquaresAVX2(x *float32, blocks int) float64
+// Σ x² over blocks×16 floats in float64, lane l (of sixteen, in Y0..Y3)
+// taking x[l], x[l+16], …, folded as foldSquares folds them.
+TEXT ·sumSquaresAVX2(SB), NOSPLIT, $0-24
+	MOVQ   x+0(FP), SI
+	MOVQ   blocks+8(FP), CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+sqloop:
+	VCVTPS2PD (SI), Y4
+	VCVTPS2PD 16(SI), Y5
+	VCVTPS2PD 32(SI), Y6
+	VCVTPS2PD 48(SI), Y7
+	VMULPD    Y4, Y4, Y4
+	VMULPD    Y5, Y5, Y5
+	VMULPD    Y6, Y6, Y6
+	VMULPD    Y7, Y7, Y7
+	VADDPD    Y4, Y0, Y0
+	VADDPD    Y5, Y1, Y1
+	VADDPD    Y6, Y2, Y2
+	VADDPD    Y7, Y3, Y3
+	ADDQ      $64, SI
+	DECQ      CX
+	JNE       sqloop
+
+	VADDPD       Y2, Y0, Y0 // t0..t3 = s0..s3 + s8..s11
+	VADDPD       Y3, Y1, Y1 // t4..t7
+	VADDPD       Y1, Y0, Y0 // t0+t4, t1+t5, t2+t6, t3+t7
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0 // (t0+t4)+(t2+t6), (t1+t5)+(t3+t7)
+	VPERMILPD    $1, X0, X1
+	VADDSD       X1, X0, X0
+	VZEROUPPER
+	MOVSD        X0, ret+16(FP)
+	RET

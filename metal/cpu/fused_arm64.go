@@ -31,6 +31,9 @@ func rotateNEON(lo, hi, c, s *float32, blocks int)
 func addNEON(dst, src *float32, blocks int)
 
 //go:noescape
+func sumSquaresNEON(x *float32, blocks int) float64
+
+//go:noescape
 func maxLanesNEON(x *float32, blocks int, m *[8]float32)
 
 // availableFused is the NEON set (every arm64 CPU has NEON).
@@ -54,6 +57,7 @@ func availableFused() []fusedKernels {
 	f.normScale = func(o, x, w []float32, c float32) { normScaleSlices(normScaleNEON, o, x, w, c) }
 	f.rotate = func(lo, hi, c, s []float32) { rotateSlices(rotateNEON, lo, hi, c, s) }
 	f.add = func(dst, src []float32) { addSlices(addNEON, dst, src) }
+	f.sumSquares = func(x []float32) float64 { return sumSquaresSlices(sumSquaresNEON, x) }
 	f.toF16 = func(dst []uint16, src []float32) { toF16Slices(toF16NEON, dst, src) }
 	return []fusedKernels{f.withSinglePairs()}
 }

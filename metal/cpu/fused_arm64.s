@@ -4,6 +4,17 @@
 // NEON loops of fused_kernels.go, bit-identical to the Go versions: the
 // same IEEE float32 operations in the same order, no FMA.
 
+// ZERO8 zeroes V0..V7.
+#define ZERO8 \
+	ZERO(0); \
+	ZERO(1); \
+	ZERO(2); \
+	ZERO(3); \
+	ZERO(4); \
+	ZERO(5); \
+	ZERO(6); \
+	ZERO(7)
+
 // FCMGT Vd.4S, Vn.4S, Vm.4S (Vn > Vm); BIT Vd.16B, Vn.16B, Vm.16B (Vd
 // takes Vn's bits where Vm's are set); EXT Vd.16B, Vn.16B, Vm.16B, #8;
 // FADDP Sd, Vn.2S
@@ -190,14 +201,7 @@ four:
 	ADD  R3, R8, R9
 	MOVD R1, R10
 	MOVD R5, R11
-	ZERO(0)
-	ZERO(1)
-	ZERO(2)
-	ZERO(3)
-	ZERO(4)
-	ZERO(5)
-	ZERO(6)
-	ZERO(7)
+	ZERO8
 
 fourloop:
 	VLD1.P 32(R10), [V16.S4, V17.S4]
@@ -445,4 +449,51 @@ addloop:
 	VST1.P [V0.S4, V1.S4], 32(R0)
 	SUB  $1, R2, R2
 	CBNZ R2, addloop
+	RET
+
+// FCVTL Vd.2D, Vn.2S and FCVTL2 Vd.2D, Vn.4S (float32 to float64, exact);
+// FMUL, FADD Vd.2D; FADDP Dd, Vn.2D (the two lanes' sum).
+#define FCVTLD(d, n) WORD $(0x0E617800 | ((n)<<5) | (d))
+#define FCVTL2D(d, n) WORD $(0x4E617800 | ((n)<<5) | (d))
+#define FMUL2D(d, n, m) WORD $(0x6E60DC00 | ((m)<<16) | ((n)<<5) | (d))
+#define FADD2D(d, n, m) WORD $(0x4E60D400 | ((m)<<16) | ((n)<<5) | (d))
+#define FADDPD(d, n) WORD $(0x7E70D800 | ((n)<<5) | (d))
+
+// SQUARES adds the squares of float32 lanes 0, 1 (FCVTLD) or 2, 3
+// (FCVTL2D) of Vn to accumulator Va, through Vt.
+#define SQUARES(cvt, t, n, a) \
+	cvt(t, n); \
+	FMUL2D(t, t, t); \
+	FADD2D(a, a, t)
+
+// func sumSquaresNEON(x *float32, blocks int) float64
+// Σ x² over blocks×16 floats in float64, lane l (of sixteen, two to each
+// of V0..V7) taking x[l], x[l+16], …, folded as foldSquares folds them.
+TEXT ·sumSquaresNEON(SB), NOSPLIT, $0-24
+	MOVD x+0(FP), R0
+	MOVD blocks+8(FP), R1
+	ZERO8
+
+sqloop:
+	VLD1.P 64(R0), [V16.S4, V17.S4, V18.S4, V19.S4]
+	SQUARES(FCVTLD, 20, 16, 0)  // lanes 0, 1
+	SQUARES(FCVTL2D, 21, 16, 1) // 2, 3
+	SQUARES(FCVTLD, 22, 17, 2)  // 4, 5
+	SQUARES(FCVTL2D, 23, 17, 3) // 6, 7
+	SQUARES(FCVTLD, 24, 18, 4)  // 8, 9
+	SQUARES(FCVTL2D, 25, 18, 5) // 10, 11
+	SQUARES(FCVTLD, 26, 19, 6)  // 12, 13
+	SQUARES(FCVTL2D, 27, 19, 7) // 14, 15
+	SUB  $1, R1, R1
+	CBNZ R1, sqloop
+
+	FADD2D(0, 0, 4) // t0, t1 = s0 + s8, s1 + s9
+	FADD2D(1, 1, 5) // t2, t3
+	FADD2D(2, 2, 6) // t4, t5
+	FADD2D(3, 3, 7) // t6, t7
+	FADD2D(0, 0, 2) // t0+t4, t1+t5
+	FADD2D(1, 1, 3) // t2+t6, t3+t7
+	FADD2D(0, 0, 1) // (t0+t4)+(t2+t6), (t1+t5)+(t3+t7)
+	FADDPD(0, 0)
+	FMOVD F0, ret+16(FP)
 	RET

@@ -47,6 +47,9 @@ type fusedKernels struct {
 	weightedSum2Half func(o0, o1 []float32, v []uint16, stride int, w0, w1 []float32, tmp []float32)
 	// scale multiplies x by c in place (a softmax's normalisation).
 	scale func(x []float32, c float32)
+	// sumSquares returns Σ x² in float64 (sumSquaresRef's order): the
+	// mean square of RMSNorm.
+	sumSquares func(x []float32) float64
 	// normScale sets o[i] = (x[i]·c)·w[i] (RMSNorm's scaling), for
 	// len(x) elements; o may be x.
 	normScale func(o, x, w []float32, c float32)
@@ -64,7 +67,7 @@ type fusedKernels struct {
 
 func portableFused() fusedKernels {
 	return fusedKernels{name: "portable", expShift: expShift, siluMul: siluMul, widen: widenRef, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref,
-		scale: scaleRef, normScale: normScaleRef, rotate: rotateRef, add: addRef}.withSinglePairs()
+		scale: scaleRef, normScale: normScaleRef, rotate: rotateRef, add: addRef, sumSquares: sumSquaresRef}.withSinglePairs()
 }
 
 // withSinglePairs returns f with scores2 and weightedSum2 made of two

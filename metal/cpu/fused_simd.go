@@ -17,6 +17,7 @@ type (
 	normScaleAsm   func(o, x, w *float32, c float32, blocks int)
 	rotateAsm      func(lo, hi, c, s *float32, blocks int)
 	addAsm         func(dst, src *float32, blocks int)
+	sumSquaresAsm  func(x *float32, blocks int) float64
 )
 
 // widenSlices is widenRef for rows of whole vectors of lanes floats (the
@@ -126,4 +127,18 @@ func addSlices(asm addAsm, dst, src []float32) {
 		asm(&dst[0], &src[0], n/8)
 	}
 	addRef(dst[n:], src[n:])
+}
+
+// sumSquaresSlices is sumSquaresRef with the whole sixteens in asm, which
+// returns their folded sum.
+func sumSquaresSlices(asm sumSquaresAsm, x []float32) float64 {
+	n := len(x) &^ 15
+	ss := 0.0
+	if n > 0 {
+		ss = asm(&x[0], n/16)
+	}
+	for _, v := range x[n:] {
+		ss += float64(v) * float64(v)
+	}
+	return ss
 }

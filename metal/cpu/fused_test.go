@@ -134,6 +134,10 @@ func testFusedSet(t *testing.T, best fusedKernels) {
 			same(t, "rotate first halves", loB, loA)
 			same(t, "rotate second halves", hiB, hiA)
 
+			if got, want := best.sumSquares(x), ref.sumSquares(x); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("sumSquares = %v, portable %v", got, want)
+			}
+
 			a, b = append([]float32(nil), x...), append([]float32(nil), x...)
 			ref.add(a, up)
 			best.add(b, up)
