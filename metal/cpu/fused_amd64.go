@@ -39,6 +39,12 @@ func addAVX2(dst, src *float32, blocks int)
 func sumSquaresAVX2(x *float32, blocks int) float64
 
 //go:noescape
+func expShiftBlocksAVX512(x *float32, m float32, blocks int) float32
+
+//go:noescape
+func siluMulBlocksAVX512(gate, up *float32, blocks int)
+
+//go:noescape
 func widenAVX512(dst *float32, src *uint16, sstride, rows, blocks int)
 
 //go:noescape
@@ -61,7 +67,8 @@ func weightedSumPairAVX512(o0, o1, v *float32, stride int, w0, w1 *float32, n, c
 func hasAVX512() bool { return hasAVX2() && cpu.X86.HasAVX512F }
 
 // availableFused lists the SIMD sets this CPU can run, best first: AVX-512
-// for attention's loops (the rest of its set is AVX2's), then AVX2.
+// for attention's loops and the exponentials (the rest of its set is
+// AVX2's), then AVX2.
 func availableFused() []fusedKernels {
 	if !hasAVX2() {
 		return nil
@@ -72,6 +79,8 @@ func availableFused() []fusedKernels {
 	}
 	avx512 := avx2
 	avx512.name = "avx512"
+	avx512.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksAVX512, x, m) }
+	avx512.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksAVX512, gate, up) }
 	avx512.widen = func(dst []float32, width int, src []uint16, stride int) {
 		if width%16 != 0 {
 			avx2.widen(dst, width, src, stride)

@@ -43,6 +43,45 @@
 	VPSLLD $23, Y1, Y1; \
 	VMULPS Y1, Y3, Y0
 
+// EXP_SETUP16, HORNER16 and EXP16 are EXP_SETUP, HORNER and EXP8 on
+// sixteen lanes: Z0 = exp32(Z0), using Z1..Z4 and the constants in
+// Z9..Z15.
+#define EXP_SETUP16 \
+	VBROADCASTSS expConsts<>+0(SB), Z15; \
+	VBROADCASTSS expConsts<>+4(SB), Z14; \
+	VBROADCASTSS expConsts<>+8(SB), Z13; \
+	VBROADCASTSS expConsts<>+12(SB), Z12; \
+	VBROADCASTSS expConsts<>+16(SB), Z11; \
+	VBROADCASTSS expConsts<>+20(SB), Z10; \
+	VPBROADCASTD expConsts<>+56(SB), Z9
+
+#define HORNER16(off) \
+	VMULPS Z0, Z3, Z3; \
+	VBROADCASTSS expConsts<>+off(SB), Z4; \
+	VADDPS Z4, Z3, Z3
+
+#define EXP16 \
+	VMAXPS Z15, Z0, Z0; \
+	VMINPS Z14, Z0, Z0; \
+	VMULPS Z13, Z0, Z1; \
+	VADDPS Z12, Z1, Z1; \
+	VSUBPS Z12, Z1, Z2; \
+	VMULPS Z11, Z2, Z4; \
+	VSUBPS Z4, Z0, Z0; \
+	VMULPS Z10, Z2, Z4; \
+	VSUBPS Z4, Z0, Z0; \
+	VBROADCASTSS expConsts<>+24(SB), Z3; \
+	HORNER16(28); \
+	HORNER16(32); \
+	HORNER16(36); \
+	HORNER16(40); \
+	HORNER16(44); \
+	HORNER16(48); \
+	HORNER16(52); \
+	VPADDD Z9, Z1, Z1; \
+	VPSLLD $23, Z1, Z1; \
+	VMULPS Z1, Z3, Z0
+
 // HSUM reduces the eight lanes of acc (Y) into the low float of x (its X
 // half) as ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)), the order of dot.
 #define HSUM(acc, x, tmp) \
@@ -469,4 +508,86 @@ sqloop:
 	VADDSD       X1, X0, X0
 	VZEROUPPER
 	MOVSD        X0, ret+16(FP)
+	RET
+
+// func expShiftBlocksAVX512(x *float32, m float32, blocks int) float32
+// expShiftBlocksAVX2 sixteen values at a time: the eight lane sums (Y7)
+// take the low half of each sixteen, then the high half, so each lane
+// adds its values in the order of the eight-lane loop; an odd last eight
+// as AVX2 does it.
+TEXT ·expShiftBlocksAVX512(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ blocks+16(FP), CX
+	VXORPS Y7, Y7, Y7
+	VBROADCASTSS m+8(FP), Z8
+	EXP_SETUP16
+	SHRQ $1, CX
+	JEQ  exp16odd
+
+exp16loop:
+	VMOVUPS       (SI), Z0
+	VSUBPS        Z8, Z0, Z0
+	EXP16
+	VMOVUPS       Z0, (SI)
+	VADDPS        Y0, Y7, Y7
+	VEXTRACTF32X8 $1, Z0, Y1
+	VADDPS        Y1, Y7, Y7
+	ADDQ          $64, SI
+	DECQ          CX
+	JNE           exp16loop
+
+exp16odd:
+	TESTQ $1, blocks+16(FP)
+	JEQ   exp16sum
+	VMOVUPS (SI), Y0
+	VSUBPS  Y8, Y0, Y0
+	EXP8
+	VMOVUPS Y0, (SI)
+	VADDPS  Y0, Y7, Y7
+
+exp16sum:
+	HSUM(Y7, X7, X1)
+	VZEROUPPER
+	MOVSS X7, ret+24(FP)
+	RET
+
+// func siluMulBlocksAVX512(gate, up *float32, blocks int)
+// siluMulBlocksAVX2 sixteen values at a time; an odd last eight as AVX2
+// does it.
+TEXT ·siluMulBlocksAVX512(SB), NOSPLIT, $0-24
+	MOVQ gate+0(FP), SI
+	MOVQ up+8(FP), DI
+	MOVQ blocks+16(FP), CX
+	EXP_SETUP16
+	VBROADCASTSS expConsts<>+48(SB), Z8 // 1
+	VXORPS Y7, Y7, Y7
+	SHRQ $1, CX
+	JEQ  silu16odd
+
+silu16loop:
+	VMOVUPS (SI), Z5
+	VSUBPS  Z5, Z7, Z0 // -g
+	EXP16
+	VADDPS  Z8, Z0, Z0 // 1 + e^-g
+	VDIVPS  Z0, Z5, Z5 // g / (1 + e^-g)
+	VMULPS  (DI), Z5, Z5
+	VMOVUPS Z5, (SI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNE     silu16loop
+
+silu16odd:
+	TESTQ $1, blocks+16(FP)
+	JEQ   silu16done
+	VMOVUPS (SI), Y5
+	VSUBPS  Y5, Y7, Y0
+	EXP8
+	VADDPS  Y8, Y0, Y0
+	VDIVPS  Y0, Y5, Y5
+	VMULPS  (DI), Y5, Y5
+	VMOVUPS Y5, (SI)
+
+silu16done:
+	VZEROUPPER
 	RET

@@ -74,7 +74,7 @@ func testFusedSet(t *testing.T, best fusedKernels) {
 			}
 		}
 	}
-	for _, n := range []int{1, 7, 8, 9, 64, 131} {
+	for _, n := range []int{1, 7, 8, 9, 27, 64, 131, 200} {
 		t.Run(fmt.Sprint("n=", n), func(t *testing.T) {
 			x := randVec(rng, n)
 			for i := range x {
@@ -87,6 +87,11 @@ func testFusedSet(t *testing.T, best fusedKernels) {
 			sa, sb := ref.expShift(a, 3), best.expShift(b, 3)
 			same(t, "expShift", b, a)
 			same(t, "expShift sum", []float32{sb}, []float32{sa})
+			// Values of one scale, whose sum depends on the order of the adds.
+			a, b = randVec(rng, n), nil
+			b = append(b, a...)
+			sa, sb = ref.expShift(a, 0.5), best.expShift(b, 0.5)
+			same(t, "expShift sum of like values", []float32{sb}, []float32{sa})
 
 			// Maxima: ordinary values, then zeros of both signs and NaNs
 			// (which never replace a running maximum in either order).
