@@ -210,6 +210,16 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 		}
 	}
 
+	// softmax turns token r's scores into weights, and clears its outputs
+	// for the value sums.
+	softmax := func(r int) {
+		for h := h0; h < h1; h++ {
+			s := scores(r, h)
+			f.scale(s, 1/f.expShift(s, f.max(s)))
+			clear(out(r, h))
+		}
+	}
+
 	// A run of one token (a decode step) with whole pairs of query heads
 	// reads the keys and values as float16 in place (scoresHalf2,
 	// weightedSum2Half) instead of widening them: with nobody else to
@@ -236,11 +246,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 		walkHalf(t.kv.K, func(k []uint16, p, e, h int) {
 			f.scoresHalf2(scores(r, h)[p:e], scores(r, h+1)[p:e], q(r, h), q(r, h+1), k, hd, t.scale, tmp)
 		})
-		for h := h0; h < h1; h++ {
-			s := scores(r, h)
-			f.scale(s, 1/f.expShift(s, f.max(s)))
-			clear(out(r, h))
-		}
+		softmax(r)
 		walkHalf(t.kv.V, func(v []uint16, p, e, h int) {
 			f.weightedSum2Half(out(r, h), out(r, h+1), v, hd, scores(r, h)[p:e], scores(r, h+1)[p:e], tmp)
 		})
@@ -258,11 +264,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	})
 	fetch(t.kv.V, 0, kh0) // read during the softmax
 	for r := r0; r < r1; r++ {
-		for h := h0; h < h1; h++ {
-			s := scores(r, h)
-			f.scale(s, 1/f.expShift(s, f.max(s)))
-			clear(out(r, h))
-		}
+		softmax(r)
 	}
 	walk(t.kv.V, func(v []float32, c, end, r, h int) {
 		f.weightedSum(out(r, h), v, hd, scores(r, h)[c:end])
