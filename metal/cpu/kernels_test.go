@@ -12,10 +12,11 @@ import (
 // activation layout, tails) with every kernel set and compares bit for bit
 // with the portable set.
 //
-// Output sizes: 600 is whole 8-row tiles and a partial 16-row tile, 604
-// partial tiles of both. Columns: 2 groups, 9 (odd, not a multiple of
-// the 8 lanes) and 32. Rows: the one-row path, a few rows, exactly one
-// chunk of tileRowChunk, and one row past it.
+// Output sizes: 600 is whole 8-row tiles and a partial 16- and 32-row
+// tile, 604 partial tiles of all. Columns: 2 groups, 9 (odd, not a
+// multiple of the 8 lanes) and 32. Rows: the one-row path, a few rows,
+// one past a 32-row tile kernel's call (packed32RowChunk), exactly one
+// chunk of tileRowChunk, one row past it, and a chunk and a call and more.
 func TestMatMulKernelSetsMatchPortable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, c := range []struct {
@@ -27,7 +28,7 @@ func TestMatMulKernelSetsMatchPortable(t *testing.T) {
 	} {
 		d, out, cols := c.d, c.out, c.cols
 		w, _ := metal.Quantize(d, randVec(rng, out*cols), out, cols)
-		for _, rows := range []int{1, 2, 3, 5, tileRowChunk, tileRowChunk + 1} {
+		for _, rows := range []int{1, 2, 3, 5, packed32RowChunk + 1, tileRowChunk, tileRowChunk + 1, tileRowChunk + packed32RowChunk + 3} {
 			x := randVec(rng, rows*cols)
 			ref := NewWithOptions(Options{Threads: 2, Portable: true})
 			want := make([]float32, rows*out)

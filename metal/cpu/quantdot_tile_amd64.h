@@ -1,5 +1,5 @@
-// Shared steps of the AVX-512 VNNI tile kernels (quantdot_tiled_amd64.s,
-// quantdot_packed_amd64.s).
+// Shared steps of the q4 tile kernels (quantdot_tiled_amd64.s,
+// quantdot_packed_amd64.s, quantdot_packed32_amd64.s).
 
 // VNNI_TILE_ROW adds one activation row's share of a group to its lane
 // accumulators: AX holds the row's 32 quants, (R9)(R10*1) its bias and
@@ -24,18 +24,18 @@
 	VADDPS        (R11), Z14, Z14; \
 	VMOVUPS       Z14, (R11)
 
-// VNNI_TILE_SUM writes to (AX) the 16 outputs of the activation row whose
-// eight lane accumulators start at R11, summed in the reference order
-// ((a0+a4)+(a2+a6))+((a1+a5)+(a3+a7)).
-#define VNNI_TILE_SUM \
-	VMOVUPS (R11), Z0; \
-	VMOVUPS 64(R11), Z1; \
-	VMOVUPS 128(R11), Z2; \
-	VMOVUPS 192(R11), Z3; \
-	VMOVUPS 256(R11), Z4; \
-	VMOVUPS 320(R11), Z5; \
-	VMOVUPS 384(R11), Z6; \
-	VMOVUPS 448(R11), Z7; \
+// LANE_SUM writes to dst the 16 outputs of one activation row whose
+// eight lane accumulators are at off(R11) + step·j, j < 8, summed in the
+// reference order ((a0+a4)+(a2+a6))+((a1+a5)+(a3+a7)).
+#define LANE_SUM(off, step, dst) \
+	VMOVUPS off+0*step(R11), Z0; \
+	VMOVUPS off+1*step(R11), Z1; \
+	VMOVUPS off+2*step(R11), Z2; \
+	VMOVUPS off+3*step(R11), Z3; \
+	VMOVUPS off+4*step(R11), Z4; \
+	VMOVUPS off+5*step(R11), Z5; \
+	VMOVUPS off+6*step(R11), Z6; \
+	VMOVUPS off+7*step(R11), Z7; \
 	VADDPS  Z4, Z0, Z0; \
 	VADDPS  Z6, Z2, Z2; \
 	VADDPS  Z2, Z0, Z0; \
@@ -43,24 +43,34 @@
 	VADDPS  Z7, Z3, Z3; \
 	VADDPS  Z3, Z1, Z1; \
 	VADDPS  Z1, Z0, Z0; \
-	VMOVUPS Z0, (AX)
+	VMOVUPS Z0, dst
 
-// VNNI_UNPACK splits the four dword slices s0..s3 of a group (lane i:
-// four bytes of weight row i) into W0..W3 = Z16..Z19 (low nibbles) and
-// W4..W7 = Z20..Z23 (high nibbles); Z31 holds 0x0f in every byte.
+// VNNI_TILE_SUM writes to (AX) the 16 outputs of the activation row whose
+// eight lane accumulators start at R11, in the reference order.
+#define VNNI_TILE_SUM LANE_SUM(0, 64, (AX))
+
+// NIBBLES splits the four dword slices s0..s3 of a group (lane i: four
+// bytes of weight row i) into w0..w3 (low nibbles) and w4..w7 (high
+// nibbles); mask holds 0x0f in every byte.
+#define NIBBLES(mask, s0, s1, s2, s3, w0, w1, w2, w3, w4, w5, w6, w7) \
+	VPANDD mask, s0, w0; \
+	VPSRLW $4, s0, w4; \
+	VPANDD mask, w4, w4; \
+	VPANDD mask, s1, w1; \
+	VPSRLW $4, s1, w5; \
+	VPANDD mask, w5, w5; \
+	VPANDD mask, s2, w2; \
+	VPSRLW $4, s2, w6; \
+	VPANDD mask, w6, w6; \
+	VPANDD mask, s3, w3; \
+	VPSRLW $4, s3, w7; \
+	VPANDD mask, w7, w7
+
+// VNNI_UNPACK splits the four dword slices s0..s3 of a group into W0..W3
+// = Z16..Z19 (low nibbles) and W4..W7 = Z20..Z23 (high nibbles); Z31
+// holds 0x0f in every byte.
 #define VNNI_UNPACK(s0, s1, s2, s3) \
-	VPANDD Z31, s0, Z16; \
-	VPSRLW $4, s0, Z20; \
-	VPANDD Z31, Z20, Z20; \
-	VPANDD Z31, s1, Z17; \
-	VPSRLW $4, s1, Z21; \
-	VPANDD Z31, Z21, Z21; \
-	VPANDD Z31, s2, Z18; \
-	VPSRLW $4, s2, Z22; \
-	VPANDD Z31, Z22, Z22; \
-	VPANDD Z31, s3, Z19; \
-	VPSRLW $4, s3, Z23; \
-	VPANDD Z31, Z23, Z23
+	NIBBLES(Z31, s0, s1, s2, s3, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
 
 // AVX2_TILE_ROW is VNNI_TILE_ROW for tiles of eight weight rows in AVX2:
 // W0..W7 = Y8..Y15, the rows' scales in Y4, lane accumulators at R11

@@ -21,6 +21,9 @@ const (
 	// tileRowChunk bounds the activation rows of one kernel call, so its
 	// lane accumulators (512 bytes per row) stay in L1.
 	tileRowChunk = 64
+	// packed32RowChunk bounds the activation rows of one call of a kernel
+	// on tiles of 32 weight rows, whose lane accumulators take 1 KiB a row.
+	packed32RowChunk = 32
 	// q4TileMinRows is the smallest activation row count sent to a q4Tile
 	// kernel. A single row (decode) stays on the blocked row kernels: they
 	// read each weight row front to back with prefetching and stream a
