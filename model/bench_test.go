@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -122,6 +123,39 @@ func BenchmarkDecode0_6BQ4(b *testing.B) {
 	b.ReportMetric(tps*float64(weightBytes)/1e9, "weightGB/s")
 	b.ReportMetric(probe/1e9, "probeGB/s")
 	b.ReportMetric(tps*float64(weightBytes)/probe, "frac")
+}
+
+// BenchmarkDecodeLong0_6BQ4 is BenchmarkDecode0_6BQ4 at a context of 4096
+// tokens, where a step reads more cached keys and values (470 MB in
+// float16) than weights (335 MB): the case of a coding agent's long
+// conversation. The cache holds random keys and values instead of a
+// prefilled prompt's (a step's cost does not depend on them, and
+// prefilling 4096 tokens would take a minute). KVGB/s is the cached keys
+// and values a step reads times steps per second.
+func BenchmarkDecodeLong0_6BQ4(b *testing.B) {
+	const ctx, bs = 4096, 16
+	m, src, _, done := openBenchSource(b, metal.Q4, 0)
+	defer done()
+	kv := m.NewKVCache(ctx/bs+1, bs)
+	rng := rand.New(rand.NewPCG(4, 4096))
+	for _, l := range kv.Layers {
+		for i := range l.K {
+			l.K[i] = metal.F32ToF16(float32(rng.NormFloat64()))
+			l.V[i] = metal.F32ToF16(float32(rng.NormFloat64()))
+		}
+	}
+	blocks := identityBlocks(ctx/bs + 1)
+	cfg := src.Config
+	kvBytes := float64(cfg.NumHiddenLayers * ctx * 2 * cfg.KVDim() * 2)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Start: ctx - 1, Tokens: []int32{42}, Blocks: blocks, Logits: 1}}}, kv); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tps := float64(b.N) / b.Elapsed().Seconds()
+	b.ReportMetric(tps, "tokens/s")
+	b.ReportMetric(tps*kvBytes/1e9, "KVGB/s")
 }
 
 // BenchmarkPrefill0_6BQ4 measures prefill of a 256-token prompt chunk.

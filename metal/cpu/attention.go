@@ -225,30 +225,42 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// weightedSum2Half) instead of widening them: with nobody else to
 	// read a widened chunk, its stores and reloads cost as much as the
 	// products. The cache is walked in the same order as when widening,
-	// with the same prefetches.
+	// one block of one KV head (a stretch) at a time, and each kernel call
+	// prefetches, paced with its reads, the stretch that comes next.
 	if r1-r0 == 1 && group%2 == 0 && f.scoresHalf2 != nil {
 		r, n := r0, size(r0)
 		tmp := widened[:8*hd]
-		walkHalf := func(src []uint16, visit func(s []uint16, p, e, h int)) {
-			fetch(src, 0, kh0)
+		// walkHalf hands each stretch of src to visit for each pair of
+		// query heads, with the stretch after it (after, past the last).
+		walkHalf := func(src, after []uint16, visit func(s []uint16, p, e, h int, next []uint16)) {
+			var prev []uint16
+			pp, pe, pkh := 0, 0, 0
+			flush := func(next []uint16) {
+				for h := pkh * group; h < (pkh+1)*group; h += 2 {
+					visit(prev, pp, pe, h, next)
+				}
+			}
 			for c := 0; c < n; c += chunk {
 				for kh := kh0; kh < kh1; kh++ {
-					ahead(src, c, kh)
 					for j, p := c/bs, c; p < min(c+chunk, n); j, p = j+1, p+bs {
 						s := src[t.kv.BlockIndex(blocks[j], kh):]
-						for h := kh * group; h < (kh+1)*group; h += 2 {
-							visit(s, p, min(p+bs, n), h)
+						if prev != nil {
+							flush(s)
 						}
+						prev, pp, pe, pkh = s, p, min(p+bs, n), kh
 					}
 				}
 			}
+			flush(after)
 		}
-		walkHalf(t.kv.K, func(k []uint16, p, e, h int) {
-			f.scoresHalf2(scores(r, h)[p:e], scores(r, h+1)[p:e], q(r, h), q(r, h+1), k, hd, t.scale, tmp)
+		firstV := t.kv.V[t.kv.BlockIndex(blocks[0], kh0):]
+		fetch(t.kv.K, 0, kh0)
+		walkHalf(t.kv.K, firstV, func(k []uint16, p, e, h int, next []uint16) {
+			f.scoresHalf2(scores(r, h)[p:e], scores(r, h+1)[p:e], q(r, h), q(r, h+1), k, hd, t.scale, tmp, next)
 		})
 		softmax(r)
-		walkHalf(t.kv.V, func(v []uint16, p, e, h int) {
-			f.weightedSum2Half(out(r, h), out(r, h+1), v, hd, scores(r, h)[p:e], scores(r, h+1)[p:e], tmp)
+		walkHalf(t.kv.V, firstV, func(v []uint16, p, e, h int, next []uint16) {
+			f.weightedSum2Half(out(r, h), out(r, h+1), v, hd, scores(r, h)[p:e], scores(r, h+1)[p:e], tmp, next)
 		})
 		return
 	}

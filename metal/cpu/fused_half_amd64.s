@@ -7,6 +7,12 @@
 // the stores and reloads of the widened copy were as much work as the
 // products. VCVTPH2PS is exact, so every product and sum is the one the
 // widened path computes.
+//
+// Each kernel also prefetches, as it reads its keys or values, the same
+// bytes relative to pf: the caller points pf at the stretch of the cache
+// it reads next. Paced with the reads (two or four cache lines at a time),
+// the prefetches keep the memory busy without the stalls a burst of
+// prefetches ahead of each stretch caused once the miss buffers filled.
 
 // HPAIR loads the key blocks (eight float16) of positions a and b, widened
 // into the low and high halves of Z9, and adds their products with query
@@ -20,19 +26,28 @@
 	VMULPS      Z9, Z10, Z12; \
 	VADDPS      Z12, acc1, acc1
 
-// func scoresPairHalfAVX512(out0, out1, q0, q1 *float32, k *uint16, stride, groups, blocks int, scale float32)
+// func scoresPairHalfAVX512(out0, out1, q0, q1 *float32, k *uint16, stride, groups, blocks int, scale float32, pf *uint16)
 // scoresPairAVX512 with the keys float16 (stride in bytes): eight
-// positions at a time over blocks×8 dimensions.
-TEXT ·scoresPairHalfAVX512(SB), NOSPLIT, $0-68
+// positions at a time over blocks×8 dimensions. The eight positions' keys
+// are 8·stride bytes from R8; the rows of one KV head in a cache block are
+// contiguous (stride = 16·blocks), so prefetching 128 bytes a block covers
+// the group's mirror at pf.
+TEXT ·scoresPairHalfAVX512(SB), NOSPLIT, $0-80
 	SCORES_PAIR_ARGS
+	MOVQ pf+72(FP), R14
+	SUBQ R8, R14 // pf − k
 
 hgroup:
 	SCORES_PAIR_GROUP
+	LEAQ (R8)(R14*1), R15
 
 hblock:
 	SCORES_PAIR_BLOCK(HPAIR, $16)
-	DECQ CX
-	JNE  hblock
+	PREFETCHT0 (R15)
+	PREFETCHT0 64(R15)
+	ADDQ       $128, R15
+	DECQ       CX
+	JNE        hblock
 
 	SCORES_PAIR_PUT
 	DECQ R12
@@ -50,16 +65,23 @@ hblock:
 	VMULPS    t, Z10, t; \
 	VADDPS    t, b, b
 
-// func weightedSumPairHalfAVX512(o0, o1 *float32, v *uint16, stride int, w0, w1 *float32, n, chunks int)
+// func weightedSumPairHalfAVX512(o0, o1 *float32, v *uint16, stride int, w0, w1 *float32, n, chunks int, pf *uint16)
 // weightedSumPairAVX512 with the values float16 (stride in bytes): over
-// chunks×128 floats of the outputs, positions 0..n-1 in order.
-TEXT ·weightedSumPairHalfAVX512(SB), NOSPLIT, $0-64
+// chunks×128 floats of the outputs, positions 0..n-1 in order, each
+// position's 256 bytes of values prefetched at pf's mirror.
+TEXT ·weightedSumPairHalfAVX512(SB), NOSPLIT, $0-72
 	WSUM_PAIR_ARGS
+	MOVQ pf+64(FP), R15
+	SUBQ SI, R15 // pf − v
 
 hchunk:
 	WSUM_PAIR_CHUNK
 
 hpos:
+	PREFETCHT0 (R8)(R15*1)
+	PREFETCHT0 64(R8)(R15*1)
+	PREFETCHT0 128(R8)(R15*1)
+	PREFETCHT0 192(R8)(R15*1)
 	WSUM_PAIR_POS(HWSUM2, 32)
 	DECQ CX
 	JNE  hpos

@@ -229,14 +229,14 @@ func testFusedSet(t *testing.T, best fusedKernels) {
 						ref.scores(want[i], qi, wide, hd, 0.125)
 					}
 					g0, g1 := make([]float32, npos), make([]float32, npos)
-					best.scoresHalf2(g0, g1, q, q1, h16, stride, 0.125, tmp)
+					best.scoresHalf2(g0, g1, q, q1, h16, stride, 0.125, tmp, h16)
 					same(t, "scoresHalf2 first", g0, want[0])
 					same(t, "scoresHalf2 second", g1, want[1])
 					ra0, ra1 := randVec(rng, hd), randVec(rng, hd)
 					rb0, rb1 := append([]float32(nil), ra0...), append([]float32(nil), ra1...)
 					ref.weightedSum(ra0, wide, hd, w)
 					ref.weightedSum(ra1, wide, hd, w1)
-					best.weightedSum2Half(rb0, rb1, h16, stride, w, w1, tmp)
+					best.weightedSum2Half(rb0, rb1, h16, stride, w, w1, tmp, h16)
 					same(t, "weightedSum2Half first", rb0, ra0)
 					same(t, "weightedSum2Half second", rb1, ra1)
 				}
