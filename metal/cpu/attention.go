@@ -32,8 +32,9 @@ func (b *Backend) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
 // and tokens in the inner ones. One KV head of a block is one contiguous
 // stretch of float16 (metal.KVLayer); a chunk of them is widened once into
 // the worker's scratch and then serves every query head of the group for
-// every token of the run from the L1 cache, where the float32 kernels keep
-// eight independent sums in flight, while the next chunk is prefetched.
+// every token of the run from the core's caches, where the float32
+// kernels keep eight independent sums in flight, while the next chunk is
+// prefetched.
 // The scores of two tokens are computed together (scores4), so that each
 // key block loaded into a register serves both tokens' query heads.
 //
@@ -58,13 +59,18 @@ const (
 	// attnRunTokens bounds a run, so its scores stay in the worker's cache.
 	attnRunTokens = 8
 	// attnChunk is the number of positions (whole cache blocks, at least
-	// one) of one KV head widened to float32 at a time: each kernel call
-	// then covers a chunk, and the chunk (16 KiB at a head size of 128)
-	// stays in the L1 cache while every query head reads it, next to the
-	// next chunk being prefetched, the scores and the outputs. At 64
-	// positions these came to about 48 KiB, a whole L1, and one token's
-	// attention (one thread, context 1024) took 1.3× as long.
-	attnChunk = 32
+	// one) of one KV head widened to float32 at a time, or for a decode
+	// step read in place before moving to the next KV head: each kernel
+	// call covers a chunk (or a block of it). Against 32 positions (min of
+	// three runs, two threads, BenchmarkAttention and a prefill-like run
+	// of eight tokens), 128 took 0.81 of the time for one token at context
+	// 1024, 0.83 for five at 256, 0.81 for eight at 512: fewer calls, and
+	// longer runs in each KV head's stretch of the cache. The widened chunk
+	// (64 KiB at a head size of 128) is read from L2 at that size; 64
+	// positions measured about the same. Walking one block of all the
+	// worker's KV heads at a time (sequential reads) was no faster on one
+	// thread and 1.27× slower on two.
+	attnChunk = 128
 )
 
 func (b *Backend) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.AttnRow, heads, kvHeads, headDim int) {
