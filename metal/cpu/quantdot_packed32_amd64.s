@@ -22,11 +22,12 @@
 // reference.
 
 // PAIR_DOT adds activation dword off(AX), broadcast into t, times weight
-// slice a of the first half to Z13 and times slice b of the second to Z14.
-#define PAIR_DOT(off, t, a, b) \
+// slice a of the first half to acc0 and times slice b of the second to
+// acc1.
+#define PAIR_DOT(off, t, a, b, acc0, acc1) \
 	VPBROADCASTD off(AX), t; \
-	VPDPBUSD     t, a, Z13; \
-	VPDPBUSD     t, b, Z14
+	VPDPBUSD     t, a, acc0; \
+	VPDPBUSD     t, b, acc1
 
 // func q4Packed32VNNI(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 //
@@ -93,17 +94,27 @@ qgroup:
 
 qrow:
 	// Integer sums, starting from the bias −8·Σx: lane i of Z13 (Z14) is
-	// weight row i of the first (second) half.
+	// weight row i of the first (second) half. Each half's eight VPDPBUSD
+	// run as two chains of four (Z9 and Z10 take the odd dwords), added at
+	// the end: integer sums are exact in any order, and one chain of
+	// eight, at about four cycles a VPDPBUSD, held products of few
+	// activation rows to about half the unit's rate (one thread, in
+	// cache: 2 rows 336 → 503 GOPS, 5 rows 418 → 554; four chains of two
+	// measured the same as two of four).
 	VPBROADCASTD (R9)(R10*1), Z13
 	VMOVDQA32    Z13, Z14
-	PAIR_DOT(0, Z0, Z16, Z24)
-	PAIR_DOT(4, Z1, Z17, Z25)
-	PAIR_DOT(8, Z2, Z18, Z26)
-	PAIR_DOT(12, Z3, Z19, Z27)
-	PAIR_DOT(16, Z4, Z20, Z28)
-	PAIR_DOT(20, Z5, Z21, Z29)
-	PAIR_DOT(24, Z6, Z22, Z30)
-	PAIR_DOT(28, Z7, Z23, Z31)
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	PAIR_DOT(0, Z0, Z16, Z24, Z13, Z14)
+	PAIR_DOT(4, Z1, Z17, Z25, Z9, Z10)
+	PAIR_DOT(8, Z2, Z18, Z26, Z13, Z14)
+	PAIR_DOT(12, Z3, Z19, Z27, Z9, Z10)
+	PAIR_DOT(16, Z4, Z20, Z28, Z13, Z14)
+	PAIR_DOT(20, Z5, Z21, Z29, Z9, Z10)
+	PAIR_DOT(24, Z6, Z22, Z30, Z13, Z14)
+	PAIR_DOT(28, Z7, Z23, Z31, Z9, Z10)
+	VPADDD       Z9, Z13, Z13
+	VPADDD       Z10, Z14, Z14
 
 	// (wscale · xscale) · float32(isum) added to the lane-(g mod 8) slot.
 	VCVTDQ2PS    Z13, Z13
