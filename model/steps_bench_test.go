@@ -61,8 +61,9 @@ func (s *stepTimer) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.
 
 // BenchmarkVerifySteps0_6BQ4 is BenchmarkVerifyRow0_6BQ4 (k = 0 and 4)
 // with each kind of backend step's milliseconds per pass reported
-// separately, to see what a verify pass adds to a decode pass; "other" is
-// what the model does between backend calls.
+// separately (the mean and the fastest pass), to see what a verify pass
+// adds to a decode pass; "other" is what the model does between backend
+// calls.
 func BenchmarkVerifySteps0_6BQ4(b *testing.B) {
 	src := openBenchPackage(b, metal.Q4)
 	defer src.Close()
@@ -79,21 +80,34 @@ func BenchmarkVerifySteps0_6BQ4(b *testing.B) {
 	}
 	for _, k := range []int{0, 4} {
 		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
-			clear(be.spent)
+			// Each step's fastest pass, besides the means: on shared cores
+			// a step is only ever slowed down, so the minimums are what
+			// the code costs.
+			total, fastest := map[string]time.Duration{}, map[string]time.Duration{}
 			row := make([]int32, k+1)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
+				clear(be.spent)
+				start := time.Now()
 				if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Start: 256, Tokens: row, Blocks: blocks, Logits: k + 1}}}, kv); err != nil {
 					b.Fatal(err)
 				}
+				other := time.Since(start)
+				for _, d := range be.spent {
+					other -= d
+				}
+				be.spent["other"] = other
+				for step, d := range be.spent {
+					total[step] += d
+					if f, ok := fastest[step]; !ok || d < f {
+						fastest[step] = d
+					}
+				}
 			}
-			perPass := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(b.N) }
-			other := b.Elapsed()
-			for step, d := range be.spent {
-				b.ReportMetric(perPass(d), step+"-ms")
-				other -= d
+			for step, d := range total {
+				b.ReportMetric(d.Seconds()*1e3/float64(b.N), step+"-ms")
+				b.ReportMetric(fastest[step].Seconds()*1e3, step+"-min-ms")
 			}
-			b.ReportMetric(perPass(other), "other-ms")
 		})
 	}
 }
