@@ -188,9 +188,14 @@ type plan struct {
 	blocks        int
 	blockSize     int
 	scratchPerRow int64
+	attnScratch   int64 // attention's per-worker scores at the longest context
 }
 
-func makePlan(f *serveFlags, m *loadedModel, packed int64) (plan, error) {
+// attnScratch bounds a backend's attention scratch for contexts of up to
+// context positions (cpu.Backend.AttentionScratchBytes).
+type attnScratch func(context int) int64
+
+func makePlan(f *serveFlags, m *loadedModel, packed int64, scratch attnScratch) (plan, error) {
 	p := plan{blockSize: f.kvBlockSize, context: m.cfg.MaxPositionEmbeddings, packed: packed}
 	if p.context <= 0 {
 		p.context = 4096
@@ -212,6 +217,7 @@ func makePlan(f *serveFlags, m *loadedModel, packed int64) (plan, error) {
 	}
 	p.kvPerToken = int64(m.cfg.NumHiddenLayers) * 2 * 2 * int64(m.cfg.KVDim()) // float16 keys and values
 	p.scratchPerRow = 4 * int64(4*m.cfg.HiddenSize+2*m.cfg.IntermediateSize+m.cfg.VocabSize)
+	p.attnScratch = scratch(p.context)
 	if f.maxMemory != "" {
 		if p.budget, err = parseSize(f.maxMemory, true); err != nil {
 			return p, fmt.Errorf("serve: --max-memory: %w", err)
@@ -223,7 +229,7 @@ func makePlan(f *serveFlags, m *loadedModel, packed int64) (plan, error) {
 		}
 		p.budget = int64(float64(phys) * defaultMemoryShare)
 	}
-	kv := p.budget - p.weights - p.packed - p.scratchPerRow*int64(f.maxBatchTokens)
+	kv := p.budget - p.weights - p.packed - p.scratchPerRow*int64(f.maxBatchTokens) - p.attnScratch
 	if f.kvMemory != "" {
 		capKV, err := parseSize(f.kvMemory, true)
 		if err != nil {
@@ -251,7 +257,8 @@ func (p plan) table(f *serveFlags) string {
 	fmt.Fprintf(w, "context\t%d tokens\n", p.context)
 	fmt.Fprintf(w, "KV cache\t%d blocks × %d tokens = %s\n", p.blocks, p.blockSize, mb(int64(p.blocks*p.blockSize)*p.kvPerToken))
 	fmt.Fprintf(w, "scratch\t%s per token in a step (max %d per step)\n", mb(p.scratchPerRow), f.maxBatchTokens)
-	fmt.Fprintf(w, "total\t%s of a %s budget\n", mb(p.weights+p.packed+int64(p.blocks*p.blockSize)*p.kvPerToken+p.scratchPerRow*int64(f.maxBatchTokens)), mb(p.budget))
+	fmt.Fprintf(w, "attention scratch\t%s (scores of one run of tokens per thread, at the longest context)\n", mb(p.attnScratch))
+	fmt.Fprintf(w, "total\t%s of a %s budget\n", mb(p.weights+p.packed+int64(p.blocks*p.blockSize)*p.kvPerToken+p.scratchPerRow*int64(f.maxBatchTokens)+p.attnScratch), mb(p.budget))
 	w.Flush()
 	return sb.String()
 }
@@ -291,16 +298,25 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	// (cpu.Backend.PrepareWeights): memory the plan counts with the weights.
 	packed := be.PackedBytes()
 	var draft model.Model
+	var dbe *cpu.Backend
 	if m.draft != nil && f.spec != "ngram" && f.spec != "off" {
 		// its own backend: a Backend is owned by one model runner
-		dbe := cpu.NewWithOptions(cpu.Options{Threads: f.threads, Portable: f.portable || os.Getenv("SPLASH_KERNELS") == "portable"})
+		dbe = cpu.NewWithOptions(cpu.Options{Threads: f.threads, Portable: f.portable || os.Getenv("SPLASH_KERNELS") == "portable"})
 		defer dbe.Close()
 		if draft, err = model.Architectures().Build(m.draftCfg, m.draft, dbe); err != nil {
 			return fmt.Errorf("serve: draft model: %w", err)
 		}
 		packed += dbe.PackedBytes()
 	}
-	p, err := makePlan(f, m, packed)
+	heads, hd := m.cfg.NumAttentionHeads, m.cfg.HeadDim
+	scratch := func(context int) int64 { return be.AttentionScratchBytes(heads, hd, context) }
+	if draft != nil {
+		dh, dhd := m.draftCfg.NumAttentionHeads, m.draftCfg.HeadDim
+		scratch = func(context int) int64 {
+			return be.AttentionScratchBytes(heads, hd, context) + dbe.AttentionScratchBytes(dh, dhd, context)
+		}
+	}
+	p, err := makePlan(f, m, packed, scratch)
 	if err != nil {
 		return err
 	}

@@ -56,8 +56,14 @@ const (
 	// balance between long reads (a block's KV heads are adjacent) and
 	// spreading one token over workers.
 	attnGrain = 4
-	// attnRunTokens bounds a run, so its scores stay in the worker's cache.
-	attnRunTokens = 8
+	// attnRunTokens bounds a run: each run widens every chunk of the
+	// context once, and its scores (tokens × the worker's query heads ×
+	// context floats) are the worker's scratch. Against 8 (min of four
+	// runs, two threads), 16 took 0.91 of the time for a 512-token chunk
+	// at context 2560-3072 and for 64 tokens at 576-640; 32 took 0.89 and
+	// 0.86 but doubles the scratch again (8 MiB per worker at context
+	// 8192).
+	attnRunTokens = 16
 	// attnChunk is the number of positions (whole cache blocks, at least
 	// one) of one KV head widened to float32 at a time, or for a decode
 	// step read in place before moving to the next KV head: each kernel
@@ -72,6 +78,13 @@ const (
 	// thread and 1.27× slower on two.
 	attnChunk = 128
 )
+
+// AttentionScratchBytes bounds the scratch Attention grows its workers'
+// buffers to for contexts of up to context positions: each holds one
+// run's scores for up to every query head, and a widened chunk.
+func (b *Backend) AttentionScratchBytes(heads, headDim, context int) int64 {
+	return int64(b.Threads()) * 4 * int64(attnRunTokens*heads*context+attnChunk*headDim)
+}
 
 func (b *Backend) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.AttnRow, heads, kvHeads, headDim int) {
 	if kv.KVHeads != kvHeads || kv.HeadDim != headDim {

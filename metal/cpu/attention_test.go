@@ -43,7 +43,7 @@ func TestAttentionRunsMatchSingleTokens(t *testing.T) {
 		K: randF16(rng, nb*bs*kvHeads*hd), V: randF16(rng, nb*bs*kvHeads*hd)}
 	seqA, seqB := []int32{3, 1, 4, 0, 5, 9, 2, 6}, []int32{15, 14, 13, 12, 11, 10, 8, 7}
 	var rows []metal.AttnRow
-	for p := 17; p < 28; p++ { // 11 tokens: a full run and a partial one
+	for p := 29 - attnRunTokens - 3; p < 29; p++ { // a full run and a partial one
 		rows = append(rows, metal.AttnRow{Pos: int32(p), Blocks: seqA})
 	}
 	for _, p := range []int32{2, 30, 9} {
