@@ -1,7 +1,9 @@
 #include "textflag.h"
 
 // SIMD loops of fused_exp.go and fused_kernels.go, bit-identical to the Go
-// versions: the same IEEE float32 operations in the same order, no FMA.
+// versions: the same IEEE float32 operations in the same order, with a
+// fused multiply-add (VFMADD231PS) exactly where the Go versions use fma32
+// (attention's scores and value sums) and none elsewhere.
 
 #include "fused_exp_consts.h"
 
@@ -169,7 +171,7 @@ widenloop:
 	RET
 
 // func scoresAVX2(out, q, k *float32, stride, n, blocks int, scale float32)
-// out[p] = dot(q, k + p·stride bytes)·scale for p < n, over blocks×8
+// out[p] = q·(k + p·stride bytes)·scale (scoresRef) for p < n, over blocks×8
 // floats; eight positions at a time, so eight sums proceed in parallel
 // and each q vector loaded serves eight keys.
 TEXT ·scoresAVX2(SB), NOSPLIT, $0-52
@@ -200,22 +202,14 @@ eight:
 
 eightloop:
 	VMOVUPS (AX), Y8
-	VMULPS  (R10), Y8, Y9
-	VADDPS  Y9, Y0, Y0
-	VMULPS  (R10)(DX*1), Y8, Y10
-	VADDPS  Y10, Y1, Y1
-	VMULPS  (R10)(DX*2), Y8, Y11
-	VADDPS  Y11, Y2, Y2
-	VMULPS  (R10)(R9*1), Y8, Y12
-	VADDPS  Y12, Y3, Y3
-	VMULPS  (R11), Y8, Y9
-	VADDPS  Y9, Y4, Y4
-	VMULPS  (R11)(DX*1), Y8, Y10
-	VADDPS  Y10, Y5, Y5
-	VMULPS  (R11)(DX*2), Y8, Y11
-	VADDPS  Y11, Y6, Y6
-	VMULPS  (R11)(R9*1), Y8, Y12
-	VADDPS  Y12, Y7, Y7
+	VFMADD231PS (R10), Y8, Y0
+	VFMADD231PS (R10)(DX*1), Y8, Y1
+	VFMADD231PS (R10)(DX*2), Y8, Y2
+	VFMADD231PS (R10)(R9*1), Y8, Y3
+	VFMADD231PS (R11), Y8, Y4
+	VFMADD231PS (R11)(DX*1), Y8, Y5
+	VFMADD231PS (R11)(DX*2), Y8, Y6
+	VFMADD231PS (R11)(R9*1), Y8, Y7
 	ADDQ $32, AX
 	ADDQ $32, R10
 	ADDQ $32, R11
@@ -260,8 +254,7 @@ one:
 
 oneloop:
 	VMOVUPS (SI)(BX*1), Y4
-	VMULPS  (R8)(BX*1), Y4, Y5
-	VADDPS  Y5, Y0, Y0
+	VFMADD231PS (R8)(BX*1), Y4, Y0
 	ADDQ $32, BX
 	DECQ CX
 	JNE  oneloop
@@ -304,22 +297,14 @@ chunk:
 
 pos:
 	VBROADCASTSS (R9), Y8
-	VMULPS 0(R8), Y8, Y9
-	VADDPS Y9, Y0, Y0
-	VMULPS 32(R8), Y8, Y10
-	VADDPS Y10, Y1, Y1
-	VMULPS 64(R8), Y8, Y11
-	VADDPS Y11, Y2, Y2
-	VMULPS 96(R8), Y8, Y12
-	VADDPS Y12, Y3, Y3
-	VMULPS 128(R8), Y8, Y9
-	VADDPS Y9, Y4, Y4
-	VMULPS 160(R8), Y8, Y10
-	VADDPS Y10, Y5, Y5
-	VMULPS 192(R8), Y8, Y11
-	VADDPS Y11, Y6, Y6
-	VMULPS 224(R8), Y8, Y12
-	VADDPS Y12, Y7, Y7
+	VFMADD231PS 0(R8), Y8, Y0
+	VFMADD231PS 32(R8), Y8, Y1
+	VFMADD231PS 64(R8), Y8, Y2
+	VFMADD231PS 96(R8), Y8, Y3
+	VFMADD231PS 128(R8), Y8, Y4
+	VFMADD231PS 160(R8), Y8, Y5
+	VFMADD231PS 192(R8), Y8, Y6
+	VFMADD231PS 224(R8), Y8, Y7
 	ADDQ DX, R8
 	ADDQ $4, R9
 	DECQ CX

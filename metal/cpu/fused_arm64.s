@@ -2,7 +2,14 @@
 #include "quantdot_neon_arm64.h"
 
 // NEON loops of fused_kernels.go, bit-identical to the Go versions: the
-// same IEEE float32 operations in the same order, no FMA.
+// same IEEE float32 operations in the same order; fused multiply-adds
+// (FMLA) exactly where the Go versions use fma32 (attention's scores and
+// value sums), none elsewhere.
+
+// FMLA Vd.4S, Vn.4S, Vm.4S (Vd += Vn·Vm, one rounding); FMLAE: FMLA
+// Vd.4S, Vn.4S, Vm.S[0].
+#define FMLA4S(d, n, m) WORD $(0x4E20CC00 | ((m)<<16) | ((n)<<5) | (d))
+#define FMLAE(d, n, m) WORD $(0x4F801000 | ((m)<<16) | ((n)<<5) | (d))
 
 // ZERO8 zeroes V0..V7.
 #define ZERO8 \
@@ -180,7 +187,7 @@ widenloop:
 	RET
 
 // func scoresNEON(out, q, k *float32, stride, n, blocks int, scale float32)
-// out[p] = dot(q, k + p·stride bytes)·scale for p < n, over blocks×8
+// out[p] = q·(k + p·stride bytes)·scale (scoresRef) for p < n, over blocks×8
 // floats; four positions at a time, each position's eight lanes in two
 // registers (V0..V7), the q step in V16, V17.
 TEXT ·scoresNEON(SB), NOSPLIT, $0-52
@@ -209,22 +216,14 @@ fourloop:
 	VLD1.P 32(R7), [V22.S4, V23.S4]
 	VLD1.P 32(R8), [V24.S4, V25.S4]
 	VLD1.P 32(R9), [V26.S4, V27.S4]
-	FMUL4S(20, 20, 16)
-	FMUL4S(21, 21, 17)
-	FMUL4S(22, 22, 16)
-	FMUL4S(23, 23, 17)
-	FMUL4S(24, 24, 16)
-	FMUL4S(25, 25, 17)
-	FMUL4S(26, 26, 16)
-	FMUL4S(27, 27, 17)
-	FADD4S(0, 0, 20)
-	FADD4S(1, 1, 21)
-	FADD4S(2, 2, 22)
-	FADD4S(3, 3, 23)
-	FADD4S(4, 4, 24)
-	FADD4S(5, 5, 25)
-	FADD4S(6, 6, 26)
-	FADD4S(7, 7, 27)
+	FMLA4S(0, 20, 16)
+	FMLA4S(1, 21, 17)
+	FMLA4S(2, 22, 16)
+	FMLA4S(3, 23, 17)
+	FMLA4S(4, 24, 16)
+	FMLA4S(5, 25, 17)
+	FMLA4S(6, 26, 16)
+	FMLA4S(7, 27, 17)
 	SUB  $1, R11, R11
 	CBNZ R11, fourloop
 
@@ -255,10 +254,8 @@ one:
 oneloop:
 	VLD1.P 32(R10), [V16.S4, V17.S4]
 	VLD1.P 32(R6), [V20.S4, V21.S4]
-	FMUL4S(20, 20, 16)
-	FMUL4S(21, 21, 17)
-	FADD4S(0, 0, 20)
-	FADD4S(1, 1, 21)
+	FMLA4S(0, 20, 16)
+	FMLA4S(1, 21, 17)
 	SUB  $1, R11, R11
 	CBNZ R11, oneloop
 
@@ -296,22 +293,14 @@ pos:
 	MOVD R7, R10
 	VLD1.P 64(R10), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1 (R10), [V20.S4, V21.S4, V22.S4, V23.S4]
-	FMULE(16, 16, 24)
-	FMULE(17, 17, 24)
-	FMULE(18, 18, 24)
-	FMULE(19, 19, 24)
-	FMULE(20, 20, 24)
-	FMULE(21, 21, 24)
-	FMULE(22, 22, 24)
-	FMULE(23, 23, 24)
-	FADD4S(0, 0, 16)
-	FADD4S(1, 1, 17)
-	FADD4S(2, 2, 18)
-	FADD4S(3, 3, 19)
-	FADD4S(4, 4, 20)
-	FADD4S(5, 5, 21)
-	FADD4S(6, 6, 22)
-	FADD4S(7, 7, 23)
+	FMLAE(0, 16, 24)
+	FMLAE(1, 17, 24)
+	FMLAE(2, 18, 24)
+	FMLAE(3, 19, 24)
+	FMLAE(4, 20, 24)
+	FMLAE(5, 21, 24)
+	FMLAE(6, 22, 24)
+	FMLAE(7, 23, 24)
 	ADD  R2, R7, R7
 	SUB  $1, R9, R9
 	CBNZ R9, pos

@@ -3,8 +3,8 @@
 
 // AVX-512 versions of attention's float loops (fused_amd64.s), bit-identical
 // to the portable ones. A zmm register holds sixteen floats, so each
-// multiply and add does twice the work of the AVX2 loops; the per-element
-// operations and their order are unchanged.
+// fused multiply-add does twice the work of the AVX2 loops; the
+// per-element operations and their order are unchanged.
 
 // func widenAVX512(dst *float32, src *uint16, sstride, rows, blocks int)
 // widenAVX2 sixteen values at a time: row i of dst (blocks×16 floats) =
@@ -41,8 +41,7 @@ widenloop:
 #define PAIR(a, b, acc) \
 	VMOVUPS      a, Y9; \
 	VINSERTF32X8 $1, b, Z9, Z9; \
-	VMULPS       Z9, Z8, Z9; \
-	VADDPS       Z9, acc, acc
+	VFMADD231PS  Z9, Z8, acc
 
 // FOLD reduces each half of acc as HSUM does (fused_amd64.s):
 // ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)) into lane 0 (low position) and lane
@@ -75,7 +74,7 @@ widenloop:
 	VMOVQ         x, off(DI)
 
 // func scoresAVX512(out, q, k *float32, stride, groups, blocks int, scale float32)
-// out[p] = dot(q, k + p·stride bytes)·scale for p < 16·groups, over
+// out[p] = q·(k + p·stride bytes)·scale (scoresRef) for p < 16·groups, over
 // blocks×8 floats: sixteen positions at a time, two to a register.
 TEXT ·scoresAVX512(SB), NOSPLIT, $0-52
 	MOVQ out+0(FP), DI
@@ -153,22 +152,14 @@ chunk:
 
 pos:
 	VBROADCASTSS (R9), Z8
-	VMULPS 0(R8), Z8, Z9
-	VADDPS Z9, Z0, Z0
-	VMULPS 64(R8), Z8, Z10
-	VADDPS Z10, Z1, Z1
-	VMULPS 128(R8), Z8, Z11
-	VADDPS Z11, Z2, Z2
-	VMULPS 192(R8), Z8, Z12
-	VADDPS Z12, Z3, Z3
-	VMULPS 256(R8), Z8, Z9
-	VADDPS Z9, Z4, Z4
-	VMULPS 320(R8), Z8, Z10
-	VADDPS Z10, Z5, Z5
-	VMULPS 384(R8), Z8, Z11
-	VADDPS Z11, Z6, Z6
-	VMULPS 448(R8), Z8, Z12
-	VADDPS Z12, Z7, Z7
+	VFMADD231PS 0(R8), Z8, Z0
+	VFMADD231PS 64(R8), Z8, Z1
+	VFMADD231PS 128(R8), Z8, Z2
+	VFMADD231PS 192(R8), Z8, Z3
+	VFMADD231PS 256(R8), Z8, Z4
+	VFMADD231PS 320(R8), Z8, Z5
+	VFMADD231PS 384(R8), Z8, Z6
+	VFMADD231PS 448(R8), Z8, Z7
 	ADDQ DX, R8
 	ADDQ $4, R9
 	DECQ CX
@@ -189,10 +180,8 @@ pos:
 #define PAIR2(a, b, acc0, acc1) \
 	VMOVUPS      a, Y9; \
 	VINSERTF32X8 $1, b, Z9, Z9; \
-	VMULPS       Z9, Z8, Z11; \
-	VADDPS       Z11, acc0, acc0; \
-	VMULPS       Z9, Z10, Z12; \
-	VADDPS       Z12, acc1, acc1
+	VFMADD231PS  Z9, Z8, acc0; \
+	VFMADD231PS  Z9, Z10, acc1
 
 // func scoresPairAVX512(out0, out1, q0, q1, k *float32, stride, groups, blocks int, scale float32)
 // scoresAVX512 for two query heads against the same keys, eight positions
@@ -220,11 +209,9 @@ peightloop:
 // WSUM2 adds the weighted value block at off(R8), loaded once into t, to
 // a (weight Z8) and to b (weight Z10).
 #define WSUM2(off, t, p, a, b) \
-	VMOVUPS off(R8), t; \
-	VMULPS  t, Z8, p; \
-	VADDPS  p, a, a; \
-	VMULPS  t, Z10, t; \
-	VADDPS  t, b, b
+	VMOVUPS     off(R8), t; \
+	VFMADD231PS t, Z8, a; \
+	VFMADD231PS t, Z10, b
 
 // func weightedSumPairAVX512(o0, o1, v *float32, stride int, w0, w1 *float32, n, chunks int)
 // weightedSumAVX512 for two query heads over the same values: each value
@@ -256,8 +243,7 @@ ppos:
 
 // MAC adds k times q to acc, through t.
 #define MAC(k, q, t, acc) \
-	VMULPS k, q, t; \
-	VADDPS t, acc, acc
+	VFMADD231PS k, q, acc
 
 // MAC4 multiplies key pair k by the four query blocks Z28..Z31 into acc0..acc3.
 #define MAC4(k, acc0, acc1, acc2, acc3) \

@@ -21,10 +21,8 @@
 	VMOVDQU     a, X9; \
 	VINSERTI128 $1, b, Y9, Y9; \
 	VCVTPH2PS   Y9, Z9; \
-	VMULPS      Z9, Z8, Z11; \
-	VADDPS      Z11, acc0, acc0; \
-	VMULPS      Z9, Z10, Z12; \
-	VADDPS      Z12, acc1, acc1
+	VFMADD231PS Z9, Z8, acc0; \
+	VFMADD231PS Z9, Z10, acc1
 
 // func scoresPairHalfAVX512(out0, out1, q0, q1 *float32, k *uint16, stride, groups, blocks int, scale float32, pf *uint16)
 // scoresPairAVX512 with the keys float16 (stride in bytes): eight
@@ -59,11 +57,9 @@ hblock:
 // HWSUM2 adds the value block at off(R8), sixteen float16 widened once
 // into t, weighted by Z8 to a and by Z10 to b.
 #define HWSUM2(off, t, p, a, b) \
-	VCVTPH2PS off(R8), t; \
-	VMULPS    t, Z8, p; \
-	VADDPS    p, a, a; \
-	VMULPS    t, Z10, t; \
-	VADDPS    t, b, b
+	VCVTPH2PS   off(R8), t; \
+	VFMADD231PS t, Z8, a; \
+	VFMADD231PS t, Z10, b
 
 // func weightedSumPairHalfAVX512(o0, o1 *float32, v *uint16, stride int, w0, w1 *float32, n, chunks int, pf *uint16)
 // weightedSumPairAVX512 with the values float16 (stride in bytes): over

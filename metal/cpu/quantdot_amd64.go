@@ -63,7 +63,9 @@ func rowsQ8VNNI(t *metal.Tensor, o0, o1 int, a *qacts, rows int, acc []laneAcc, 
 	blockedTile(q8VNNI, t, o0, o1, a, rows, acc, out)
 }
 
-func hasAVX2() bool { return cpu.X86.HasAVX2 && cpu.X86.HasF16C }
+// hasAVX2 reports AVX2 with the float16 conversions and FMA3 that the
+// AVX2 sets' attention loops use (every AVX2 processor has them).
+func hasAVX2() bool { return cpu.X86.HasAVX2 && cpu.X86.HasF16C && cpu.X86.HasFMA }
 
 // hasVNNI reports VPDPBUSD on 512-bit registers with byte/word shifts
 // (AVX512_VNNI, AVX512BW); x/sys/cpu also checks that the OS saves the
