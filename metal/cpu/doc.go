@@ -3,7 +3,7 @@
 // products chosen at New from the CPU's features (Name reports which):
 //
 //	cpu/avx512vnni  amd64 with AVX512_VNNI+BW: VPDPBUSD on 512-bit registers
-//	cpu/avx2        amd64 with AVX2+F16C: VPMADDUBSW/VPMADDWD
+//	cpu/avx2        amd64 with AVX2+F16C+FMA: VPMADDUBSW/VPMADDWD
 //	cpu/neon        arm64 with the dot-product extension: SDOT (attention's
 //	                loops are NEON on every arm64: fused_arm64.s)
 //	cpu/portable    everything else, or Options.Portable (SPLASH_KERNELS=portable)
@@ -12,7 +12,9 @@
 // quantized to int8 per group of 32 (actquant.go); each group's integer sum
 // is exact and the float combination order is fixed (quantdot.go), so every
 // kernel set gives bit-identical results, which the tests check (the arm64
-// kernels under qemu-aarch64 from `make test`). `make bench-kernels` prints
+// kernels under qemu-aarch64 from `make test`). Attention's scores and value
+// sums use fused multiply-adds in every set, the reference's fma32 rounding
+// once as the instructions do; the other float steps use none. `make bench-kernels` prints
 // memory bandwidth, kernel throughput and end-to-end tokens/s.
 //
 // Work is spread over a persistent pool of worker goroutines (pool.go:
@@ -21,12 +23,14 @@
 // split by output rows for matrix products, by (run of a sequence's
 // tokens, KV head) pairs for attention and by rows for the elementwise
 // steps of a batch (elementwise_parallel.go). q4 matrices are packed at load
-// (packed.go) into the register layout of the tile kernels, so one kernel
-// (quantdot_packed_*.s) streams a tile of weight rows once, in order, and
-// uses each group against every activation row: the weights are read once
-// per call for 1 row or many. Attention widens each chunk of a KV head's
-// float16 cache to float32 once for all the query heads and tokens that
-// read it (attention.go). Each output element is computed by
+// (packed.go) into the register layout of the tile kernels (32 rows a tile
+// for AVX-512, 8 for AVX2 and NEON), so one kernel (quantdot_packed*.s)
+// streams a tile of weight rows once, in order, and uses each group against
+// every activation row: the weights are read once per call for 1 row or
+// many. Attention widens each chunk of a KV head's float16 cache to float32
+// once for all the query heads and tokens of a run that read it; a decode
+// step reads it in place where the set can (AVX-512), prefetching the next
+// stretch as it goes (attention.go). Each output element is computed by
 // exactly one worker with a reduction order that depends only on its own
 // inputs, so results are bit-identical whatever the batch size or thread
 // count (batch invariance).
