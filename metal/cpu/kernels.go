@@ -21,14 +21,25 @@ type kernels struct {
 	q4TileRows int
 	// q4Packed, when set, computes whole tiles of q4PackedRows weight rows
 	// of q4 matrices packed by Backend.PrepareWeights (packed.go), for any
-	// number of activation rows.
-	q4Packed     packedFunc
-	q4PackedRows int
+	// number of activation rows; q8Packed, when set, the same for q8.
+	q4Packed, q8Packed packedFunc
+	q4PackedRows       int
 	// quantGroups quantizes activations (quantGroupsRef, actquant.go).
 	quantGroups func(x []float32, q []int8, scale []float32, sum []int32)
 	// dotF32 and axpy: the float32 loops of floatdot.go.
 	dotF32 func(a, b []float32) float32
 	axpy   func(o, v []float32, w float32)
+}
+
+// packedFor is the set's packed kernel for matrices of dtype d, or nil.
+func (k *kernels) packedFor(d metal.DType) packedFunc {
+	switch d {
+	case metal.Q4:
+		return k.q4Packed
+	case metal.Q8:
+		return k.q8Packed
+	}
+	return nil
 }
 
 func portableKernels() kernels {

@@ -203,7 +203,7 @@ func dramCopies(w *metal.Tensor) []*metal.Tensor {
 // BenchmarkMatVecDRAM streams 32768×2048 weight matrices (together larger
 // than the caches: dramCopies) through one activation row on all threads
 // with the best kernels, reporting weight GB/s and its fraction of the read
-// bandwidth the probe measures in the same run; q4 also with the weights
+// bandwidth the probe measures in the same run; also with the weights
 // prepared (packed) for the kernel set, as models do.
 func BenchmarkMatVecDRAM(b *testing.B) {
 	const out, in = 32768, 2048
@@ -216,9 +216,6 @@ func BenchmarkMatVecDRAM(b *testing.B) {
 		for _, prepared := range []bool{false, true} {
 			name := d.String()
 			if prepared {
-				if d != metal.Q4 {
-					continue
-				}
 				name += "/prepared"
 			}
 			b.Run(name, func(b *testing.B) {

@@ -21,11 +21,11 @@ type matmulTask struct {
 	wf32    []float32 // W as float32 when its dtype is F32
 	in, dim int       // w.Cols, w.Rows
 	// tiled: the pool's indices are tiles of height weight rows, each run
-	// by b.k.q4Tile, or by b.k.q4Packed when packed is set (a partial last
+	// by b.k.q4Tile, or by the packed kernel when packed is set (a partial last
 	// tile by the row kernel).
 	tiled  bool
 	height int
-	packed *packedQ4
+	packed *packedMatrix
 }
 
 func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
@@ -35,7 +35,7 @@ func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 	case metal.F32:
 		t.wf32 = f32s(w.Data)
 	case metal.Q8, metal.Q4:
-		if w.DType == metal.Q4 && b.k.q4Packed != nil {
+		if b.k.packedFor(w.DType) != nil {
 			t.packed = b.packed.get(w)
 		}
 		switch {
@@ -44,7 +44,7 @@ func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 		case w.DType == metal.Q4 && b.k.q4Tile != nil && rows >= q4TileMinRows:
 			t.tiled, t.height = true, b.k.q4TileRows
 		}
-		b.quantizeActs(t.x, rows, w.Cols, t.tiled)
+		b.quantizeActs(t.x, rows, w.Cols, t.tiled, actsShift(w.DType))
 		// The row kernels' permuted activations, unless every weight row
 		// is in a whole tile.
 		if w.DType == metal.Q4 && b.k.q4Layout && (!t.tiled || w.Rows%t.height != 0) {
@@ -62,13 +62,13 @@ func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 }
 
 // quantizeActs quantizes x (rows×cols) into b.acts and, when tiled, packs
-// it for the tile kernels, which read q4 weights as u = q + 8 = q + 2^3.
-func (b *Backend) quantizeActs(x []float32, rows, cols int, tiled bool) {
+// it for the tile kernels, with biases −Σx << shift (actsShift).
+func (b *Backend) quantizeActs(x []float32, rows, cols int, tiled bool, shift int) {
 	b.acts.size(rows, cols)
 	pack := -1
 	if tiled {
 		b.acts.tiled.size(rows, cols)
-		pack = 3
+		pack = shift
 	}
 	b.runElementwise(elementwiseTask{op: opQuantize, x: x, rows: rows, cols: cols, pack: pack}, cols/32, 32*rows)
 }
@@ -120,7 +120,7 @@ func (t *matmulTask) runTiles(lo, hi, worker int) {
 		switch {
 		case o1-o0 < height:
 		case t.packed != nil:
-			t.b.k.q4Packed(t.packed, i, &t.b.acts, t.rows, acc, t.out, t.dim)
+			t.b.k.packedFor(t.packed.dtype)(t.packed, i, &t.b.acts, t.rows, acc, t.out, t.dim)
 			continue
 		default:
 			t.b.k.q4Tile(t.w, o0, &t.b.acts, t.rows, acc, t.out)
@@ -129,8 +129,12 @@ func (t *matmulTask) runTiles(lo, hi, worker int) {
 		// A partial last tile: row by row, in tiles whose accumulators stay small.
 		tile := max(1, quantTileAccs/t.rows)
 		racc := t.b.workerAcc(worker, min(tile, o1-o0)*t.rows)
+		rowsq := t.b.k.rowsQ4
+		if t.w.DType == metal.Q8 {
+			rowsq = t.b.k.rowsQ8
+		}
 		for o := o0; o < o1; o += tile {
-			t.b.k.rowsQ4(t.w, o, min(o+tile, o1), &t.b.acts, t.rows, racc, t.out)
+			rowsq(t.w, o, min(o+tile, o1), &t.b.acts, t.rows, racc, t.out)
 		}
 	}
 }

@@ -7,41 +7,55 @@ import (
 	"github.com/splash-inference/splash/metal"
 )
 
-// Packed q4 weights: a copy of a q4 matrix in the layout the tiled kernels
-// build in registers (quantdot_tiled.go), made once when the model is
-// built, so a kernel call reads each tile as one sequential stream of
+// Packed q4 and q8 weights: a copy of a matrix in the layout the tiled
+// kernels build in registers (quantdot_tiled.go), made once when the model
+// is built, so a kernel call reads each tile as one sequential stream of
 // aligned vectors: no transposes, no scale gathers, and a memory access
 // pattern the hardware prefetchers follow. One kernel then serves a
 // decode row, a verify row of k+1 tokens and a prefill chunk alike.
 //
 // For tile t (weight rows height·t ... height·t+height-1) and group g, the
-// quants block at q[(t·groups+g)·16·height] holds four slices k = 0..3 of
-// height dwords: dword i of slice k is bytes 4k..4k+3 of row height·t+i's
-// group g (low nibbles elements 4k..4k+3, high nibbles 16+4k..16+4k+3).
-// Its scales block at s[(t·groups+g)·2·height] holds the rows' float16
-// scales of group g, row order. Only whole tiles are packed: rows past the
-// last whole tile are read from the original tensor by the row kernels.
-type packedQ4 struct {
-	height, tiles, groups int
-	q, s                  []byte
+// quants block at q[(t·groups+g)·rowBytes·height] holds rowBytes/4 slices
+// of height dwords: dword i of slice k is bytes 4k..4k+3 of row
+// height·t+i's group g. For q4 (rowBytes 16: four slices) those hold low
+// nibbles elements 4k..4k+3 and high nibbles 16+4k..16+4k+3; for q8
+// (rowBytes 32: eight slices) elements 4k..4k+3, each stored as q+128, an
+// unsigned byte for VPDPBUSD. The scales block at s[(t·groups+g)·2·height]
+// holds the rows' float16 scales of group g, row order. Only whole tiles
+// are packed: rows past the last whole tile are read from the original
+// tensor by the row kernels.
+type packedMatrix struct {
+	dtype                           metal.DType
+	height, tiles, groups, rowBytes int
+	q, s                            []byte
 }
 
-// packQ4 packs the whole tiles of the q4 tensor w for tiles of height rows.
-func packQ4(w *metal.Tensor, height int) *packedQ4 {
+// packQuant packs the whole tiles of the q4 or q8 tensor w for tiles of
+// height rows.
+func packQuant(w *metal.Tensor, height int) *packedMatrix {
 	groups := w.Cols / metal.GroupSize
-	p := &packedQ4{height: height, tiles: w.Rows / height, groups: groups}
+	rb := 16 // bytes of one row's group
+	if w.DType == metal.Q8 {
+		rb = 32
+	}
+	p := &packedMatrix{dtype: w.DType, height: height, tiles: w.Rows / height, groups: groups, rowBytes: rb}
 	blocks := p.tiles * groups
-	p.q = alignedBytes(blocks * 16 * height)
+	p.q = alignedBytes(blocks * rb * height)
 	p.s = alignedBytes(blocks * 2 * height)
 	for t := 0; t < p.tiles; t++ {
 		for i := 0; i < height; i++ {
 			wq, ws := quantRow(w, t*height+i)
 			for g := 0; g < groups; g++ {
 				blk := (t*groups + g)
-				src := wq[16*g : 16*g+16]
-				for k := 0; k < 4; k++ {
-					d := blk*16*height + k*4*height + 4*i
+				src := wq[rb*g : rb*g+rb]
+				for k := 0; k < rb/4; k++ {
+					d := blk*rb*height + k*4*height + 4*i
 					copy(p.q[d:d+4], src[4*k:4*k+4])
+					if w.DType == metal.Q8 {
+						for j := d; j < d+4; j++ {
+							p.q[j] ^= 0x80 // q+128 as an unsigned byte
+						}
+					}
 				}
 				copy(p.s[blk*2*height+2*i:], ws[2*g:2*g+2])
 			}
@@ -60,45 +74,55 @@ func alignedBytes(n int) []byte {
 
 // packedFunc computes out[r·dim + height·tile + i] for the height rows i
 // of tile tile of p and every activation row r < rows of a (in its tiled
-// layout, with the biases of q4); acc is scratch of at least
-// tileAccs(rows, height) entries.
-type packedFunc func(p *packedQ4, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int)
+// layout, with the biases of p's dtype: actsShift); acc is scratch of at
+// least tileAccs(rows, height) entries.
+type packedFunc func(p *packedMatrix, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int)
 
 // packedWeights maps the matrices a Backend has packed to their packed
 // copies. Models register their weights once at build time; MatMul looks
 // them up on every call.
 type packedWeights struct {
 	mu sync.RWMutex
-	m  map[*metal.Tensor]*packedQ4
+	m  map[*metal.Tensor]*packedMatrix
 }
 
-func (p *packedWeights) get(w *metal.Tensor) *packedQ4 {
+func (p *packedWeights) get(w *metal.Tensor) *packedMatrix {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.m[w]
 }
 
-func (p *packedWeights) put(w *metal.Tensor, q *packedQ4) {
+func (p *packedWeights) put(w *metal.Tensor, q *packedMatrix) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m == nil {
-		p.m = make(map[*metal.Tensor]*packedQ4)
+		p.m = make(map[*metal.Tensor]*packedMatrix)
 	}
 	p.m[w] = q
 }
 
-// PrepareWeights packs a q4 matrix for the kernel set's packed kernel
-// (metal.WeightPreparer). Other dtypes, matrices of fewer rows than a
-// tile, and kernel sets without a packed kernel keep the tensor as it is.
-// The tensor's data must not change afterwards.
+// PrepareWeights packs a q4 (q8) matrix for the kernel set's packed
+// kernel (metal.WeightPreparer). Other dtypes, matrices of fewer rows
+// than a tile, and kernel sets without a packed kernel for the dtype keep
+// the tensor as it is. The tensor's data must not change afterwards.
 func (b *Backend) PrepareWeights(w *metal.Tensor) {
-	if b.k.q4Packed == nil || w.DType != metal.Q4 || w.Rows < b.k.q4PackedRows || w.Cols%metal.GroupSize != 0 {
+	if b.k.packedFor(w.DType) == nil || w.Rows < b.k.q4PackedRows || w.Cols%metal.GroupSize != 0 {
 		return
 	}
 	if b.packed.get(w) != nil {
 		return
 	}
-	b.packed.put(w, packQ4(w, b.k.q4PackedRows))
+	b.packed.put(w, packQuant(w, b.k.q4PackedRows))
+}
+
+// actsShift is the bias shift of the tiled activations that the tile
+// kernels of dtype d read: q4 weights are stored as q+8 = q+2^3, q8 (packed)
+// as q+128 = q+2^7, so a group's bias is −Σx shifted left by 3 or 7.
+func actsShift(d metal.DType) int {
+	if d == metal.Q8 {
+		return 7
+	}
+	return 3
 }
 
 // PackedBytes is the memory the packed weight copies hold.

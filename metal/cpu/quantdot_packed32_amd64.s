@@ -1,7 +1,7 @@
 #include "textflag.h"
 #include "quantdot_tile_amd64.h"
 
-// Packed q4 matrix kernel for AVX-512 VNNI: q4TileVNNI
+// Packed q4 and q8 matrix kernels for AVX-512 VNNI. The q4 one is q4TileVNNI
 // (quantdot_tiled_amd64.s) without its pack step, for two 16-row halves
 // at once. The weights of a tile of 32 rows were laid out at load time
 // (packed.go) so that the 64-byte vectors of a group are the transposed
@@ -29,6 +29,119 @@
 	VPDPBUSD     t, a, acc0; \
 	VPDPBUSD     t, b, acc1
 
+// P32_ROW adds one activation row's share of a group to its lane
+// accumulators, for the 32-row kernels: AX holds the row's 32 quants,
+// (R9)(R10*1) its bias and (R8)(R10*1) its scale, R11 its lane-(g mod 8)
+// accumulators (both halves); the group's weight slices (as unsigned
+// bytes) are Z16..Z23 (rows 0-15) and Z24..Z31 (rows 16-31), their scales
+// Z12 and Z11.
+//
+// Integer sums, starting from the bias (−8·Σx for q4 weights stored as
+// q+8, −128·Σx for q8 stored as q+128): lane i of Z13 (Z14) is weight row
+// i of the first (second) half. Each half's eight VPDPBUSD
+// run as two chains of four (Z9 and Z10 take the odd dwords), added at
+// the end: integer sums are exact in any order, and one chain of
+// eight, at about four cycles a VPDPBUSD, held products of few
+// activation rows to about half the unit's rate (one thread, in
+// cache: 2 rows 336 → 503 GOPS, 5 rows 418 → 554; four chains of two
+// measured the same as two of four). Then (wscale · xscale) ·
+// float32(isum) is added to the lane-(g mod 8) slot.
+#define P32_ROW \
+	VPBROADCASTD (R9)(R10*1), Z13; \
+	VMOVDQA32    Z13, Z14; \
+	VPXORD       Z9, Z9, Z9; \
+	VPXORD       Z10, Z10, Z10; \
+	PAIR_DOT(0, Z0, Z16, Z24, Z13, Z14); \
+	PAIR_DOT(4, Z1, Z17, Z25, Z9, Z10); \
+	PAIR_DOT(8, Z2, Z18, Z26, Z13, Z14); \
+	PAIR_DOT(12, Z3, Z19, Z27, Z9, Z10); \
+	PAIR_DOT(16, Z4, Z20, Z28, Z13, Z14); \
+	PAIR_DOT(20, Z5, Z21, Z29, Z9, Z10); \
+	PAIR_DOT(24, Z6, Z22, Z30, Z13, Z14); \
+	PAIR_DOT(28, Z7, Z23, Z31, Z9, Z10); \
+	VPADDD       Z9, Z13, Z13; \
+	VPADDD       Z10, Z14, Z14; \
+	VCVTDQ2PS    Z13, Z13; \
+	VCVTDQ2PS    Z14, Z14; \
+	VBROADCASTSS (R8)(R10*1), Z0; \
+	VMULPS       Z0, Z12, Z1; \
+	VMULPS       Z0, Z11, Z2; \
+	VMULPS       Z13, Z1, Z1; \
+	VMULPS       Z14, Z2, Z2; \
+	VADDPS       (R11), Z1, Z1; \
+	VMOVUPS      Z1, (R11); \
+	VADDPS       64(R11), Z2, Z2; \
+	VMOVUPS      Z2, 64(R11)
+
+// P32_ARGS loads the kernels' arguments and readies the zeroing of the
+// lane accumulators (16 registers' worth per row: R12 of them from R11).
+#define P32_ARGS \
+	MOVQ   w+0(FP), SI; \
+	MOVQ   ws+8(FP), DX; \
+	MOVQ   groups+16(FP), R14; \
+	MOVQ   xq+24(FP), DI; \
+	MOVQ   xs+32(FP), R8; \
+	MOVQ   xbias+40(FP), R9; \
+	XORQ   R13, R13; \
+	MOVQ   facc+72(FP), R11; \
+	MOVQ   rows+64(FP), R12; \
+	SHLQ   $4, R12; \
+	VPXORD Z0, Z0, Z0
+
+// P32_ZERO zeroes one accumulator register's worth; R12 counts down.
+#define P32_ZERO \
+	VMOVUPS Z0, (R11); \
+	ADDQ    $64, R11; \
+	DECQ    R12
+
+// P32_ROWS_START widens the group's scales (Z12: rows 0-15, Z11: 16-31)
+// and points AX, R10, R11 and R12 at the first activation row.
+#define P32_ROWS_START \
+	VCVTPH2PS (DX), Z12; \
+	VCVTPH2PS 32(DX), Z11; \
+	MOVQ      DI, AX; \
+	XORQ      R10, R10; \
+	MOVQ      facc+72(FP), R11; \
+	ADDQ      R13, R11; \
+	MOVQ      rows+64(FP), R12
+
+// P32_NEXT_ROW steps to the next activation row; R12 counts down.
+#define P32_NEXT_ROW \
+	ADDQ $32, AX; \
+	ADDQ $4, R10; \
+	ADDQ $1024, R11; \
+	DECQ R12
+
+// P32_NEXT_GROUP steps past a group of qbytes quant bytes; R14 counts
+// down.
+#define P32_NEXT_GROUP(qbytes) \
+	ADDQ qbytes, SI; \
+	ADDQ $64, DX; \
+	ADDQ xgstep+48(FP), DI; \
+	MOVQ sgstep+56(FP), AX; \
+	ADDQ AX, R8; \
+	ADDQ AX, R9; \
+	ADDQ $128, R13; \
+	ANDQ $1023, R13; \
+	DECQ R14
+
+// P32_SUMS_START points R11, AX, R10 and R12 at the first row's lane
+// sums and outputs.
+#define P32_SUMS_START \
+	MOVQ facc+72(FP), R11; \
+	MOVQ out+80(FP), AX; \
+	MOVQ ostride+88(FP), R10; \
+	MOVQ rows+64(FP), R12
+
+// P32_SUM writes one activation row's 32 outputs, lane sums in the
+// reference order, and steps to the next; R12 counts down.
+#define P32_SUM \
+	LANE_SUM(0, 128, (AX)); \
+	LANE_SUM(64, 128, 64(AX)); \
+	ADDQ $1024, R11; \
+	ADDQ R10, AX; \
+	DECQ R12
+
 // func q4Packed32VNNI(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 //
 // w: the tile's group 0 quants block (512 bytes per group); ws: its group
@@ -37,29 +150,15 @@
 // rows·1024 bytes: for each row, eight slots (g mod 8) of both halves'
 // 16 lanes.
 TEXT ·q4Packed32VNNI(SB), NOSPLIT, $0-96
-	MOVQ w+0(FP), SI
-	MOVQ ws+8(FP), DX
-	MOVQ groups+16(FP), R14
-	MOVQ xq+24(FP), DI
-	MOVQ xs+32(FP), R8
-	MOVQ xbias+40(FP), R9
-	XORQ R13, R13
-	MOVQ $0x0f0f0f0f0f0f0f0f, AX
+	P32_ARGS
+	MOVQ         $0x0f0f0f0f0f0f0f0f, AX
 	VPBROADCASTQ AX, Z15
 
-	// Zero the lane accumulators: 16 registers' worth per row.
-	MOVQ facc+72(FP), R11
-	MOVQ rows+64(FP), R12
-	SHLQ $4, R12
-	VPXORD Z0, Z0, Z0
+p4zero:
+	P32_ZERO
+	JNE p4zero
 
-qzero:
-	VMOVUPS Z0, (R11)
-	ADDQ $64, R11
-	DECQ R12
-	JNE  qzero
-
-qgroup:
+p4group:
 	// The stream is sequential, but the hardware prefetchers alone leave
 	// a decode row (little work per byte) waiting on memory: one core read
 	// 12.9 GB/s of weights without this prefetch, 18-20 with it (distances
@@ -83,81 +182,88 @@ qgroup:
 	VMOVDQU64 320(SI), Z10
 	VMOVDQU64 448(SI), Z11
 	NIBBLES(Z15, Z8, Z9, Z10, Z11, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
-	VCVTPH2PS (DX), Z12
-	VCVTPH2PS 32(DX), Z11
+	P32_ROWS_START
 
-	MOVQ DI, AX
-	XORQ R10, R10
-	MOVQ facc+72(FP), R11
-	ADDQ R13, R11
-	MOVQ rows+64(FP), R12
+p4row:
+	P32_ROW
+	P32_NEXT_ROW
+	JNE p4row
 
-qrow:
-	// Integer sums, starting from the bias −8·Σx: lane i of Z13 (Z14) is
-	// weight row i of the first (second) half. Each half's eight VPDPBUSD
-	// run as two chains of four (Z9 and Z10 take the odd dwords), added at
-	// the end: integer sums are exact in any order, and one chain of
-	// eight, at about four cycles a VPDPBUSD, held products of few
-	// activation rows to about half the unit's rate (one thread, in
-	// cache: 2 rows 336 → 503 GOPS, 5 rows 418 → 554; four chains of two
-	// measured the same as two of four).
-	VPBROADCASTD (R9)(R10*1), Z13
-	VMOVDQA32    Z13, Z14
-	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
-	PAIR_DOT(0, Z0, Z16, Z24, Z13, Z14)
-	PAIR_DOT(4, Z1, Z17, Z25, Z9, Z10)
-	PAIR_DOT(8, Z2, Z18, Z26, Z13, Z14)
-	PAIR_DOT(12, Z3, Z19, Z27, Z9, Z10)
-	PAIR_DOT(16, Z4, Z20, Z28, Z13, Z14)
-	PAIR_DOT(20, Z5, Z21, Z29, Z9, Z10)
-	PAIR_DOT(24, Z6, Z22, Z30, Z13, Z14)
-	PAIR_DOT(28, Z7, Z23, Z31, Z9, Z10)
-	VPADDD       Z9, Z13, Z13
-	VPADDD       Z10, Z14, Z14
+	P32_NEXT_GROUP($512)
+	JNE p4group
 
-	// (wscale · xscale) · float32(isum) added to the lane-(g mod 8) slot.
-	VCVTDQ2PS    Z13, Z13
-	VCVTDQ2PS    Z14, Z14
-	VBROADCASTSS (R8)(R10*1), Z0
-	VMULPS       Z0, Z12, Z1
-	VMULPS       Z0, Z11, Z2
-	VMULPS       Z13, Z1, Z1
-	VMULPS       Z14, Z2, Z2
-	VADDPS       (R11), Z1, Z1
-	VMOVUPS      Z1, (R11)
-	VADDPS       64(R11), Z2, Z2
-	VMOVUPS      Z2, 64(R11)
-	ADDQ         $32, AX
-	ADDQ         $4, R10
-	ADDQ         $1024, R11
-	DECQ         R12
-	JNE          qrow
+	P32_SUMS_START
 
-	ADDQ $512, SI
-	ADDQ $64, DX
-	ADDQ xgstep+48(FP), DI
-	MOVQ sgstep+56(FP), AX
-	ADDQ AX, R8
-	ADDQ AX, R9
-	ADDQ $128, R13
-	ANDQ $1023, R13
-	DECQ R14
-	JNE  qgroup
+p4sum:
+	P32_SUM
+	JNE p4sum
 
-	// Lane sums in the reference order, 32 outputs per activation row.
-	MOVQ facc+72(FP), R11
-	MOVQ out+80(FP), AX
-	MOVQ ostride+88(FP), R10
-	MOVQ rows+64(FP), R12
+	VZEROUPPER
+	RET
 
-qsum:
-	LANE_SUM(0, 128, (AX))
-	LANE_SUM(64, 128, 64(AX))
-	ADDQ $1024, R11
-	ADDQ R10, AX
-	DECQ R12
-	JNE  qsum
+// func q8Packed32VNNI(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+//
+// q4Packed32VNNI for q8 weights, packed as unsigned bytes q+128 (packed.go):
+// a group is sixteen 64-byte vectors (1 KiB) read straight into the slice
+// registers, with no nibbles to split, and the activations' bias is
+// −128·Σx.
+TEXT ·q8Packed32VNNI(SB), NOSPLIT, $0-96
+	P32_ARGS
+
+p8zero:
+	P32_ZERO
+	JNE p8zero
+
+p8group:
+	// As q4Packed32VNNI, the next 4 KiB prefetched.
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	PREFETCHT0 4224(SI)
+	PREFETCHT0 4288(SI)
+	PREFETCHT0 4352(SI)
+	PREFETCHT0 4416(SI)
+	PREFETCHT0 4480(SI)
+	PREFETCHT0 4544(SI)
+	PREFETCHT0 4608(SI)
+	PREFETCHT0 4672(SI)
+	PREFETCHT0 4736(SI)
+	PREFETCHT0 4800(SI)
+	PREFETCHT0 4864(SI)
+	PREFETCHT0 4928(SI)
+	PREFETCHT0 4992(SI)
+	PREFETCHT0 5056(SI)
+
+	VMOVDQU64 0(SI), Z16
+	VMOVDQU64 64(SI), Z24
+	VMOVDQU64 128(SI), Z17
+	VMOVDQU64 192(SI), Z25
+	VMOVDQU64 256(SI), Z18
+	VMOVDQU64 320(SI), Z26
+	VMOVDQU64 384(SI), Z19
+	VMOVDQU64 448(SI), Z27
+	VMOVDQU64 512(SI), Z20
+	VMOVDQU64 576(SI), Z28
+	VMOVDQU64 640(SI), Z21
+	VMOVDQU64 704(SI), Z29
+	VMOVDQU64 768(SI), Z22
+	VMOVDQU64 832(SI), Z30
+	VMOVDQU64 896(SI), Z23
+	VMOVDQU64 960(SI), Z31
+	P32_ROWS_START
+
+p8row:
+	P32_ROW
+	P32_NEXT_ROW
+	JNE p8row
+
+	P32_NEXT_GROUP($1024)
+	JNE p8group
+
+	P32_SUMS_START
+
+p8sum:
+	P32_SUM
+	JNE p8sum
 
 	VZEROUPPER
 	RET

@@ -8,6 +8,6 @@ func q4PackedNEON(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, 
 
 // q4PackedRowsNEON sets out[r·dim + 8·tile + i], i < 8, for every
 // activation row r < rows of a (tiled layout).
-func q4PackedRowsNEON(p *packedQ4, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int) {
+func q4PackedRowsNEON(p *packedMatrix, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int) {
 	packedRows(q4PackedNEON, 8, tileRowChunk, p, tile, a, rows, acc, out, dim)
 }

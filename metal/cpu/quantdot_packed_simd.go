@@ -10,12 +10,12 @@ type packedKernel func(w, ws *byte, groups int, xq *int8, xs *float32, xbias *in
 
 // packedRows runs a packed kernel over tile tile of p, height rows high,
 // in chunks of chunk (at most tileRowChunk) activation rows.
-func packedRows(kernel packedKernel, height, chunk int, p *packedQ4, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int) {
+func packedRows(kernel packedKernel, height, chunk int, p *packedMatrix, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int) {
 	groups := p.groups
 	cols := 32 * groups
-	qb, sb := tile*groups*16*height, tile*groups*2*height
+	qb, sb := tile*groups*p.rowBytes*height, tile*groups*2*height
 	// Bounds checks for everything the assembly reads or writes.
-	_, _ = p.q[qb+groups*16*height-1], p.s[sb+groups*2*height-1]
+	_, _ = p.q[qb+groups*p.rowBytes*height-1], p.s[sb+groups*2*height-1]
 	o0 := tile * height
 	_ = out[(rows-1)*dim+o0+height-1]
 	x := &a.tiled
