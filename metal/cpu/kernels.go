@@ -24,6 +24,9 @@ type kernels struct {
 	// number of activation rows; q8Packed, when set, the same for q8.
 	q4Packed, q8Packed packedFunc
 	q4PackedRows       int
+	// q8Signed: q8Packed reads its weights as signed bytes (SDOT), not as
+	// q+128 (VPDPBUSD takes unsigned weights).
+	q8Signed bool
 	// quantGroups quantizes activations (quantGroupsRef, actquant.go).
 	quantGroups func(x []float32, q []int8, scale []float32, sum []int32)
 	// dotF32 and axpy: the float32 loops of floatdot.go.

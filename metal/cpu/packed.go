@@ -20,7 +20,7 @@ import (
 // height·t+i's group g. For q4 (rowBytes 16: four slices) those hold low
 // nibbles elements 4k..4k+3 and high nibbles 16+4k..16+4k+3; for q8
 // (rowBytes 32: eight slices) elements 4k..4k+3, each stored as q+128, an
-// unsigned byte for VPDPBUSD. The scales block at s[(t·groups+g)·2·height]
+// unsigned byte for VPDPBUSD, or as q for SDOT (kernels.q8Signed). The scales block at s[(t·groups+g)·2·height]
 // holds the rows' float16 scales of group g, row order. Only whole tiles
 // are packed: rows past the last whole tile are read from the original
 // tensor by the row kernels.
@@ -31,8 +31,8 @@ type packedMatrix struct {
 }
 
 // packQuant packs the whole tiles of the q4 or q8 tensor w for tiles of
-// height rows.
-func packQuant(w *metal.Tensor, height int) *packedMatrix {
+// height rows; q8 bytes as q+128 unless signed.
+func packQuant(w *metal.Tensor, height int, signed bool) *packedMatrix {
 	groups := w.Cols / metal.GroupSize
 	rb := 16 // bytes of one row's group
 	if w.DType == metal.Q8 {
@@ -51,7 +51,7 @@ func packQuant(w *metal.Tensor, height int) *packedMatrix {
 				for k := 0; k < rb/4; k++ {
 					d := blk*rb*height + k*4*height + 4*i
 					copy(p.q[d:d+4], src[4*k:4*k+4])
-					if w.DType == metal.Q8 {
+					if w.DType == metal.Q8 && !signed {
 						for j := d; j < d+4; j++ {
 							p.q[j] ^= 0x80 // q+128 as an unsigned byte
 						}
@@ -112,7 +112,7 @@ func (b *Backend) PrepareWeights(w *metal.Tensor) {
 	if b.packed.get(w) != nil {
 		return
 	}
-	b.packed.put(w, packQuant(w, b.k.q4PackedRows))
+	b.packed.put(w, packQuant(w, b.k.q4PackedRows, b.k.q8Signed))
 }
 
 // actsShift is the bias shift of the tiled activations that the tile
