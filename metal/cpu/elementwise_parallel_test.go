@@ -16,7 +16,8 @@ func TestElementwiseParallelMatchesSerial(t *testing.T) {
 	one, two := New(1), New(2)
 	defer one.Close()
 	defer two.Close()
-	if !two.parallel(opAdd, addParallelMin) || !two.parallel(opRoPE, parallelMin) || !two.parallel(opQuantize, quantParallelMin) || one.parallel(opAdd, 1<<30) {
+	if !two.parallel(opAdd, addParallelMin) || !two.parallel(opRoPE, normParallelMin) || !two.parallel(opRMSNorm, normParallelMin) ||
+		!two.parallel(opSiLUMul, parallelMin) || !two.parallel(opQuantize, quantParallelMin) || one.parallel(opAdd, 1<<30) {
 		t.Fatal("the two backends do not take the two paths")
 	}
 	same := func(t *testing.T, what string, got, want []float32) {
@@ -33,14 +34,14 @@ func TestElementwiseParallelMatchesSerial(t *testing.T) {
 		name string
 		run  func(be *Backend) []float32
 	}{
-		{"RMSNorm 7x1024", func(be *Backend) []float32 {
-			x, w := randVecSeed(1, 7*1024), randVecSeed(2, 1024)
+		{"RMSNorm 17x1024", func(be *Backend) []float32 {
+			x, w := randVecSeed(1, 17*1024), randVecSeed(2, 1024)
 			out := make([]float32, len(x))
 			be.RMSNorm(out, x, w, 1024, 1e-6)
 			return out
 		}},
-		{"RMSNorm in place 100x128", func(be *Backend) []float32 {
-			x, w := randVecSeed(3, 100*128), randVecSeed(4, 128)
+		{"RMSNorm in place 150x128", func(be *Backend) []float32 {
+			x, w := randVecSeed(3, 150*128), randVecSeed(4, 128)
 			be.RMSNorm(x, x, w, 128, 1e-6)
 			return x
 		}},
