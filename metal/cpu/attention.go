@@ -83,7 +83,7 @@ const (
 // buffers to for contexts of up to context positions: each holds one
 // run's scores for up to every query head, and a widened chunk.
 func (b *Backend) AttentionScratchBytes(heads, headDim, context int) int64 {
-	return int64(b.Threads()) * 4 * int64(attnRunTokens*heads*context+attnChunk*headDim)
+	return int64(b.Threads()) * 4 * int64(attnRunTokens*heads*context+15+attnChunk*headDim)
 }
 
 func (b *Backend) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.AttnRow, heads, kvHeads, headDim int) {
@@ -134,7 +134,10 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	}
 	// A chunk is the whole blocks of about attnChunk positions.
 	chunk := max(1, attnChunk/bs) * bs
-	nscores := (r1 - r0) * (h1 - h0) * nmax
+	// The widened chunk starts a whole number of 64-byte lines past the
+	// scores' start, so when the scratch is line-aligned (Go allocates
+	// slices past 32 KiB page-aligned) its vector loads never split a line.
+	nscores := ((r1-r0)*(h1-h0)*nmax + 15) &^ 15
 	all := t.b.workerScratch(worker, nscores+chunk*hd)
 	// One KV head's keys or values of one chunk, widened to float32 once
 	// for the group's query heads of every token in the run.
