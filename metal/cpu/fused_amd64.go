@@ -75,7 +75,7 @@ func availableFused() []fusedKernels {
 	}
 	avx2 := fusedAVX2()
 	if !hasAVX512() {
-		return []fusedKernels{avx2}
+		return []fusedKernels{avx2.withHalfPairs(scoresPairHalfAVX2, 4, weightedSumPairHalfAVX2, 32)}
 	}
 	avx512 := avx2
 	avx512.name = "avx512"
@@ -107,7 +107,8 @@ func availableFused() []fusedKernels {
 	avx512.scores4 = func(out, q [4][]float32, k []float32, stride int, scale float32) {
 		scoresQuads(pairs, out, q, k, stride, scale)
 	}
-	return []fusedKernels{avx512.withHalfPairs(), avx2}
+	return []fusedKernels{avx512.withHalfPairs(scoresPairHalfAVX512, 8, weightedSumPairHalfAVX512, 128),
+		avx2.withHalfPairs(scoresPairHalfAVX2, 4, weightedSumPairHalfAVX2, 32)}
 }
 
 // scoresPairs is scoresRef with the whole sixteens of positions in the

@@ -6,6 +6,7 @@
 // (attention's scores and value sums) and none elsewhere.
 
 #include "fused_exp_consts.h"
+#include "fused_avx2_amd64.h"
 
 // EXP_SETUP loads the constants of EXP8 into Y9..Y15.
 #define EXP_SETUP \
@@ -83,16 +84,6 @@
 	VPADDD Z9, Z1, Z1; \
 	VPSLLD $23, Z1, Z1; \
 	VMULPS Z1, Z3, Z0
-
-// HSUM reduces the eight lanes of acc (Y) into the low float of x (its X
-// half) as ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)), the order of dot.
-#define HSUM(acc, x, tmp) \
-	VEXTRACTF128 $1, acc, tmp; \
-	VADDPS tmp, x, x; \
-	VPERMILPS $0x4e, x, tmp; \
-	VADDPS tmp, x, x; \
-	VMOVSHDUP x, tmp; \
-	VADDSS tmp, x, x
 
 // func expShiftBlocksAVX2(x *float32, m float32, blocks int) float32
 TEXT ·expShiftBlocksAVX2(SB), NOSPLIT, $0-28
@@ -190,14 +181,7 @@ eight:
 	MOVQ R8, R10        // positions 0..3 at R10 + {0, 1, 2, 3}·stride
 	LEAQ (R8)(DX*4), R11 // positions 4..7 likewise
 	MOVQ SI, AX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZERO8Y
 	MOVQ R13, CX
 
 eightloop:
@@ -216,22 +200,7 @@ eightloop:
 	DECQ CX
 	JNE  eightloop
 
-	HSUM(Y0, X0, X8)
-	HSUM(Y1, X1, X9)
-	HSUM(Y2, X2, X10)
-	HSUM(Y3, X3, X11)
-	HSUM(Y4, X4, X12)
-	HSUM(Y5, X5, X13)
-	HSUM(Y6, X6, X14)
-	HSUM(Y7, X7, X8)
-	VMULSS X15, X0, X0
-	VMULSS X15, X1, X1
-	VMULSS X15, X2, X2
-	VMULSS X15, X3, X3
-	VMULSS X15, X4, X4
-	VMULSS X15, X5, X5
-	VMULSS X15, X6, X6
-	VMULSS X15, X7, X7
+	FOLD8_SCALE
 	VMOVSS X0, 0(DI)
 	VMOVSS X1, 4(DI)
 	VMOVSS X2, 8(DI)
