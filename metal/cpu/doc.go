@@ -30,7 +30,7 @@
 // every activation row: the weights are read once per call for 1 row or
 // many. Attention widens each chunk of a KV head's float16 cache to float32
 // once for all the query heads and tokens of a run that read it; a decode
-// step reads it in place where the set can (AVX-512, AVX2), prefetching the next
+// step reads it in place (AVX-512, AVX2, NEON), prefetching the next
 // stretch as it goes (attention.go). Each output element is computed by
 // exactly one worker with a reduction order that depends only on its own
 // inputs, so results are bit-identical whatever the batch size or thread

@@ -36,6 +36,12 @@ func sumSquaresNEON(x *float32, blocks int) float64
 //go:noescape
 func maxLanesNEON(x *float32, blocks int, m *[8]float32)
 
+//go:noescape
+func scoresPairHalfNEON(out0, out1, q0, q1 *float32, k *uint16, stride, groups, blocks int, scale float32, pf *uint16)
+
+//go:noescape
+func weightedSumPairHalfNEON(o0, o1 *float32, v *uint16, stride int, w0, w1 *float32, n, chunks int, pf *uint16)
+
 // availableFused is the NEON set (every arm64 CPU has NEON).
 func availableFused() []fusedKernels {
 	f := portableFused()
@@ -59,7 +65,7 @@ func availableFused() []fusedKernels {
 	f.add = func(dst, src []float32) { addSlices(addNEON, dst, src) }
 	f.sumSquares = func(x []float32) float64 { return sumSquaresSlices(sumSquaresNEON, x) }
 	f.toF16 = func(dst []uint16, src []float32) { toF16Slices(toF16NEON, dst, src) }
-	return []fusedKernels{f.withSinglePairs()}
+	return []fusedKernels{f.withSinglePairs().withHalfPairs(scoresPairHalfNEON, 4, weightedSumPairHalfNEON, 32)}
 }
 
 // maxNEON is maxRef with its eight lanes in two registers.

@@ -486,3 +486,164 @@ sqloop:
 	FADDPD(0, 0)
 	FMOVD F0, ret+16(FP)
 	RET
+
+// HKEY widens position j's block of eight float16 keys (at Rr, stepped
+// on) and adds its products with the two query blocks V16/V17 (head 0)
+// and V18/V19 (head 1) to head 0's sums V(2j), V(2j+1) and head 1's
+// V(8+2j), V(9+2j).
+#define HKEY(r, j) \
+	VLD1.P 16(r), [V20.H8]; \
+	FCVTL(21, 20); \
+	FCVTL2(22, 20); \
+	FMLA4S(2*(j), 21, 16); \
+	FMLA4S(2*(j)+1, 22, 17); \
+	FMLA4S(8+2*(j), 21, 18); \
+	FMLA4S(9+2*(j), 22, 19)
+
+// func scoresPairHalfNEON(out0, out1, q0, q1 *float32, k *uint16, stride, groups, blocks int, scale float32, pf *uint16)
+// scoresNEON for two query heads with the keys float16 (stride in bytes),
+// read in place: four positions at a time over blocks×8 dimensions, each
+// block of keys widened once in registers for both heads, the group's
+// mirror at pf prefetched 64 bytes a block (the four positions' rows are
+// contiguous: stride = 16·blocks), as scoresPairHalfAVX2.
+TEXT ·scoresPairHalfNEON(SB), NOSPLIT, $0-80
+	MOVD  out0+0(FP), R0
+	MOVD  out1+8(FP), R1
+	MOVD  k+32(FP), R2
+	MOVD  stride+40(FP), R3
+	MOVD  groups+48(FP), R4
+	MOVD  blocks+56(FP), R5
+	FMOVS scale+64(FP), F30
+	MOVD  pf+72(FP), R14
+	SUB   R2, R14, R14 // pf − k
+
+h4group:
+	MOVD R2, R6
+	ADD  R3, R6, R7
+	ADD  R3, R7, R8
+	ADD  R3, R8, R9
+	MOVD q0+16(FP), R10
+	MOVD q1+24(FP), R11
+	ADD  R2, R14, R12
+	MOVD R5, R13
+	ZERO8
+	ZERO(8)
+	ZERO(9)
+	ZERO(10)
+	ZERO(11)
+	ZERO(12)
+	ZERO(13)
+	ZERO(14)
+	ZERO(15)
+
+h4block:
+	VLD1.P 32(R10), [V16.S4, V17.S4]
+	VLD1.P 32(R11), [V18.S4, V19.S4]
+	HKEY(R6, 0)
+	HKEY(R7, 1)
+	HKEY(R8, 2)
+	HKEY(R9, 3)
+	PRFM   (R12), PLDL1KEEP
+	ADD    $64, R12
+	SUB    $1, R13, R13
+	CBNZ   R13, h4block
+
+	LANESUM(24, 0, 1, 28)
+	LANESUM(25, 2, 3, 29)
+	LANESUM(26, 4, 5, 28)
+	LANESUM(27, 6, 7, 29)
+	LANESUM(20, 8, 9, 28)
+	LANESUM(21, 10, 11, 29)
+	LANESUM(22, 12, 13, 28)
+	LANESUM(23, 14, 15, 29)
+	FMULS   F30, F24, F24
+	FMULS   F30, F25, F25
+	FMULS   F30, F26, F26
+	FMULS   F30, F27, F27
+	FMULS   F30, F20, F20
+	FMULS   F30, F21, F21
+	FMULS   F30, F22, F22
+	FMULS   F30, F23, F23
+	FMOVS.P F24, 4(R0)
+	FMOVS.P F25, 4(R0)
+	FMOVS.P F26, 4(R0)
+	FMOVS.P F27, 4(R0)
+	FMOVS.P F20, 4(R1)
+	FMOVS.P F21, 4(R1)
+	FMOVS.P F22, 4(R1)
+	FMOVS.P F23, 4(R1)
+	ADD     R3<<2, R2, R2
+	SUB     $1, R4, R4
+	CBNZ    R4, h4group
+	RET
+
+// func weightedSumPairHalfNEON(o0, o1 *float32, v *uint16, stride int, w0, w1 *float32, n, chunks int, pf *uint16)
+// weightedSumNEON for two query heads with the values float16 (stride in
+// bytes), read in place: over chunks×32 floats of the outputs (head 0's
+// sums V0..V7, head 1's V8..V15), positions 0..n-1 in order, each
+// position's 64 bytes of values widened once for both heads and
+// prefetched at pf's mirror.
+TEXT ·weightedSumPairHalfNEON(SB), NOSPLIT, $0-72
+	MOVD o0+0(FP), R0
+	MOVD o1+8(FP), R1
+	MOVD v+16(FP), R2
+	MOVD stride+24(FP), R3
+	MOVD n+48(FP), R4
+	MOVD chunks+56(FP), R5
+	MOVD pf+64(FP), R14
+	SUB  R2, R14, R14 // pf − v
+
+h2chunk:
+	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	ADD  $64, R0, R6
+	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1 (R1), [V8.S4, V9.S4, V10.S4, V11.S4]
+	ADD  $64, R1, R6
+	VLD1 (R6), [V12.S4, V13.S4, V14.S4, V15.S4]
+	MOVD R2, R7
+	MOVD w0+32(FP), R8
+	MOVD w1+40(FP), R9
+	MOVD R4, R10
+
+h2pos:
+	ADD     R14, R7, R11
+	PRFM    (R11), PLDL1KEEP
+	FMOVS.P 4(R8), F28
+	FMOVS.P 4(R9), F29
+	VLD1    (R7), [V16.H8, V17.H8, V18.H8, V19.H8]
+	FCVTL(20, 16)
+	FCVTL2(21, 16)
+	FCVTL(22, 17)
+	FCVTL2(23, 17)
+	FCVTL(24, 18)
+	FCVTL2(25, 18)
+	FCVTL(26, 19)
+	FCVTL2(27, 19)
+	FMLAE(0, 20, 28)
+	FMLAE(1, 21, 28)
+	FMLAE(2, 22, 28)
+	FMLAE(3, 23, 28)
+	FMLAE(4, 24, 28)
+	FMLAE(5, 25, 28)
+	FMLAE(6, 26, 28)
+	FMLAE(7, 27, 28)
+	FMLAE(8, 20, 29)
+	FMLAE(9, 21, 29)
+	FMLAE(10, 22, 29)
+	FMLAE(11, 23, 29)
+	FMLAE(12, 24, 29)
+	FMLAE(13, 25, 29)
+	FMLAE(14, 26, 29)
+	FMLAE(15, 27, 29)
+	ADD     R3, R7, R7
+	SUB     $1, R10, R10
+	CBNZ    R10, h2pos
+
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
+	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R1)
+	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R1)
+	ADD    $64, R2, R2
+	SUB    $1, R5, R5
+	CBNZ   R5, h2chunk
+	RET

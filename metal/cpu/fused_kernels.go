@@ -44,7 +44,7 @@ type fusedKernels struct {
 	// rows (widening is exact). tmp is scratch of at least 8·len(q0)
 	// (8·len(o0)) floats. As they read k (v) they prefetch the same
 	// offsets from next, the stretch of the cache read after it. nil in
-	// sets without them, which widen first.
+	// the portable set, which widens first.
 	scoresHalf2      func(out0, out1, q0, q1 []float32, k []uint16, stride int, scale float32, tmp []float32, next []uint16)
 	weightedSum2Half func(o0, o1 []float32, v []uint16, stride int, w0, w1 []float32, tmp []float32, next []uint16)
 	// scale multiplies x by c in place (a softmax's normalisation).
