@@ -14,25 +14,25 @@
 // kernel set gives bit-identical results, which the tests check (the arm64
 // kernels under qemu-aarch64 from `make test`). Attention's scores and value
 // sums use fused multiply-adds in every set, the reference's fma32 rounding
-// once as the instructions do; the other float steps use none. `make bench-kernels` prints
-// memory bandwidth, kernel throughput and end-to-end tokens/s.
+// once as the instructions do; the other float steps use none. `make
+// bench-kernels` prints memory bandwidth, kernel throughput and end-to-end
+// tokens/s.
 //
 // Work is spread over a persistent pool of worker goroutines (pool.go:
 // workers spin briefly between calls, then park; a worker joins a call only
 // while it is open, so a caller never waits for one the OS has not run),
-// split by output rows for matrix products, by (run of a sequence's
-// tokens, KV head) pairs for attention and by rows for the elementwise
-// steps of a batch (elementwise_parallel.go). q4 matrices (and q8 ones for
-// AVX-512) are packed at load (packed.go) into the register layout of the
-// tile kernels (32 rows a tile for AVX-512, 8 for AVX2 and NEON), so one
-// kernel (quantdot_packed*.s)
-// streams a tile of weight rows once, in order, and uses each group against
-// every activation row: the weights are read once per call for 1 row or
-// many. Attention widens each chunk of a KV head's float16 cache to float32
-// once for all the query heads and tokens of a run that read it; a decode
-// step reads it in place (AVX-512, AVX2, NEON), prefetching the next
-// stretch as it goes (attention.go). Each output element is computed by
-// exactly one worker with a reduction order that depends only on its own
-// inputs, so results are bit-identical whatever the batch size or thread
-// count (batch invariance).
+// split by output rows for matrix products, by (run of a sequence's tokens,
+// KV head) pairs for attention and by rows for the elementwise steps of a
+// batch (elementwise_parallel.go). q4 matrices (q8 too, for AVX-512 and
+// NEON) are packed at load (packed.go) into the register layout of the tile
+// kernels (32 rows a tile for AVX-512, 8 for AVX2 and NEON), so one kernel
+// (quantdot_packed*.s) streams a tile of weight rows once, in order, and
+// uses each group against every activation row: the weights are read once
+// per call for 1 row or many. Attention widens each chunk of a KV head's
+// float16 cache to float32 once for all the query heads and tokens of a run
+// that read it; a decode step reads it in place (AVX-512, AVX2, NEON),
+// prefetching the next stretch as it goes (attention.go). Each output
+// element is computed by exactly one worker with a reduction order that
+// depends only on its own inputs, so results are bit-identical whatever the
+// batch size or thread count (batch invariance).
 package cpu
