@@ -19,11 +19,11 @@ type kernels struct {
 	// q4TileMinRows activation rows on.
 	q4Tile     tileFunc
 	q4TileRows int
-	// q4Packed, when set, computes whole tiles of q4PackedRows weight rows
+	// q4Packed, when set, computes whole tiles of packHeight weight rows
 	// of q4 matrices packed by Backend.PrepareWeights (packed.go), for any
 	// number of activation rows; q8Packed, when set, the same for q8.
 	q4Packed, q8Packed packedFunc
-	q4PackedRows       int
+	packHeight         int
 	// q8Signed: q8Packed reads its weights as signed bytes (SDOT), not as
 	// q+128 (VPDPBUSD takes unsigned weights).
 	q8Signed bool
@@ -32,6 +32,15 @@ type kernels struct {
 	// dotF32 and axpy: the float32 loops of floatdot.go.
 	dotF32 func(a, b []float32) float32
 	axpy   func(o, v []float32, w float32)
+}
+
+// rowsFor is the set's row kernel for quantized matrices of dtype d
+// (q4 or q8).
+func (k *kernels) rowsFor(d metal.DType) quantRows {
+	if d == metal.Q4 {
+		return k.rowsQ4
+	}
+	return k.rowsQ8
 }
 
 // packedFor is the set's packed kernel for matrices of dtype d, or nil.

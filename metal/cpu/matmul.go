@@ -85,10 +85,7 @@ func (t *matmulTask) run(lo, hi, worker int) {
 	}
 	switch t.w.DType {
 	case metal.Q8, metal.Q4:
-		rowsq := t.b.k.rowsQ8
-		if t.w.DType == metal.Q4 {
-			rowsq = t.b.k.rowsQ4
-		}
+		rowsq := t.b.k.rowsFor(t.w.DType)
 		// Tiles of weight rows sized so their accumulators stay small.
 		tile := max(1, quantTileAccs/t.rows)
 		acc := t.b.workerAcc(worker, min(tile, hi-lo)*t.rows)
@@ -129,10 +126,7 @@ func (t *matmulTask) runTiles(lo, hi, worker int) {
 		// A partial last tile: row by row, in tiles whose accumulators stay small.
 		tile := max(1, quantTileAccs/t.rows)
 		racc := t.b.workerAcc(worker, min(tile, o1-o0)*t.rows)
-		rowsq := t.b.k.rowsQ4
-		if t.w.DType == metal.Q8 {
-			rowsq = t.b.k.rowsQ8
-		}
+		rowsq := t.b.k.rowsFor(t.w.DType)
 		for o := o0; o < o1; o += tile {
 			rowsq(t.w, o, min(o+tile, o1), &t.b.acts, t.rows, racc, t.out)
 		}

@@ -11,19 +11,19 @@ import (
 // kernels build in registers (quantdot_tiled.go), made once when the model
 // is built, so a kernel call reads each tile as one sequential stream of
 // aligned vectors: no transposes, no scale gathers, and a memory access
-// pattern the hardware prefetchers follow. One kernel then serves a
-// decode row, a verify row of k+1 tokens and a prefill chunk alike.
+// pattern the hardware prefetchers follow. One kernel then serves a decode
+// row, a verify row of k+1 tokens and a prefill chunk alike.
 //
 // For tile t (weight rows height·t ... height·t+height-1) and group g, the
-// quants block at q[(t·groups+g)·rowBytes·height] holds rowBytes/4 slices
-// of height dwords: dword i of slice k is bytes 4k..4k+3 of row
-// height·t+i's group g. For q4 (rowBytes 16: four slices) those hold low
-// nibbles elements 4k..4k+3 and high nibbles 16+4k..16+4k+3; for q8
-// (rowBytes 32: eight slices) elements 4k..4k+3, each stored as q+128, an
-// unsigned byte for VPDPBUSD, or as q for SDOT (kernels.q8Signed). The scales block at s[(t·groups+g)·2·height]
-// holds the rows' float16 scales of group g, row order. Only whole tiles
-// are packed: rows past the last whole tile are read from the original
-// tensor by the row kernels.
+// quants block at q[(t·groups+g)·rowBytes·height] holds rowBytes/4 slices of
+// height dwords: dword i of slice k is bytes 4k..4k+3 of row height·t+i's
+// group g. For q4 (rowBytes 16: four slices) those hold low nibbles elements
+// 4k..4k+3 and high nibbles 16+4k..16+4k+3; for q8 (rowBytes 32: eight
+// slices) elements 4k..4k+3, each stored as q+128, an unsigned byte for
+// VPDPBUSD, or as q for SDOT (kernels.q8Signed). The scales block at
+// s[(t·groups+g)·2·height] holds the rows' float16 scales of group g, row
+// order. Only whole tiles are packed: rows past the last whole tile are read
+// from the original tensor by the row kernels.
 type packedMatrix struct {
 	dtype                           metal.DType
 	height, tiles, groups, rowBytes int
@@ -106,13 +106,13 @@ func (p *packedWeights) put(w *metal.Tensor, q *packedMatrix) {
 // than a tile, and kernel sets without a packed kernel for the dtype keep
 // the tensor as it is. The tensor's data must not change afterwards.
 func (b *Backend) PrepareWeights(w *metal.Tensor) {
-	if b.k.packedFor(w.DType) == nil || w.Rows < b.k.q4PackedRows || w.Cols%metal.GroupSize != 0 {
+	if b.k.packedFor(w.DType) == nil || w.Rows < b.k.packHeight || w.Cols%metal.GroupSize != 0 {
 		return
 	}
 	if b.packed.get(w) != nil {
 		return
 	}
-	b.packed.put(w, packQuant(w, b.k.q4PackedRows, b.k.q8Signed))
+	b.packed.put(w, packQuant(w, b.k.packHeight, b.k.q8Signed))
 }
 
 // actsShift is the bias shift of the tiled activations that the tile
