@@ -36,7 +36,8 @@ func (b *Backend) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
 // kernels keep eight independent sums in flight, while the next chunk is
 // prefetched.
 // The scores of two tokens are computed together (scores4), so that each
-// key block loaded into a register serves both tokens' query heads.
+// key block loaded into a register serves both tokens' query heads, and
+// the value sums of all the run's tokens together (weightedSumHeads).
 //
 // Each (token, head)'s arithmetic, and so its result, is the same whatever
 // run it is in (batch invariance): its scores are independent dot
@@ -104,6 +105,11 @@ func (b *Backend) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.At
 	b.pool.run(t, (len(runs)-1)*kvHeads, attnGrain)
 	*t = attentionTask{}
 }
+
+// headLists are the outputs and weights of the query heads one
+// weightedSumHeads call sums, kept per worker so that listing them
+// allocates only the first time.
+type headLists struct{ o, w [][]float32 }
 
 // sameTable reports whether two rows read the same block table (the rows
 // of one sequence in a batch share its slice).
@@ -305,9 +311,43 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	for r := r0; r < r1; r++ {
 		softmax(r)
 	}
-	walk(t.kv.V, func(v []float32, c, end, r, h int) {
-		f.weightedSum(out(r, h), v, hd, scores(r, h)[c:end])
-	}, func(v []float32, c, end, r, h int) {
-		f.weightedSum2(out(r, h), out(r, h+1), v, hd, scores(r, h)[c:end], scores(r, h+1)[c:end])
-	}, nil)
+	// The value sums: each widened chunk goes to one weightedSumHeads call
+	// for the query heads of every token of the run that sees the chunk,
+	// over the positions all of them see, so that its values are loaded
+	// once for all the heads (a SIMD set's kernels hold several heads'
+	// sums at once), then to one call per token for its positions past
+	// those (the last tokens of a verify row see a few more).
+	hl := &t.b.heads[worker]
+	// add lists token r's query heads of KV head kh, positions c..end-1.
+	add := func(r, kh, c, end int) {
+		for h := kh * group; h < (kh+1)*group; h++ {
+			hl.o = append(hl.o, out(r, h))
+			hl.w = append(hl.w, scores(r, h)[c:end])
+		}
+	}
+	for c := 0; c < nmax; c += chunk {
+		for kh := kh0; kh < kh1; kh++ {
+			v := widen(t.kv.V, c, kh)
+			end := min(c+chunk, nmax)
+			for r := r0; r < r1; r++ {
+				if n := size(r); n > c {
+					end = min(end, n)
+				}
+			}
+			hl.o, hl.w = hl.o[:0], hl.w[:0]
+			for r := r0; r < r1; r++ {
+				if size(r) > c {
+					add(r, kh, c, end)
+				}
+			}
+			f.weightedSumHeads(hl.o, hl.w, v, hd)
+			for r := r0; r < r1; r++ {
+				if e := min(c+chunk, size(r)); e > end {
+					hl.o, hl.w = hl.o[:0], hl.w[:0]
+					add(r, kh, end, e)
+					f.weightedSumHeads(hl.o, hl.w, v[(end-c)*hd:], hd)
+				}
+			}
+		}
+	}
 }

@@ -15,6 +15,7 @@ type Backend struct {
 	acts    qacts       // the current MatMul's activations, int8-quantized
 	scratch [][]float32 // per worker: a dequantized weight row or attention scores
 	accs    [][]laneAcc // per worker: lane accumulators, one per activation row
+	heads   []headLists // per worker: attention's lists of query heads
 	mm      matmulTask
 	shared  sharedTask
 	elem    elementwiseTask
@@ -41,7 +42,8 @@ func NewWithOptions(o Options) *Backend {
 		// and `go test -cpu`, so benchmarks can run on one core.
 		o.Threads = runtime.GOMAXPROCS(0)
 	}
-	return &Backend{pool: newPool(o.Threads), k: selectKernels(o), f: selectFused(o), scratch: make([][]float32, o.Threads), accs: make([][]laneAcc, o.Threads)}
+	return &Backend{pool: newPool(o.Threads), k: selectKernels(o), f: selectFused(o), scratch: make([][]float32, o.Threads), accs: make([][]laneAcc, o.Threads),
+		heads: make([]headLists, o.Threads)}
 }
 
 // Name is the kernel set in use, e.g. "cpu/avx2" or "cpu/portable".

@@ -62,6 +62,18 @@ func scoresQuadAVX512(a0, a1, b0, b1, qa0, qa1, qb0, qb1, k *float32, stride, gr
 //go:noescape
 func weightedSumPairAVX512(o0, o1, v *float32, stride int, w0, w1 *float32, n, chunks int)
 
+//go:noescape
+func weightedSumHeads4AVX512(o, w *[10]*float32, v *float32, stride, n int)
+
+//go:noescape
+func weightedSumHeads6AVX512(o, w *[10]*float32, v *float32, stride, n int)
+
+//go:noescape
+func weightedSumHeads8AVX512(o, w *[10]*float32, v *float32, stride, n int)
+
+//go:noescape
+func weightedSumHeads10AVX512(o, w *[10]*float32, v *float32, stride, n int)
+
 // hasAVX512 reports the AVX-512 foundation (and the AVX2 set it builds
 // on); x/sys/cpu also checks that the OS saves the AVX-512 state.
 func hasAVX512() bool { return hasAVX2() && cpu.X86.HasAVX512F }
@@ -106,6 +118,9 @@ func availableFused() []fusedKernels {
 	pairs := avx512
 	avx512.scores4 = func(out, q [4][]float32, k []float32, stride int, scale float32) {
 		scoresQuads(pairs, out, q, k, stride, scale)
+	}
+	avx512.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
+		weightedSumHeadsAVX512(pairs, o, w, v, stride)
 	}
 	return []fusedKernels{avx512.withHalfPairs(scoresPairHalfAVX512, 8, weightedSumPairHalfAVX512, 128),
 		avx2.withHalfPairs(scoresPairHalfAVX2, 4, weightedSumPairHalfAVX2, 32)}
@@ -178,6 +193,48 @@ func weightedSumPairs2(single fusedKernels, o0, o1, v []float32, stride int, w0,
 	if rest := chunk * c; rest < len(o0) {
 		single.weightedSum2(o0[rest:], o1[rest:], v[rest:], stride, w0, w1)
 	}
+}
+
+// weightedSumHeadsAVX512 is pairs.weightedSumHeads with the heads in
+// groups of ten, eight, six or four in the weightedSumHeads kernels, 32
+// output floats a call, and the last one to three heads by pairs.
+func weightedSumHeadsAVX512(pairs fusedKernels, o, w [][]float32, v []float32, stride int) {
+	if len(o) == 0 {
+		return
+	}
+	hd, n := len(o[0]), len(w[0])
+	ok := hd%32 == 0 && hd > 0 && n > 0 && len(w) == len(o)
+	for i := range o {
+		ok = ok && len(o[i]) == hd && len(w[i]) == n
+	}
+	i := 0
+	if ok {
+		_ = v[(n-1)*stride+hd-1] // bounds of every value read
+		var op, wp [10]*float32
+		for len(o)-i >= 4 {
+			heads := min(10, (len(o)-i)&^1)
+			for j := range heads {
+				wp[j] = &w[i+j][0]
+			}
+			for c := 0; c < hd; c += 32 {
+				for j := range heads {
+					op[j] = &o[i+j][c]
+				}
+				switch heads {
+				case 10:
+					weightedSumHeads10AVX512(&op, &wp, &v[c], 4*stride, n)
+				case 8:
+					weightedSumHeads8AVX512(&op, &wp, &v[c], 4*stride, n)
+				case 6:
+					weightedSumHeads6AVX512(&op, &wp, &v[c], 4*stride, n)
+				default:
+					weightedSumHeads4AVX512(&op, &wp, &v[c], 4*stride, n)
+				}
+			}
+			i += heads
+		}
+	}
+	weightedSumHeadPairs(pairs, o[i:], w[i:], v, stride)
 }
 
 // fusedAVX2 is the AVX2 set.

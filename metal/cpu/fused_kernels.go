@@ -34,6 +34,12 @@ type fusedKernels struct {
 	// or value once for both.
 	scores2      func(out0, out1, q0, q1, k []float32, stride int, scale float32)
 	weightedSum2 func(o0, o1, v []float32, stride int, w0, w1 []float32)
+	// weightedSumHeads is weightedSum for several query heads over the
+	// same values and positions (head i's outputs o[i] and weights w[i];
+	// every o[i] of one length, every w[i] of another), with results
+	// identical to one weightedSum call per head; a SIMD set may load each
+	// value once for all of them.
+	weightedSumHeads func(o, w [][]float32, v []float32, stride int)
 	// scores4 is scores2 for two tokens of a run at once, each with the
 	// same two query heads, over the same positions: out[i] for q[i],
 	// where q is the first token's two heads then the second's.
@@ -73,7 +79,8 @@ func portableFused() fusedKernels {
 }
 
 // withSinglePairs returns f with scores2 and weightedSum2 made of two
-// calls of its scores and weightedSum, and scores4 of four.
+// calls of its scores and weightedSum, scores4 of four, and
+// weightedSumHeads of one weightedSum2 per two heads.
 func (f fusedKernels) withSinglePairs() fusedKernels {
 	scores, weightedSum := f.scores, f.weightedSum
 	f.scores4 = func(out, q [4][]float32, k []float32, stride int, scale float32) {
@@ -89,7 +96,23 @@ func (f fusedKernels) withSinglePairs() fusedKernels {
 		weightedSum(o0, v, stride, w0)
 		weightedSum(o1, v, stride, w1)
 	}
+	pairs := f
+	f.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
+		weightedSumHeadPairs(pairs, o, w, v, stride)
+	}
 	return f
+}
+
+// weightedSumHeadPairs is weightedSumHeads by pairs.weightedSum2, two
+// heads at a time, and weightedSum for an odd one out.
+func weightedSumHeadPairs(pairs fusedKernels, o, w [][]float32, v []float32, stride int) {
+	i := 0
+	for ; i+1 < len(o); i += 2 {
+		pairs.weightedSum2(o[i], o[i+1], v, stride, w[i], w[i+1])
+	}
+	if i < len(o) {
+		pairs.weightedSum(o[i], v, stride, w[i])
+	}
 }
 
 // bestFused is the first of availableFused, or the portable set.

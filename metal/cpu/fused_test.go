@@ -247,6 +247,23 @@ func testFusedSet(t *testing.T, best fusedKernels) {
 				best.weightedSum2(ob0, ob1, k, stride, w, w1)
 				same(t, "weightedSum2 first", ob0, oa0)
 				same(t, "weightedSum2 second", ob1, oa1)
+				// Many query heads over the same values: each as if alone,
+				// for every grouping of the heads the set may use.
+				for _, heads := range []int{1, 3, 4, 5, 7, 10, 13, 23} {
+					ho, hw := make([][]float32, heads), make([][]float32, heads)
+					for i := range ho {
+						ho[i], hw[i] = randVec(rng, hd), randVec(rng, npos)
+					}
+					want := make([][]float32, heads)
+					for i := range ho {
+						want[i] = append([]float32(nil), ho[i]...)
+						ref.weightedSum(want[i], k, stride, hw[i])
+					}
+					best.weightedSumHeads(ho, hw, k, stride)
+					for i := range ho {
+						same(t, fmt.Sprintf("weightedSumHeads %d of %d", i, heads), ho[i], want[i])
+					}
+				}
 			})
 		}
 	}
