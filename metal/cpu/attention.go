@@ -32,12 +32,12 @@ func (b *Backend) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
 // and tokens in the inner ones. One KV head of a block is one contiguous
 // stretch of float16 (metal.KVLayer); a chunk of them is widened once into
 // the worker's scratch and then serves every query head of the group for
-// every token of the run from the core's caches, where the float32
-// kernels keep eight independent sums in flight, while the next chunk is
-// prefetched.
-// The scores of two tokens are computed together (scores4), so that each
-// key block loaded into a register serves both tokens' query heads, and
-// the value sums of all the run's tokens together (weightedSumHeads).
+// every token of the run from the core's caches, while the next chunk is
+// prefetched. The scores and the value sums of all those query heads are
+// each one call (scoresHeads, weightedSumHeads), so that a SIMD set's
+// kernels load each key or value block into a register once for several
+// heads and tokens, rather than streaming the chunk from L2 once per
+// head pair.
 //
 // Each (token, head)'s arithmetic, and so its result, is the same whatever
 // run it is in (batch invariance): its scores are independent dot
@@ -106,10 +106,10 @@ func (b *Backend) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.At
 	*t = attentionTask{}
 }
 
-// headLists are the outputs and weights of the query heads one
-// weightedSumHeads call sums, kept per worker so that listing them
-// allocates only the first time.
-type headLists struct{ o, w [][]float32 }
+// headLists are the query heads of one scoresHeads call (their scores and
+// queries) or weightedSumHeads call (their outputs and weights), kept per
+// worker so that listing them allocates only the first time.
+type headLists struct{ out, in [][]float32 }
 
 // sameTable reports whether two rows read the same block table (the rows
 // of one sequence in a batch share its slice).
@@ -195,47 +195,36 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 			prefetch(&src[i], 2*n)
 		}
 	}
-	// walk widens each chunk of each KV head of src (K or V) and hands it
-	// for every token that reads it, with the chunk's positions c..end-1
-	// that the token sees, to visit2 for each pair of query heads h, h+1
-	// of the group and to visit for an odd one out; visit4, if not nil,
-	// takes a pair of heads for two tokens r, r+1 at once, over the
-	// positions both see.
-	walk := func(src []uint16, visit, visit2 func(w []float32, c, end, r, h int), visit4 func(w []float32, c, end, r, h int)) {
+	// each widens each chunk of each KV head of src (K or V) and hands it
+	// to visit with the query heads of every token of the run that sees
+	// the chunk, listed by list(r, kh, c, end) over the positions c..end-1
+	// all of them see, so that one call loads each key or value once for
+	// all of them (a SIMD set's kernels serve several heads per load);
+	// then with each token's heads over its positions past those, if any
+	// (the last tokens of a verify row see a few more).
+	hl := &t.b.heads[worker]
+	each := func(src []uint16, list func(r, kh, c, end int), visit func(w []float32)) {
 		for c := 0; c < nmax; c += chunk {
 			for kh := kh0; kh < kh1; kh++ {
 				w := widen(src, c, kh)
+				end := min(c+chunk, nmax)
 				for r := r0; r < r1; r++ {
-					n := size(r)
-					if c >= n {
-						continue
+					if n := size(r); n > c {
+						end = min(end, n)
 					}
-					h, hend := kh*group, (kh+1)*group
-					if visit4 != nil && r+1 < r1 && c < size(r+1) {
-						// Both tokens from c to the end of the shorter; the
-						// longer one's last positions, if any, alone.
-						end := min(c+chunk, n, size(r+1))
-						for ; h+1 < hend; h += 2 {
-							visit4(w, c, end, r, h)
-							if e := min(c+chunk, n); end < e {
-								visit2(w[(end-c)*hd:], end, e, r, h)
-							}
-							if e := min(c+chunk, size(r+1)); end < e {
-								visit2(w[(end-c)*hd:], end, e, r+1, h)
-							}
-						}
-						if h < hend {
-							visit(w, c, min(c+chunk, n), r, h)
-							visit(w, c, min(c+chunk, size(r+1)), r+1, h)
-						}
-						r++
-						continue
+				}
+				hl.out, hl.in = hl.out[:0], hl.in[:0]
+				for r := r0; r < r1; r++ {
+					if size(r) > c {
+						list(r, kh, c, end)
 					}
-					for ; h+1 < hend; h += 2 {
-						visit2(w, c, min(c+chunk, n), r, h)
-					}
-					if h < hend {
-						visit(w, c, min(c+chunk, n), r, h)
+				}
+				visit(w)
+				for r := r0; r < r1; r++ {
+					if e := min(c+chunk, size(r)); e > end {
+						hl.out, hl.in = hl.out[:0], hl.in[:0]
+						list(r, kh, end, e)
+						visit(w[(end-c)*hd:])
 					}
 				}
 			}
@@ -299,55 +288,20 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	}
 
 	fetch(t.kv.K, 0, kh0)
-	walk(t.kv.K, func(k []float32, c, end, r, h int) {
-		f.scores(scores(r, h)[c:end], q(r, h), k, hd, t.scale)
-	}, func(k []float32, c, end, r, h int) {
-		f.scores2(scores(r, h)[c:end], scores(r, h+1)[c:end], q(r, h), q(r, h+1), k, hd, t.scale)
-	}, func(k []float32, c, end, r, h int) {
-		f.scores4([4][]float32{scores(r, h)[c:end], scores(r, h+1)[c:end], scores(r+1, h)[c:end], scores(r+1, h+1)[c:end]},
-			[4][]float32{q(r, h), q(r, h+1), q(r+1, h), q(r+1, h+1)}, k, hd, t.scale)
-	})
+	each(t.kv.K, func(r, kh, c, end int) {
+		for h := kh * group; h < (kh+1)*group; h++ {
+			hl.out = append(hl.out, scores(r, h)[c:end])
+			hl.in = append(hl.in, q(r, h))
+		}
+	}, func(k []float32) { f.scoresHeads(hl.out, hl.in, k, hd, t.scale) })
 	fetch(t.kv.V, 0, kh0) // read during the softmax
 	for r := r0; r < r1; r++ {
 		softmax(r)
 	}
-	// The value sums: each widened chunk goes to one weightedSumHeads call
-	// for the query heads of every token of the run that sees the chunk,
-	// over the positions all of them see, so that its values are loaded
-	// once for all the heads (a SIMD set's kernels hold several heads'
-	// sums at once), then to one call per token for its positions past
-	// those (the last tokens of a verify row see a few more).
-	hl := &t.b.heads[worker]
-	// add lists token r's query heads of KV head kh, positions c..end-1.
-	add := func(r, kh, c, end int) {
+	each(t.kv.V, func(r, kh, c, end int) {
 		for h := kh * group; h < (kh+1)*group; h++ {
-			hl.o = append(hl.o, out(r, h))
-			hl.w = append(hl.w, scores(r, h)[c:end])
+			hl.out = append(hl.out, out(r, h))
+			hl.in = append(hl.in, scores(r, h)[c:end])
 		}
-	}
-	for c := 0; c < nmax; c += chunk {
-		for kh := kh0; kh < kh1; kh++ {
-			v := widen(t.kv.V, c, kh)
-			end := min(c+chunk, nmax)
-			for r := r0; r < r1; r++ {
-				if n := size(r); n > c {
-					end = min(end, n)
-				}
-			}
-			hl.o, hl.w = hl.o[:0], hl.w[:0]
-			for r := r0; r < r1; r++ {
-				if size(r) > c {
-					add(r, kh, c, end)
-				}
-			}
-			f.weightedSumHeads(hl.o, hl.w, v, hd)
-			for r := r0; r < r1; r++ {
-				if e := min(c+chunk, size(r)); e > end {
-					hl.o, hl.w = hl.o[:0], hl.w[:0]
-					add(r, kh, end, e)
-					f.weightedSumHeads(hl.o, hl.w, v[(end-c)*hd:], hd)
-				}
-			}
-		}
-	}
+	}, func(v []float32) { f.weightedSumHeads(hl.out, hl.in, v, hd) })
 }

@@ -63,6 +63,9 @@ func scoresQuadAVX512(a0, a1, b0, b1, qa0, qa1, qb0, qb1, k *float32, stride, gr
 func weightedSumPairAVX512(o0, o1, v *float32, stride int, w0, w1 *float32, n, chunks int)
 
 //go:noescape
+func scoresHeads6AVX512(out, q *[6]*float32, k *float32, stride, groups, qbytes int, scale float32)
+
+//go:noescape
 func weightedSumHeads4AVX512(o, w *[10]*float32, v *float32, stride, n int)
 
 //go:noescape
@@ -121,6 +124,10 @@ func availableFused() []fusedKernels {
 	}
 	avx512.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
 		weightedSumHeadsAVX512(pairs, o, w, v, stride)
+	}
+	quads := avx512
+	avx512.scoresHeads = func(out, q [][]float32, k []float32, stride int, scale float32) {
+		scoresHeadsAVX512(quads, out, q, k, stride, scale)
 	}
 	return []fusedKernels{avx512.withHalfPairs(scoresPairHalfAVX512, 8, weightedSumPairHalfAVX512, 128),
 		avx2.withHalfPairs(scoresPairHalfAVX2, 4, weightedSumPairHalfAVX2, 32)}
@@ -193,6 +200,38 @@ func weightedSumPairs2(single fusedKernels, o0, o1, v []float32, stride int, w0,
 	if rest := chunk * c; rest < len(o0) {
 		single.weightedSum2(o0[rest:], o1[rest:], v[rest:], stride, w0, w1)
 	}
+}
+
+// scoresHeadsAVX512 is quads.scoresHeads with the heads in groups of six
+// in scoresHeads6AVX512 over the whole eights of positions (the rest of
+// their positions, and the last five or fewer heads, by quads).
+func scoresHeadsAVX512(quads fusedKernels, out, q [][]float32, k []float32, stride int, scale float32) {
+	if len(out) == 0 {
+		return
+	}
+	npos, hd := len(out[0]), len(q[0])
+	n := npos &^ 7
+	ok := hd%8 == 0 && hd > 0 && n > 0 && len(q) == len(out)
+	for i := range out {
+		ok = ok && len(out[i]) == npos && len(q[i]) == hd
+	}
+	i := 0
+	if ok {
+		_ = k[(n-1)*stride+hd-1] // bounds of every key read
+		var op, qp [6]*float32
+		var rest [6][]float32
+		for ; len(out)-i >= 6; i += 6 {
+			for j := range 6 {
+				op[j], qp[j] = &out[i+j][0], &q[i+j][0]
+				rest[j] = out[i+j][n:]
+			}
+			scoresHeads6AVX512(&op, &qp, &k[0], 4*stride, n/8, 4*hd, scale)
+			if n < npos {
+				scoresHeadQuads(quads, rest[:], q[i:i+6], k[n*stride:], stride, scale)
+			}
+		}
+	}
+	scoresHeadQuads(quads, out[i:], q[i:], k, stride, scale)
 }
 
 // weightedSumHeadsAVX512 is pairs.weightedSumHeads with the heads in

@@ -151,3 +151,14 @@
 	STORE8((DI)(BX*1), Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23); \
 	ADDQ $512, DI; \
 	ADDQ $(8*vstep), SI
+
+// SCORES_PUT stores the eight scores of two heads folded into the low and
+// high halves of z (y its low half) at the pointers in slots a and b of
+// the table at out+0(FP), R15 bytes in.
+#define SCORES_PUT(a, b, y, z) \
+	MOVQ          out+0(FP), CX; \
+	MOVQ          a(CX), CX; \
+	VMOVUPS       y, (CX)(R15*1); \
+	MOVQ          out+0(FP), CX; \
+	MOVQ          b(CX), CX; \
+	VEXTRACTF32X8 $1, z, (CX)(R15*1)

@@ -325,3 +325,88 @@ qblock:
 
 	VZEROUPPER
 	RET
+
+// SCORES_HEAD adds query block (q)(CX*1), broadcast into t, times the key
+// pairs Z24..Z27 to a0..a3.
+#define SCORES_HEAD(q, t, a0, a1, a2, a3) \
+	VBROADCASTF32X8 (q)(CX*1), t; \
+	VFMADD231PS     Z24, t, a0; \
+	VFMADD231PS     Z25, t, a1; \
+	VFMADD231PS     Z26, t, a2; \
+	VFMADD231PS     Z27, t, a3
+
+// func scoresHeads6AVX512(out, q *[6]*float32, k *float32, stride, groups, qbytes int, scale float32)
+// scoresQuadAVX512 for six query heads (three tokens of a two-head group,
+// or any six) against the same keys, eight positions at a time: each key
+// pair loaded serves six multiplies, and the keys of a widened chunk are
+// read once for six heads rather than four. The heads' query blocks are
+// read through one pointer register each at a shared offset CX (qbytes:
+// the head size in bytes); each head's scores are the ones scoresAVX512
+// computes for it alone.
+TEXT ·scoresHeads6AVX512(SB), NOSPLIT, $0-52
+	MOVQ q+8(FP), CX
+	MOVQ 0(CX), AX
+	MOVQ 8(CX), BX
+	MOVQ 16(CX), SI
+	MOVQ 24(CX), DI
+	MOVQ 32(CX), R12
+	MOVQ 40(CX), R13
+	MOVQ k+16(FP), R8
+	MOVQ stride+24(FP), DX
+	MOVQ groups+32(FP), R14
+	VBROADCASTSS scale+48(FP), Z15
+	LEAQ (DX)(DX*2), R9 // 3·stride
+	XORQ R15, R15       // bytes of scores done
+
+sgroup:
+	MOVQ R8, R10         // positions 0..3 at R10 + {0, 1, 2, 3}·stride
+	LEAQ (R8)(DX*4), R11 // 4..7
+	XORQ CX, CX
+	ZERO8
+	VPXORD Z8, Z8, Z8
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+sblock:
+	KPAIR((R10), (R11), Y24, Z24)             // positions 0 and 4
+	KPAIR((R10)(DX*1), (R11)(DX*1), Y25, Z25) // 1 and 5
+	KPAIR((R10)(DX*2), (R11)(DX*2), Y26, Z26) // 2 and 6
+	KPAIR((R10)(R9*1), (R11)(R9*1), Y27, Z27) // 3 and 7
+	SCORES_HEAD(AX, Z28, Z0, Z1, Z2, Z3)
+	SCORES_HEAD(BX, Z29, Z4, Z5, Z6, Z7)
+	SCORES_HEAD(SI, Z28, Z16, Z17, Z18, Z19)
+	SCORES_HEAD(DI, Z29, Z20, Z21, Z22, Z23)
+	SCORES_HEAD(R12, Z28, Z8, Z10, Z11, Z12)
+	SCORES_HEAD(R13, Z29, Z13, Z14, Z30, Z31)
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, CX
+	CMPQ CX, qbytes+40(FP)
+	JNE  sblock
+
+	FOLDQ(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	FOLDQ(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	FOLDQ(Z8, Z10, Z11, Z12, Z13, Z14, Z30, Z31)
+	SCORES_PUT(0, 8, Y0, Z0)
+	SCORES_PUT(16, 24, Y16, Z16)
+	SCORES_PUT(32, 40, Y8, Z8)
+	ADDQ $32, R15
+	LEAQ (R8)(DX*8), R8
+	DECQ R14
+	JNE  sgroup
+
+	VZEROUPPER
+	RET

@@ -44,6 +44,12 @@ type fusedKernels struct {
 	// same two query heads, over the same positions: out[i] for q[i],
 	// where q is the first token's two heads then the second's.
 	scores4 func(out, q [4][]float32, k []float32, stride int, scale float32)
+	// scoresHeads is scores for several query heads against the same keys
+	// and positions (head i's scores out[i] and query q[i]; every out[i]
+	// of one length, every q[i] of another), with results identical to
+	// one scores call per head; a SIMD set may load each key once for
+	// several of them.
+	scoresHeads func(out, q [][]float32, k []float32, stride int, scale float32)
 	// scoresHalf2 and weightedSum2Half are scores2 and weightedSum2 with
 	// the keys or values read in place as float16, stride elements apart:
 	// the results are those of scores2 and weightedSum2 on the widened
@@ -79,8 +85,8 @@ func portableFused() fusedKernels {
 }
 
 // withSinglePairs returns f with scores2 and weightedSum2 made of two
-// calls of its scores and weightedSum, scores4 of four, and
-// weightedSumHeads of one weightedSum2 per two heads.
+// calls of its scores and weightedSum, scores4 of four, and scoresHeads
+// and weightedSumHeads of those.
 func (f fusedKernels) withSinglePairs() fusedKernels {
 	scores, weightedSum := f.scores, f.weightedSum
 	f.scores4 = func(out, q [4][]float32, k []float32, stride int, scale float32) {
@@ -100,7 +106,26 @@ func (f fusedKernels) withSinglePairs() fusedKernels {
 	f.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
 		weightedSumHeadPairs(pairs, o, w, v, stride)
 	}
+	f.scoresHeads = func(out, q [][]float32, k []float32, stride int, scale float32) {
+		scoresHeadQuads(pairs, out, q, k, stride, scale)
+	}
 	return f
+}
+
+// scoresHeadQuads is scoresHeads by quads.scores4, four heads at a time,
+// then scores2 and scores for the last three or fewer.
+func scoresHeadQuads(quads fusedKernels, out, q [][]float32, k []float32, stride int, scale float32) {
+	i := 0
+	for ; i+3 < len(out); i += 4 {
+		quads.scores4([4][]float32(out[i:i+4]), [4][]float32(q[i:i+4]), k, stride, scale)
+	}
+	if i+1 < len(out) {
+		quads.scores2(out[i], out[i+1], q[i], q[i+1], k, stride, scale)
+		i += 2
+	}
+	if i < len(out) {
+		quads.scores(out[i], q[i], k, stride, scale)
+	}
 }
 
 // weightedSumHeadPairs is weightedSumHeads by pairs.weightedSum2, two

@@ -263,6 +263,16 @@ func testFusedSet(t *testing.T, best fusedKernels) {
 					for i := range ho {
 						same(t, fmt.Sprintf("weightedSumHeads %d of %d", i, heads), ho[i], want[i])
 					}
+					hq := make([][]float32, heads)
+					for i := range ho {
+						ho[i], hq[i] = make([]float32, npos), randVec(rng, hd)
+						want[i] = make([]float32, npos)
+						ref.scores(want[i], hq[i], k, stride, 0.125)
+					}
+					best.scoresHeads(ho, hq, k, stride, 0.125)
+					for i := range ho {
+						same(t, fmt.Sprintf("scoresHeads %d of %d", i, heads), ho[i], want[i])
+					}
 				}
 			})
 		}
