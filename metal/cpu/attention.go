@@ -107,9 +107,13 @@ func (b *Backend) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.At
 }
 
 // headLists are the query heads of one scoresHeads call (their scores and
-// queries) or weightedSumHeads call (their outputs and weights), kept per
-// worker so that listing them allocates only the first time.
-type headLists struct{ out, in [][]float32 }
+// queries) or weightedSumHeads call (their outputs and weights), and the
+// groups of positions of an in-place call, kept per worker so that
+// listing them allocates only the first time.
+type headLists struct {
+	out, in [][]float32
+	tab     []halfGroup
+}
 
 // sameTable reports whether two rows read the same block table (the rows
 // of one sequence in a batch share its slice).
@@ -161,28 +165,59 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// start of block j of the table, whose KV head kh is min(bs, nmax−p)·hd
 	// contiguous elements of K or V from BlockIndex.
 	//
-	// widen converts KV head kh of the chunk at c of K or V, and after
-	// each block prefetches the same block of the chunk widened next
-	// (the next KV head's, or the next chunk's first): spread over the
-	// widening, the prefetches no longer stall it the way one burst for
-	// the whole next chunk did (five tokens at context 1024: 0.88 of the
-	// time).
-	widen := func(src []uint16, c, kh int) []float32 {
-		w := widened[:min(chunk, nmax-c)*hd]
-		nc, nkh := c, kh+1
-		if nkh == kh1 {
-			nc, nkh = c+chunk, kh0
+	// next is the chunk and KV head read after KV head kh of chunk c.
+	next := func(c, kh int) (int, int) {
+		if kh+1 == kh1 {
+			return c + chunk, kh0
 		}
-		for j, p := c/bs, c; p < min(c+chunk, nmax); j, p = j+1, p+bs {
-			f.widen(w[(p-c)*hd:(min(p+bs, nmax)-c)*hd], hd, src[t.kv.BlockIndex(blocks[j], kh):], hd)
+		return c, kh + 1
+	}
+	// widen converts positions p0.. of KV head kh of the chunk at c of K
+	// or V, and after each block prefetches the same positions of the
+	// chunk read next (the next KV head's, or the next chunk's first):
+	// spread over the widening, the prefetches no longer stall it the way
+	// one burst for the whole next chunk did (five tokens at context 1024:
+	// 0.88 of the time).
+	widen := func(src []uint16, c, p0, kh int) []float32 {
+		cend := min(c+chunk, nmax)
+		w := widened[:(cend-p0)*hd]
+		nc, nkh := next(c, kh)
+		for p := p0; p < cend; {
+			j := p / bs
+			e := min((j+1)*bs, cend)
+			f.widen(w[(p-p0)*hd:(e-p0)*hd], hd, src[t.kv.BlockIndex(blocks[j], kh)+(p%bs)*hd:], hd)
 			if np := nc + p - c; np < min(nc+chunk, nmax) {
-				jj := np / bs
-				i, n := t.kv.BlockIndex(blocks[jj], nkh), (min(np+bs, nmax)-np)*hd
+				i, n := t.kv.BlockIndex(blocks[np/bs], nkh)+(np%bs)*hd, (min(np+e-p, nmax)-np)*hd
 				_ = src[i+n-1]
 				prefetch(&src[i], 2*n)
 			}
+			p = e
 		}
 		return w
+	}
+	// hl lists the query heads of one many-head call, and the groups of
+	// positions of one in-place call.
+	hl := &t.b.heads[worker]
+	// groups lists positions c..p1-1 (whole groups of eight in whole
+	// blocks) of KV head kh of src for the in-place kernels, each group
+	// with the same positions of the chunk read next to prefetch (itself
+	// when there are none).
+	groups := func(src []uint16, c, p1, kh int) []halfGroup {
+		tab := hl.tab[:0]
+		nc, nkh := next(c, kh)
+		for p := c; p < p1; p += 8 {
+			i := t.kv.BlockIndex(blocks[p/bs], kh) + (p%bs)*hd
+			_ = src[i+8*hd-1]
+			g := halfGroup{k: &src[i], pf: &src[i]}
+			if np := nc + p - c; np < nmax {
+				j := t.kv.BlockIndex(blocks[np/bs], nkh) + (np%bs)*hd
+				_ = src[j+8*hd-1]
+				g.pf = &src[j]
+			}
+			tab = append(tab, g)
+		}
+		hl.tab = tab
+		return tab
 	}
 	// fetch prefetches KV head kh of the chunk at c of K or V, if any.
 	fetch := func(src []uint16, c, kh int) {
@@ -195,36 +230,56 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 			prefetch(&src[i], 2*n)
 		}
 	}
-	// each widens each chunk of each KV head of src (K or V) and hands it
-	// to visit with the query heads of every token of the run that sees
+	// each hands each chunk of each KV head of src (K or V) to the
+	// kernels with the query heads of every token of the run that sees
 	// the chunk, listed by list(r, kh, c, end) over the positions c..end-1
 	// all of them see, so that one call loads each key or value once for
 	// all of them (a SIMD set's kernels serve several heads per load);
 	// then with each token's heads over its positions past those, if any
-	// (the last tokens of a verify row see a few more).
-	hl := &t.b.heads[worker]
-	each := func(src []uint16, list func(r, kh, c, end int), visit func(w []float32)) {
+	// (the last tokens of a verify row see a few more). Where the set
+	// reads float16 in place for that many heads (half not nil), half
+	// takes the whole groups of eight positions all the heads see, read
+	// in place, and only the rest is widened for visit.
+	each := func(src []uint16, list func(r, kh, c, end int), visit func(w []float32), half func(tab []halfGroup)) {
 		for c := 0; c < nmax; c += chunk {
+			cend, end, seen := min(c+chunk, nmax), min(c+chunk, nmax), 0
+			for r := r0; r < r1; r++ {
+				if n := size(r); n > c {
+					end, seen = min(end, n), seen+1
+				}
+			}
+			p0 := c // the first position widened
+			if heads := seen * group; half != nil && heads >= 4 && heads%2 == 0 && hd%32 == 0 && bs%8 == 0 {
+				p0 = c + (end-c)&^7
+			}
 			for kh := kh0; kh < kh1; kh++ {
-				w := widen(src, c, kh)
-				end := min(c+chunk, nmax)
-				for r := r0; r < r1; r++ {
-					if n := size(r); n > c {
-						end = min(end, n)
+				if p0 > c {
+					hl.out, hl.in = hl.out[:0], hl.in[:0]
+					for r := r0; r < r1; r++ {
+						if size(r) > c {
+							list(r, kh, c, p0)
+						}
 					}
+					half(groups(src, c, p0, kh))
 				}
-				hl.out, hl.in = hl.out[:0], hl.in[:0]
-				for r := r0; r < r1; r++ {
-					if size(r) > c {
-						list(r, kh, c, end)
+				if p0 == cend {
+					continue
+				}
+				w := widen(src, c, p0, kh)
+				if p0 < end {
+					hl.out, hl.in = hl.out[:0], hl.in[:0]
+					for r := r0; r < r1; r++ {
+						if size(r) > c {
+							list(r, kh, p0, end)
+						}
 					}
+					visit(w)
 				}
-				visit(w)
 				for r := r0; r < r1; r++ {
-					if e := min(c+chunk, size(r)); e > end {
+					if e := min(cend, size(r)); e > end {
 						hl.out, hl.in = hl.out[:0], hl.in[:0]
 						list(r, kh, end, e)
-						visit(w[(end-c)*hd:])
+						visit(w[(end-p0)*hd:])
 					}
 				}
 			}
@@ -287,13 +342,20 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 		return
 	}
 
+	// A run of several tokens reads whole groups of positions in place
+	// where the set can (see each).
+	var scoresHalf, sumsHalf func(tab []halfGroup)
+	if f.scoresHeadsHalf != nil {
+		scoresHalf = func(tab []halfGroup) { f.scoresHeadsHalf(hl.out, hl.in, tab, hd, t.scale) }
+		sumsHalf = func(tab []halfGroup) { f.weightedSumHeadsHalf(hl.out, hl.in, tab, hd) }
+	}
 	fetch(t.kv.K, 0, kh0)
 	each(t.kv.K, func(r, kh, c, end int) {
 		for h := kh * group; h < (kh+1)*group; h++ {
 			hl.out = append(hl.out, scores(r, h)[c:end])
 			hl.in = append(hl.in, q(r, h))
 		}
-	}, func(k []float32) { f.scoresHeads(hl.out, hl.in, k, hd, t.scale) })
+	}, func(k []float32) { f.scoresHeads(hl.out, hl.in, k, hd, t.scale) }, scoresHalf)
 	fetch(t.kv.V, 0, kh0) // read during the softmax
 	for r := r0; r < r1; r++ {
 		softmax(r)
@@ -303,5 +365,5 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 			hl.out = append(hl.out, out(r, h))
 			hl.in = append(hl.in, scores(r, h)[c:end])
 		}
-	}, func(v []float32) { f.weightedSumHeads(hl.out, hl.in, v, hd) })
+	}, func(v []float32) { f.weightedSumHeads(hl.out, hl.in, v, hd) }, sumsHalf)
 }

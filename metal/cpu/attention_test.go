@@ -35,35 +35,63 @@ func TestAttentionDoesNotAllocate(t *testing.T) {
 // TestAttentionRunsMatchSingleTokens: a token's output is bit-identical
 // whether it is computed alone or among other tokens of its sequence
 // sharing the cache reads (runs longer than attnRunTokens, two sequences
-// side by side, positions out of order, a short and a long context).
+// side by side, positions out of order, a short and a long context; runs
+// that read whole groups of positions in place, from one token to
+// sixteen, across chunk boundaries and within a block's first eight).
 func TestAttentionRunsMatchSingleTokens(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 14))
-	const heads, kvHeads, hd, bs, nb = 4, 2, 32, 4, 16
-	kv := &metal.KVLayer{BlockSize: bs, NumBlocks: nb, KVHeads: kvHeads, HeadDim: hd,
-		K: randF16(rng, nb*bs*kvHeads*hd), V: randF16(rng, nb*bs*kvHeads*hd)}
-	seqA, seqB := []int32{3, 1, 4, 0, 5, 9, 2, 6}, []int32{15, 14, 13, 12, 11, 10, 8, 7}
-	var rows []metal.AttnRow
-	for p := 29 - attnRunTokens - 3; p < 29; p++ { // a full run and a partial one
-		rows = append(rows, metal.AttnRow{Pos: int32(p), Blocks: seqA})
-	}
-	for _, p := range []int32{2, 30, 9} {
-		rows = append(rows, metal.AttnRow{Pos: p, Blocks: seqB})
-	}
-	rows = append(rows, metal.AttnRow{Pos: 5, Blocks: seqA})
-	q := randVec(rng, len(rows)*heads*hd)
-	for _, portable := range []bool{false, true} {
-		be := NewWithOptions(Options{Threads: 2, Portable: portable})
-		got := make([]float32, len(q))
-		be.Attention(got, q, kv, rows, heads, kvHeads, hd)
-		one := make([]float32, heads*hd)
-		for r, row := range rows {
-			be.Attention(one, q[r*heads*hd:(r+1)*heads*hd], kv, []metal.AttnRow{row}, heads, kvHeads, hd)
-			for i, v := range one {
-				if w := got[r*heads*hd+i]; math.Float32bits(w) != math.Float32bits(v) {
-					t.Fatalf("portable=%v row %d (pos %d): out[%d] = %v in the batch, %v alone", portable, r, row.Pos, i, w, v)
-				}
+	for _, tc := range []struct {
+		heads, kvHeads, hd, bs, nb int
+		runs                       [][2]int // first position, tokens
+	}{
+		{4, 2, 32, 4, 16, [][2]int{{29 - attnRunTokens - 3, attnRunTokens + 3}}},
+		{4, 2, 32, 16, 24, [][2]int{{3, 5}, {120, 12}, {127, 2}, {250, 5}, {300, 16}, {361, 6}}},
+		{16, 8, 128, 16, 20, [][2]int{{251, 5}, {126, 4}, {60, 3}, {300, 2}}},
+		{6, 2, 64, 32, 12, [][2]int{{200, 3}, {255, 4}, {5, 7}}},
+	} {
+		kv := &metal.KVLayer{BlockSize: tc.bs, NumBlocks: tc.nb, KVHeads: tc.kvHeads, HeadDim: tc.hd,
+			K: randF16(rng, tc.nb*tc.bs*tc.kvHeads*tc.hd), V: randF16(rng, tc.nb*tc.bs*tc.kvHeads*tc.hd)}
+		perm := rng.Perm(tc.nb)
+		seqA, seqB := make([]int32, tc.nb), make([]int32, tc.nb)
+		for i := range seqA {
+			seqA[i], seqB[i] = int32(perm[i]), int32(perm[tc.nb-1-i])
+		}
+		var rows []metal.AttnRow
+		for _, run := range tc.runs {
+			for p := run[0]; p < run[0]+run[1]; p++ {
+				rows = append(rows, metal.AttnRow{Pos: int32(p), Blocks: seqA})
 			}
 		}
-		be.Close()
+		for _, p := range []int32{2, 30, 9} {
+			rows = append(rows, metal.AttnRow{Pos: p, Blocks: seqB})
+		}
+		rows = append(rows, metal.AttnRow{Pos: 5, Blocks: seqA})
+		heads, kvHeads, hd := tc.heads, tc.kvHeads, tc.hd
+		q := randVec(rng, len(rows)*heads*hd)
+		var simd []float32
+		for _, portable := range []bool{false, true} {
+			be := NewWithOptions(Options{Threads: 2, Portable: portable})
+			got := make([]float32, len(q))
+			be.Attention(got, q, kv, rows, heads, kvHeads, hd)
+			if portable {
+				// and the kernel sets agree
+				for i, v := range got {
+					if math.Float32bits(simd[i]) != math.Float32bits(v) {
+						t.Fatalf("%+v: out[%d] = %v with SIMD kernels, %v portable", tc, i, simd[i], v)
+					}
+				}
+			}
+			simd = got
+			one := make([]float32, heads*hd)
+			for r, row := range rows {
+				be.Attention(one, q[r*heads*hd:(r+1)*heads*hd], kv, []metal.AttnRow{row}, heads, kvHeads, hd)
+				for i, v := range one {
+					if w := got[r*heads*hd+i]; math.Float32bits(w) != math.Float32bits(v) {
+						t.Fatalf("%+v portable=%v row %d (pos %d): out[%d] = %v in the batch, %v alone", tc, portable, r, row.Pos, i, w, v)
+					}
+				}
+			}
+			be.Close()
+		}
 	}
 }

@@ -129,6 +129,8 @@ func availableFused() []fusedKernels {
 	avx512.scoresHeads = func(out, q [][]float32, k []float32, stride int, scale float32) {
 		scoresHeadsAVX512(quads, out, q, k, stride, scale)
 	}
+	avx512.scoresHeadsHalf = scoresHeadsHalfAVX512
+	avx512.weightedSumHeadsHalf = weightedSumHeadsHalfAVX512
 	return []fusedKernels{avx512.withHalfPairs(scoresPairHalfAVX512, 8, weightedSumPairHalfAVX512, 128),
 		avx2.withHalfPairs(scoresPairHalfAVX2, 4, weightedSumPairHalfAVX2, 32)}
 }
@@ -232,6 +234,83 @@ func scoresHeadsAVX512(quads fusedKernels, out, q [][]float32, k []float32, stri
 		}
 	}
 	scoresHeadQuads(quads, out[i:], q[i:], k, stride, scale)
+}
+
+// checkHeadsHalf panics unless the in-place many-head kernels can take
+// these heads (an even number, at least four, each in of length n and
+// out of length m) and head size.
+func checkHeadsHalf(out, in [][]float32, m, n, hd int) {
+	if len(out) < 4 || len(out)%2 != 0 || len(in) != len(out) || hd%32 != 0 {
+		panic("cpu: in-place attention needs an even number of at least four heads and a head size of a multiple of 32")
+	}
+	for i := range out {
+		if len(out[i]) != m || len(in[i]) != n {
+			panic("cpu: in-place attention heads of unequal lengths")
+		}
+	}
+}
+
+// scoresHeadsHalfAVX512 is scoresHeadsHalf: the heads six or four at a
+// time (an even count of at least four splits into those).
+func scoresHeadsHalfAVX512(out, q [][]float32, tab []halfGroup, hd int, scale float32) {
+	if len(tab) == 0 {
+		return
+	}
+	n := 8 * len(tab)
+	checkHeadsHalf(out, q, n, hd, hd)
+	var op, qp [6]*float32
+	for i := 0; i < len(out); {
+		heads := 4
+		if rem := len(out) - i; rem == 6 || rem >= 10 {
+			heads = 6
+		}
+		for j := range heads {
+			op[j], qp[j] = &out[i+j][0], &q[i+j][0]
+		}
+		if heads == 6 {
+			scoresHeadsHalf6AVX512(&op, &qp, &tab[0], 2*hd, 4*hd, 4*n, scale)
+		} else {
+			scoresHeadsHalf4AVX512(&op, &qp, &tab[0], 2*hd, 4*hd, 4*n, scale)
+		}
+		i += heads
+	}
+}
+
+// weightedSumHeadsHalfAVX512 is weightedSumHeadsHalf: the heads ten,
+// eight, six or four at a time (an even count of at least four splits
+// into those), 32 output floats a call.
+func weightedSumHeadsHalfAVX512(o, w [][]float32, tab []halfGroup, hd int) {
+	if len(tab) == 0 {
+		return
+	}
+	checkHeadsHalf(o, w, hd, 8*len(tab), hd)
+	var op, wp [10]*float32
+	last := &tab[len(tab)-1]
+	for i := 0; i < len(o); {
+		heads := len(o) - i
+		if heads > 10 {
+			heads = min(10, heads-4)
+		}
+		for j := range heads {
+			wp[j] = &w[i+j][0]
+		}
+		for c := 0; c < hd; c += 32 {
+			for j := range heads {
+				op[j] = &o[i+j][c]
+			}
+			switch heads {
+			case 10:
+				weightedSumHeadsHalf10AVX512(&op, &wp, &tab[0], last, 2*c, 2*hd)
+			case 8:
+				weightedSumHeadsHalf8AVX512(&op, &wp, &tab[0], last, 2*c, 2*hd)
+			case 6:
+				weightedSumHeadsHalf6AVX512(&op, &wp, &tab[0], last, 2*c, 2*hd)
+			default:
+				weightedSumHeadsHalf4AVX512(&op, &wp, &tab[0], last, 2*c, 2*hd)
+			}
+		}
+		i += heads
+	}
 }
 
 // weightedSumHeadsAVX512 is pairs.weightedSumHeads with the heads in

@@ -162,3 +162,12 @@
 	MOVQ          out+0(FP), CX; \
 	MOVQ          b(CX), CX; \
 	VEXTRACTF32X8 $1, z, (CX)(R15*1)
+
+// SCORES_HEAD adds query block (q)(CX*1), broadcast into t, times the key
+// pairs Z24..Z27 to a0..a3.
+#define SCORES_HEAD(q, t, a0, a1, a2, a3) \
+	VBROADCASTF32X8 (q)(CX*1), t; \
+	VFMADD231PS     Z24, t, a0; \
+	VFMADD231PS     Z25, t, a1; \
+	VFMADD231PS     Z26, t, a2; \
+	VFMADD231PS     Z27, t, a3

@@ -326,15 +326,6 @@ qblock:
 	VZEROUPPER
 	RET
 
-// SCORES_HEAD adds query block (q)(CX*1), broadcast into t, times the key
-// pairs Z24..Z27 to a0..a3.
-#define SCORES_HEAD(q, t, a0, a1, a2, a3) \
-	VBROADCASTF32X8 (q)(CX*1), t; \
-	VFMADD231PS     Z24, t, a0; \
-	VFMADD231PS     Z25, t, a1; \
-	VFMADD231PS     Z26, t, a2; \
-	VFMADD231PS     Z27, t, a3
-
 // func scoresHeads6AVX512(out, q *[6]*float32, k *float32, stride, groups, qbytes int, scale float32)
 // scoresQuadAVX512 for six query heads (three tokens of a two-head group,
 // or any six) against the same keys, eight positions at a time: each key

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "fused_heads_amd64.h"
 
 // Value sums of several query heads at once (AVX-512): weightedSumAVX512
 // for 4, 6, 8 or 10 heads over the same values and positions, 32 output
@@ -14,39 +15,10 @@
 // register each and a shared position index, their 32 outputs are held
 // in two registers each across all positions.
 
-// HEAD_LOAD and HEAD_STORE move one head's 32 outputs, at the pointer in
-// slot off of the table at R15, to and from a0, a1.
-#define HEAD_LOAD(off, a0, a1) \
-	MOVQ    off(R15), R14; \
-	VMOVUPS (R14), a0; \
-	VMOVUPS 64(R14), a1
-
-#define HEAD_STORE(off, a0, a1) \
-	MOVQ    off(R15), R14; \
-	VMOVUPS a0, (R14); \
-	VMOVUPS a1, 64(R14)
-
-// HEAD_MAC adds the head's weight of position CX (its weights at r),
-// broadcast into t, times the position's value block Z20, Z21 to a0, a1.
-#define HEAD_MAC(r, t, a0, a1) \
-	VBROADCASTSS (r)(CX*4), t; \
-	VFMADD231PS  Z20, t, a0; \
-	VFMADD231PS  Z21, t, a1
-
 // HEADS_WEIGHTS loads the heads' weight pointers (slots past the call's
 // heads are not used) and the value pointer.
 #define HEADS_WEIGHTS \
-	MOVQ w+8(FP), R15; \
-	MOVQ 0(R15), AX; \
-	MOVQ 8(R15), BX; \
-	MOVQ 16(R15), DX; \
-	MOVQ 24(R15), DI; \
-	MOVQ 32(R15), R8; \
-	MOVQ 40(R15), R9; \
-	MOVQ 48(R15), R10; \
-	MOVQ 56(R15), R11; \
-	MOVQ 64(R15), R12; \
-	MOVQ 72(R15), R13; \
+	HEADS_POINTERS; \
 	MOVQ v+16(FP), SI
 
 // HEADS_LOOP readies the position loop: R14 the value stride in bytes, R15
@@ -67,62 +39,6 @@
 	INCQ CX; \
 	CMPQ CX, R15
 
-// The heads in groups (0-3, 4-5, 6-7, 8-9), so that each kernel is the
-// groups of its heads: HEADS_LOAD_*, HEADS_MAC_* and HEADS_STORE_*.
-#define HEADS_LOAD_0_3 \
-	HEAD_LOAD(0, Z0, Z1); \
-	HEAD_LOAD(8, Z2, Z3); \
-	HEAD_LOAD(16, Z4, Z5); \
-	HEAD_LOAD(24, Z6, Z7)
-
-#define HEADS_LOAD_4_5 \
-	HEAD_LOAD(32, Z8, Z9); \
-	HEAD_LOAD(40, Z10, Z11)
-
-#define HEADS_LOAD_6_7 \
-	HEAD_LOAD(48, Z12, Z13); \
-	HEAD_LOAD(56, Z14, Z15)
-
-#define HEADS_LOAD_8_9 \
-	HEAD_LOAD(64, Z16, Z17); \
-	HEAD_LOAD(72, Z18, Z19)
-
-#define HEADS_MAC_0_3 \
-	HEAD_MAC(AX, Z22, Z0, Z1); \
-	HEAD_MAC(BX, Z23, Z2, Z3); \
-	HEAD_MAC(DX, Z24, Z4, Z5); \
-	HEAD_MAC(DI, Z25, Z6, Z7)
-
-#define HEADS_MAC_4_5 \
-	HEAD_MAC(R8, Z26, Z8, Z9); \
-	HEAD_MAC(R9, Z27, Z10, Z11)
-
-#define HEADS_MAC_6_7 \
-	HEAD_MAC(R10, Z28, Z12, Z13); \
-	HEAD_MAC(R11, Z29, Z14, Z15)
-
-#define HEADS_MAC_8_9 \
-	HEAD_MAC(R12, Z30, Z16, Z17); \
-	HEAD_MAC(R13, Z31, Z18, Z19)
-
-#define HEADS_STORE_0_3 \
-	HEAD_STORE(0, Z0, Z1); \
-	HEAD_STORE(8, Z2, Z3); \
-	HEAD_STORE(16, Z4, Z5); \
-	HEAD_STORE(24, Z6, Z7)
-
-#define HEADS_STORE_4_5 \
-	HEAD_STORE(32, Z8, Z9); \
-	HEAD_STORE(40, Z10, Z11)
-
-#define HEADS_STORE_6_7 \
-	HEAD_STORE(48, Z12, Z13); \
-	HEAD_STORE(56, Z14, Z15)
-
-#define HEADS_STORE_8_9 \
-	HEAD_STORE(64, Z16, Z17); \
-	HEAD_STORE(72, Z18, Z19)
-
 // func weightedSumHeads4AVX512(o, w *[10]*float32, v *float32, stride, n int)
 // o[i][j] += w[i][p]·v[p·stride bytes + j] for heads i < 4, p < n in
 // order, j < 32.
@@ -134,7 +50,7 @@ TEXT ·weightedSumHeads4AVX512(SB), NOSPLIT, $0-40
 
 heads4:
 	HEADS_VALUES
-	HEADS_MAC_0_3
+	HEADS_MAC_0_3(0)
 	HEADS_NEXT
 	JNE heads4
 
@@ -155,8 +71,8 @@ TEXT ·weightedSumHeads6AVX512(SB), NOSPLIT, $0-40
 
 heads6:
 	HEADS_VALUES
-	HEADS_MAC_0_3
-	HEADS_MAC_4_5
+	HEADS_MAC_0_3(0)
+	HEADS_MAC_4_5(0)
 	HEADS_NEXT
 	JNE heads6
 
@@ -179,9 +95,9 @@ TEXT ·weightedSumHeads8AVX512(SB), NOSPLIT, $0-40
 
 heads8:
 	HEADS_VALUES
-	HEADS_MAC_0_3
-	HEADS_MAC_4_5
-	HEADS_MAC_6_7
+	HEADS_MAC_0_3(0)
+	HEADS_MAC_4_5(0)
+	HEADS_MAC_6_7(0)
 	HEADS_NEXT
 	JNE heads8
 
@@ -206,10 +122,10 @@ TEXT ·weightedSumHeads10AVX512(SB), NOSPLIT, $0-40
 
 heads10:
 	HEADS_VALUES
-	HEADS_MAC_0_3
-	HEADS_MAC_4_5
-	HEADS_MAC_6_7
-	HEADS_MAC_8_9
+	HEADS_MAC_0_3(0)
+	HEADS_MAC_4_5(0)
+	HEADS_MAC_6_7(0)
+	HEADS_MAC_8_9(0)
 	HEADS_NEXT
 	JNE heads10
 

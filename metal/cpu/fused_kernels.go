@@ -59,6 +59,16 @@ type fusedKernels struct {
 	// the portable set, which widens first.
 	scoresHalf2      func(out0, out1, q0, q1 []float32, k []uint16, stride int, scale float32, tmp []float32, next []uint16)
 	weightedSum2Half func(o0, o1 []float32, v []uint16, stride int, w0, w1 []float32, tmp []float32, next []uint16)
+	// scoresHeadsHalf and weightedSumHeadsHalf are scoresHeads and
+	// weightedSumHeads with the keys or values read in place as float16,
+	// a group of eight positions at a time from tab (each group hd
+	// contiguous float16 a row), prefetching each group's pf as they
+	// read it: out[i] and w[i] span 8·len(tab) positions. They take an
+	// even number of at least four heads and a head size that is a
+	// multiple of 32; nil where the set has none (runs then widen their
+	// chunks).
+	scoresHeadsHalf      func(out, q [][]float32, tab []halfGroup, hd int, scale float32)
+	weightedSumHeadsHalf func(o, w [][]float32, tab []halfGroup, hd int)
 	// scale multiplies x by c in place (a softmax's normalisation).
 	scale func(x []float32, c float32)
 	// sumSquares returns Σ x² in float64 (sumSquaresRef's order): the
@@ -77,6 +87,16 @@ type fusedKernels struct {
 	// toF16 sets dst[i] to src[i] as float16, rounded to nearest even
 	// (metal.F32ToF16).
 	toF16 func(dst []uint16, src []float32)
+}
+
+// halfGroup locates eight consecutive positions of one KV head for the
+// in-place many-head kernels: the first of their rows (contiguous, hd
+// float16 each), and the first row of the group to prefetch meanwhile.
+// 32 bytes, so that the key kernels index the table by their output
+// offset.
+type halfGroup struct {
+	k, pf *uint16
+	_     [2]uintptr
 }
 
 func portableFused() fusedKernels {

@@ -66,14 +66,6 @@ func TestFusedKernelsMatchPortable(t *testing.T) {
 func testFusedSet(t *testing.T, best fusedKernels) {
 	ref := portableFused()
 	rng := rand.New(rand.NewPCG(8, 8))
-	same := func(t *testing.T, what string, got, want []float32) {
-		t.Helper()
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%s: [%d] = %v, portable %v", what, i, got[i], want[i])
-			}
-		}
-	}
 	for _, n := range []int{1, 7, 8, 9, 27, 64, 131, 200} {
 		t.Run(fmt.Sprint("n=", n), func(t *testing.T) {
 			x := randVec(rng, n)
@@ -292,5 +284,64 @@ func BenchmarkSiLUMul(b *testing.B) {
 				copy(gate, up)
 			}
 		})
+	}
+}
+
+// same fails t unless got has want's bits.
+func same(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: [%d] = %v, portable %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestHeadsHalfMatchWidened: the in-place many-head kernels, where a set
+// has them, return the bits of the widened path for every grouping of
+// the heads, with the groups of positions scattered through the cache.
+func TestHeadsHalfMatchWidened(t *testing.T) {
+	ref := portableFused()
+	for _, f := range availableFused() {
+		if f.scoresHeadsHalf == nil {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(21, 21))
+		for _, hd := range []int{32, 64, 128} {
+			for _, groups := range []int{1, 3} {
+				for _, heads := range []int{4, 6, 8, 10, 12, 14, 16, 22} {
+					name := fmt.Sprintf("%s/hd=%d/groups=%d/heads=%d", f.name, hd, groups, heads)
+					// Groups at scattered row offsets of one float16 buffer.
+					cache := randF16(rng, 64*hd)
+					tab := make([]halfGroup, groups)
+					wide := make([]float32, 8*groups*hd)
+					for g, row := range rng.Perm(8)[:groups] {
+						i := row * 8 * hd
+						tab[g] = halfGroup{k: &cache[i], pf: &cache[rng.IntN(64)*hd]}
+						ref.widen(wide[8*g*hd:8*(g+1)*hd], hd, cache[i:], hd)
+					}
+					n := 8 * groups
+					outs, qs, want := make([][]float32, heads), make([][]float32, heads), make([][]float32, heads)
+					for i := range outs {
+						outs[i], qs[i], want[i] = make([]float32, n), randVec(rng, hd), make([]float32, n)
+						ref.scores(want[i], qs[i], wide, hd, 0.125)
+					}
+					f.scoresHeadsHalf(outs, qs, tab, hd, 0.125)
+					for i := range outs {
+						same(t, fmt.Sprintf("%s: scores of head %d", name, i), outs[i], want[i])
+					}
+					ws := make([][]float32, heads)
+					for i := range outs {
+						outs[i], ws[i] = randVec(rng, hd), randVec(rng, n)
+						want[i] = append(want[i][:0], outs[i]...)
+						ref.weightedSum(want[i], wide, hd, ws[i])
+					}
+					f.weightedSumHeadsHalf(outs, ws, tab, hd)
+					for i := range outs {
+						same(t, fmt.Sprintf("%s: value sums of head %d", name, i), outs[i], want[i])
+					}
+				}
+			}
+		}
 	}
 }
