@@ -347,6 +347,8 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	var scoresHalf, sumsHalf func(tab []halfGroup)
 	if f.scoresHeadsHalf != nil {
 		scoresHalf = func(tab []halfGroup) { f.scoresHeadsHalf(hl.out, hl.in, tab, hd, t.scale) }
+	}
+	if f.weightedSumHeadsHalf != nil {
 		sumsHalf = func(tab []halfGroup) { f.weightedSumHeadsHalf(hl.out, hl.in, tab, hd) }
 	}
 	fetch(t.kv.K, 0, kh0)

@@ -236,20 +236,6 @@ func scoresHeadsAVX512(quads fusedKernels, out, q [][]float32, k []float32, stri
 	scoresHeadQuads(quads, out[i:], q[i:], k, stride, scale)
 }
 
-// checkHeadsHalf panics unless the in-place many-head kernels can take
-// these heads (an even number, at least four, each in of length n and
-// out of length m) and head size.
-func checkHeadsHalf(out, in [][]float32, m, n, hd int) {
-	if len(out) < 4 || len(out)%2 != 0 || len(in) != len(out) || hd%32 != 0 {
-		panic("cpu: in-place attention needs an even number of at least four heads and a head size of a multiple of 32")
-	}
-	for i := range out {
-		if len(out[i]) != m || len(in[i]) != n {
-			panic("cpu: in-place attention heads of unequal lengths")
-		}
-	}
-}
-
 // scoresHeadsHalfAVX512 is scoresHeadsHalf: the heads six or four at a
 // time (an even count of at least four splits into those).
 func scoresHeadsHalfAVX512(out, q [][]float32, tab []halfGroup, hd int, scale float32) {
@@ -287,10 +273,7 @@ func weightedSumHeadsHalfAVX512(o, w [][]float32, tab []halfGroup, hd int) {
 	var op, wp [10]*float32
 	last := &tab[len(tab)-1]
 	for i := 0; i < len(o); {
-		heads := len(o) - i
-		if heads > 10 {
-			heads = min(10, heads-4)
-		}
+		heads := sumHeadsAt(len(o), i)
 		for j := range heads {
 			wp[j] = &w[i+j][0]
 		}
@@ -320,11 +303,7 @@ func weightedSumHeadsAVX512(pairs fusedKernels, o, w [][]float32, v []float32, s
 	if len(o) == 0 {
 		return
 	}
-	hd, n := len(o[0]), len(w[0])
-	ok := hd%32 == 0 && hd > 0 && n > 0 && len(w) == len(o)
-	for i := range o {
-		ok = ok && len(o[i]) == hd && len(w[i]) == n
-	}
+	hd, n, ok := headsShape(o, w, 32)
 	i := 0
 	if ok {
 		_ = v[(n-1)*stride+hd-1] // bounds of every value read

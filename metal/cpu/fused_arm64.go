@@ -65,7 +65,13 @@ func availableFused() []fusedKernels {
 	f.add = func(dst, src []float32) { addSlices(addNEON, dst, src) }
 	f.sumSquares = func(x []float32) float64 { return sumSquaresSlices(sumSquaresNEON, x) }
 	f.toF16 = func(dst []uint16, src []float32) { toF16Slices(toF16NEON, dst, src) }
-	return []fusedKernels{f.withSinglePairs().withHalfPairs(scoresPairHalfNEON, 4, weightedSumPairHalfNEON, 32)}
+	f = f.withSinglePairs()
+	pairs := f
+	f.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
+		weightedSumHeadsNEONs(pairs, o, w, v, stride)
+	}
+	f.weightedSumHeadsHalf = weightedSumHeadsHalfNEONs
+	return []fusedKernels{f.withHalfPairs(scoresPairHalfNEON, 4, weightedSumPairHalfNEON, 32)}
 }
 
 // maxNEON is maxRef with its eight lanes in two registers.
@@ -76,4 +82,99 @@ func maxNEON(x []float32) float32 {
 		maxLanesNEON(&x[0], n/8, &m)
 	}
 	return maxFold(&m, x[n:])
+}
+
+//go:noescape
+func weightedSumHeads4NEON(o, w *[10]*float32, v *float32, stride, n int)
+
+//go:noescape
+func weightedSumHeads6NEON(o, w *[10]*float32, v *float32, stride, n int)
+
+//go:noescape
+func weightedSumHeads8NEON(o, w *[10]*float32, v *float32, stride, n int)
+
+//go:noescape
+func weightedSumHeads10NEON(o, w *[10]*float32, v *float32, stride, n int)
+
+//go:noescape
+func weightedSumHeadsHalf4NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+
+//go:noescape
+func weightedSumHeadsHalf6NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+
+//go:noescape
+func weightedSumHeadsHalf8NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+
+//go:noescape
+func weightedSumHeadsHalf10NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+
+// weightedSumHeadsNEONs is pairs.weightedSumHeads with the heads in
+// groups of four to ten in the weightedSumHeads kernels, eight output
+// floats a call, and an odd one out by pairs.
+func weightedSumHeadsNEONs(pairs fusedKernels, o, w [][]float32, v []float32, stride int) {
+	if len(o) == 0 {
+		return
+	}
+	hd, n, ok := headsShape(o, w, 8)
+	i := 0
+	if ok {
+		_ = v[(n-1)*stride+hd-1] // bounds of every value read
+		var op, wp [10]*float32
+		for len(o)-i >= 4 {
+			heads := sumHeadsAt(len(o)&^1, i)
+			for j := range heads {
+				wp[j] = &w[i+j][0]
+			}
+			for c := 0; c < hd; c += 8 {
+				for j := range heads {
+					op[j] = &o[i+j][c]
+				}
+				switch heads {
+				case 10:
+					weightedSumHeads10NEON(&op, &wp, &v[c], 4*stride, n)
+				case 8:
+					weightedSumHeads8NEON(&op, &wp, &v[c], 4*stride, n)
+				case 6:
+					weightedSumHeads6NEON(&op, &wp, &v[c], 4*stride, n)
+				default:
+					weightedSumHeads4NEON(&op, &wp, &v[c], 4*stride, n)
+				}
+			}
+			i += heads
+		}
+	}
+	weightedSumHeadPairs(pairs, o[i:], w[i:], v, stride)
+}
+
+// weightedSumHeadsHalfNEONs is weightedSumHeadsHalf: the heads four to
+// ten at a time, eight output floats a call.
+func weightedSumHeadsHalfNEONs(o, w [][]float32, tab []halfGroup, hd int) {
+	if len(tab) == 0 {
+		return
+	}
+	checkHeadsHalf(o, w, hd, 8*len(tab), hd)
+	var op, wp [10]*float32
+	last := &tab[len(tab)-1]
+	for i := 0; i < len(o); {
+		heads := sumHeadsAt(len(o), i)
+		for j := range heads {
+			wp[j] = &w[i+j][0]
+		}
+		for c := 0; c < hd; c += 8 {
+			for j := range heads {
+				op[j] = &o[i+j][c]
+			}
+			switch heads {
+			case 10:
+				weightedSumHeadsHalf10NEON(&op, &wp, &tab[0], last, 2*c, 2*hd)
+			case 8:
+				weightedSumHeadsHalf8NEON(&op, &wp, &tab[0], last, 2*c, 2*hd)
+			case 6:
+				weightedSumHeadsHalf6NEON(&op, &wp, &tab[0], last, 2*c, 2*hd)
+			default:
+				weightedSumHeadsHalf4NEON(&op, &wp, &tab[0], last, 2*c, 2*hd)
+			}
+		}
+		i += heads
+	}
 }

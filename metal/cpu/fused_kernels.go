@@ -65,8 +65,8 @@ type fusedKernels struct {
 	// contiguous float16 a row), prefetching each group's pf as they
 	// read it: out[i] and w[i] span 8·len(tab) positions. They take an
 	// even number of at least four heads and a head size that is a
-	// multiple of 32; nil where the set has none (runs then widen their
-	// chunks).
+	// multiple of 32; each nil where the set has none (runs then widen
+	// their chunks of keys, or of values).
 	scoresHeadsHalf      func(out, q [][]float32, tab []halfGroup, hd int, scale float32)
 	weightedSumHeadsHalf func(o, w [][]float32, tab []halfGroup, hd int)
 	// scale multiplies x by c in place (a softmax's normalisation).

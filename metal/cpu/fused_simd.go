@@ -207,3 +207,41 @@ func weightedSumHalfPairs(kernel halfSums, chunk int, pairs fusedKernels, o0, o1
 		pairs.weightedSum2(o0[done:], o1[done:], w, width, w0[p:e], w1[p:e])
 	}
 }
+
+// checkHeadsHalf panics unless the in-place many-head kernels can take
+// these heads (an even number, at least four, each in of length n and
+// out of length m) and head size.
+func checkHeadsHalf(out, in [][]float32, m, n, hd int) {
+	if len(out) < 4 || len(out)%2 != 0 || len(in) != len(out) || hd%32 != 0 {
+		panic("cpu: in-place attention needs an even number of at least four heads and a head size of a multiple of 32")
+	}
+	for i := range out {
+		if len(out[i]) != m || len(in[i]) != n {
+			panic("cpu: in-place attention heads of unequal lengths")
+		}
+	}
+}
+
+// sumHeadsAt is how many of n heads, from head i on, the next call of the
+// many-head value kernels (four, six, eight or ten heads) takes: the rest
+// when at most ten are left, else up to ten leaving at least four, so
+// that an even count of at least four splits into those kernels.
+func sumHeadsAt(n, i int) int {
+	if rest := n - i; rest > 10 {
+		return min(10, rest-4)
+	}
+	return n - i
+}
+
+// headsShape returns the head size and the positions of the heads' value
+// sums (o[i] outputs, w[i] weights), and whether the many-head value
+// kernels that take width output floats a call can sum them: every
+// output of one whole number of widths, every weight list of one length.
+func headsShape(o, w [][]float32, width int) (hd, n int, ok bool) {
+	hd, n = len(o[0]), len(w[0])
+	ok = hd%width == 0 && hd > 0 && n > 0 && len(w) == len(o)
+	for i := range o {
+		ok = ok && len(o[i]) == hd && len(w[i]) == n
+	}
+	return hd, n, ok
+}
