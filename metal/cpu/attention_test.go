@@ -68,26 +68,30 @@ func TestAttentionRunsMatchSingleTokens(t *testing.T) {
 		rows = append(rows, metal.AttnRow{Pos: 5, Blocks: seqA})
 		heads, kvHeads, hd := tc.heads, tc.kvHeads, tc.hd
 		q := randVec(rng, len(rows)*heads*hd)
-		var simd []float32
-		for _, portable := range []bool{false, true} {
-			be := NewWithOptions(Options{Threads: 2, Portable: portable})
+		// Every kernel set, portable last, and each agrees with it.
+		var results [][]float32
+		sets := append(availableFused(), portableFused())
+		for si, set := range sets {
+			be := NewWithOptions(Options{Threads: 2})
+			be.f = set
 			got := make([]float32, len(q))
 			be.Attention(got, q, kv, rows, heads, kvHeads, hd)
-			if portable {
-				// and the kernel sets agree
-				for i, v := range got {
-					if math.Float32bits(simd[i]) != math.Float32bits(v) {
-						t.Fatalf("%+v: out[%d] = %v with SIMD kernels, %v portable", tc, i, simd[i], v)
+			if si == len(sets)-1 {
+				for ri, res := range results {
+					for i, v := range got {
+						if math.Float32bits(res[i]) != math.Float32bits(v) {
+							t.Fatalf("%+v: out[%d] = %v with the %s kernels, %v portable", tc, i, res[i], sets[ri].name, v)
+						}
 					}
 				}
 			}
-			simd = got
+			results = append(results, got)
 			one := make([]float32, heads*hd)
 			for r, row := range rows {
 				be.Attention(one, q[r*heads*hd:(r+1)*heads*hd], kv, []metal.AttnRow{row}, heads, kvHeads, hd)
 				for i, v := range one {
 					if w := got[r*heads*hd+i]; math.Float32bits(w) != math.Float32bits(v) {
-						t.Fatalf("%+v portable=%v row %d (pos %d): out[%d] = %v in the batch, %v alone", tc, portable, r, row.Pos, i, w, v)
+						t.Fatalf("%+v %s: row %d (pos %d): out[%d] = %v in the batch, %v alone", tc, set.name, r, row.Pos, i, w, v)
 					}
 				}
 			}

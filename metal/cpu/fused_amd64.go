@@ -65,18 +65,6 @@ func weightedSumPairAVX512(o0, o1, v *float32, stride int, w0, w1 *float32, n, c
 //go:noescape
 func scoresHeads6AVX512(out, q *[6]*float32, k *float32, stride, groups, qbytes int, scale float32)
 
-//go:noescape
-func weightedSumHeads4AVX512(o, w *[10]*float32, v *float32, stride, n int)
-
-//go:noescape
-func weightedSumHeads6AVX512(o, w *[10]*float32, v *float32, stride, n int)
-
-//go:noescape
-func weightedSumHeads8AVX512(o, w *[10]*float32, v *float32, stride, n int)
-
-//go:noescape
-func weightedSumHeads10AVX512(o, w *[10]*float32, v *float32, stride, n int)
-
 // hasAVX512 reports the AVX-512 foundation (and the AVX2 set it builds
 // on); x/sys/cpu also checks that the OS saves the AVX-512 state.
 func hasAVX512() bool { return hasAVX2() && cpu.X86.HasAVX512F }
@@ -123,14 +111,16 @@ func availableFused() []fusedKernels {
 		scoresQuads(pairs, out, q, k, stride, scale)
 	}
 	avx512.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
-		weightedSumHeadsAVX512(pairs, o, w, v, stride)
+		weightedSumHeadsX86(true, pairs, o, w, v, stride)
 	}
 	quads := avx512
 	avx512.scoresHeads = func(out, q [][]float32, k []float32, stride int, scale float32) {
 		scoresHeadsAVX512(quads, out, q, k, stride, scale)
 	}
 	avx512.scoresHeadsHalf = scoresHeadsHalfAVX512
-	avx512.weightedSumHeadsHalf = weightedSumHeadsHalfAVX512
+	avx512.weightedSumHeadsHalf = func(o, w [][]float32, tab []halfGroup, hd int) {
+		weightedSumHeadsHalfX86(true, o, w, tab, hd)
+	}
 	return []fusedKernels{avx512.withHalfPairs(scoresPairHalfAVX512, 8, weightedSumPairHalfAVX512, 128),
 		avx2.withHalfPairs(scoresPairHalfAVX2, 4, weightedSumPairHalfAVX2, 32)}
 }
@@ -262,78 +252,6 @@ func scoresHeadsHalfAVX512(out, q [][]float32, tab []halfGroup, hd int, scale fl
 	}
 }
 
-// weightedSumHeadsHalfAVX512 is weightedSumHeadsHalf: the heads ten,
-// eight, six or four at a time (an even count of at least four splits
-// into those), 32 output floats a call.
-func weightedSumHeadsHalfAVX512(o, w [][]float32, tab []halfGroup, hd int) {
-	if len(tab) == 0 {
-		return
-	}
-	checkHeadsHalf(o, w, hd, 8*len(tab), hd)
-	var op, wp [10]*float32
-	last := &tab[len(tab)-1]
-	for i := 0; i < len(o); {
-		heads := sumHeadsAt(len(o), i)
-		for j := range heads {
-			wp[j] = &w[i+j][0]
-		}
-		for c := 0; c < hd; c += 32 {
-			for j := range heads {
-				op[j] = &o[i+j][c]
-			}
-			switch heads {
-			case 10:
-				weightedSumHeadsHalf10AVX512(&op, &wp, &tab[0], last, 2*c, 2*hd)
-			case 8:
-				weightedSumHeadsHalf8AVX512(&op, &wp, &tab[0], last, 2*c, 2*hd)
-			case 6:
-				weightedSumHeadsHalf6AVX512(&op, &wp, &tab[0], last, 2*c, 2*hd)
-			default:
-				weightedSumHeadsHalf4AVX512(&op, &wp, &tab[0], last, 2*c, 2*hd)
-			}
-		}
-		i += heads
-	}
-}
-
-// weightedSumHeadsAVX512 is pairs.weightedSumHeads with the heads in
-// groups of ten, eight, six or four in the weightedSumHeads kernels, 32
-// output floats a call, and the last one to three heads by pairs.
-func weightedSumHeadsAVX512(pairs fusedKernels, o, w [][]float32, v []float32, stride int) {
-	if len(o) == 0 {
-		return
-	}
-	hd, n, ok := headsShape(o, w, 32)
-	i := 0
-	if ok {
-		_ = v[(n-1)*stride+hd-1] // bounds of every value read
-		var op, wp [10]*float32
-		for len(o)-i >= 4 {
-			heads := min(10, (len(o)-i)&^1)
-			for j := range heads {
-				wp[j] = &w[i+j][0]
-			}
-			for c := 0; c < hd; c += 32 {
-				for j := range heads {
-					op[j] = &o[i+j][c]
-				}
-				switch heads {
-				case 10:
-					weightedSumHeads10AVX512(&op, &wp, &v[c], 4*stride, n)
-				case 8:
-					weightedSumHeads8AVX512(&op, &wp, &v[c], 4*stride, n)
-				case 6:
-					weightedSumHeads6AVX512(&op, &wp, &v[c], 4*stride, n)
-				default:
-					weightedSumHeads4AVX512(&op, &wp, &v[c], 4*stride, n)
-				}
-			}
-			i += heads
-		}
-	}
-	weightedSumHeadPairs(pairs, o[i:], w[i:], v, stride)
-}
-
 // fusedAVX2 is the AVX2 set.
 func fusedAVX2() fusedKernels {
 	f := fusedKernels{name: "avx2", max: maxAVX2}
@@ -355,7 +273,15 @@ func fusedAVX2() fusedKernels {
 	f.weightedSum = func(o, v []float32, stride int, w []float32) {
 		weightedSumChunks(weightedSumAVX2, 64, weightedSumRef, o, v, stride, w)
 	}
-	return f.withSinglePairs()
+	f = f.withSinglePairs()
+	pairs := f
+	f.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
+		weightedSumHeadsX86(false, pairs, o, w, v, stride)
+	}
+	f.weightedSumHeadsHalf = func(o, w [][]float32, tab []halfGroup, hd int) {
+		weightedSumHeadsHalfX86(false, o, w, tab, hd)
+	}
+	return f
 }
 
 // maxAVX2 is maxRef with its eight lanes in one register.

@@ -17,15 +17,3 @@ func scoresHeadsHalf4AVX512(out, q *[6]*float32, tab *halfGroup, stride, qbytes,
 
 //go:noescape
 func scoresHeadsHalf6AVX512(out, q *[6]*float32, tab *halfGroup, stride, qbytes, obytes int, scale float32)
-
-//go:noescape
-func weightedSumHeadsHalf4AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
-
-//go:noescape
-func weightedSumHeadsHalf6AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
-
-//go:noescape
-func weightedSumHeadsHalf8AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
-
-//go:noescape
-func weightedSumHeadsHalf10AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)

@@ -93,3 +93,71 @@
 	MOVQ 56(R15), R11; \
 	MOVQ 64(R15), R12; \
 	MOVQ 72(R15), R13
+
+// The AVX2 versions (8 output floats a head): head i's outputs in Yi, the
+// position's values in Y10, broadcast weights in Y11..Y15.
+#define YHEAD_LOAD(off, a) \
+	MOVQ    off(R15), R14; \
+	VMOVUPS (R14), a
+
+#define YHEAD_STORE(off, a) \
+	MOVQ    off(R15), R14; \
+	VMOVUPS a, (R14)
+
+#define YHEAD_MAC(r, t, a, d) \
+	VBROADCASTSS d(r)(CX*4), t; \
+	VFMADD231PS  Y10, t, a
+
+#define YHEADS_LOAD_0_3 \
+	YHEAD_LOAD(0, Y0); \
+	YHEAD_LOAD(8, Y1); \
+	YHEAD_LOAD(16, Y2); \
+	YHEAD_LOAD(24, Y3)
+
+#define YHEADS_LOAD_4_5 \
+	YHEAD_LOAD(32, Y4); \
+	YHEAD_LOAD(40, Y5)
+
+#define YHEADS_LOAD_6_7 \
+	YHEAD_LOAD(48, Y6); \
+	YHEAD_LOAD(56, Y7)
+
+#define YHEADS_LOAD_8_9 \
+	YHEAD_LOAD(64, Y8); \
+	YHEAD_LOAD(72, Y9)
+
+#define YHEADS_MAC_0_3(d) \
+	YHEAD_MAC(AX, Y11, Y0, d); \
+	YHEAD_MAC(BX, Y12, Y1, d); \
+	YHEAD_MAC(DX, Y13, Y2, d); \
+	YHEAD_MAC(DI, Y14, Y3, d)
+
+#define YHEADS_MAC_4_5(d) \
+	YHEAD_MAC(R8, Y15, Y4, d); \
+	YHEAD_MAC(R9, Y11, Y5, d)
+
+#define YHEADS_MAC_6_7(d) \
+	YHEAD_MAC(R10, Y12, Y6, d); \
+	YHEAD_MAC(R11, Y13, Y7, d)
+
+#define YHEADS_MAC_8_9(d) \
+	YHEAD_MAC(R12, Y14, Y8, d); \
+	YHEAD_MAC(R13, Y15, Y9, d)
+
+#define YHEADS_STORE_0_3 \
+	YHEAD_STORE(0, Y0); \
+	YHEAD_STORE(8, Y1); \
+	YHEAD_STORE(16, Y2); \
+	YHEAD_STORE(24, Y3)
+
+#define YHEADS_STORE_4_5 \
+	YHEAD_STORE(32, Y4); \
+	YHEAD_STORE(40, Y5)
+
+#define YHEADS_STORE_6_7 \
+	YHEAD_STORE(48, Y6); \
+	YHEAD_STORE(56, Y7)
+
+#define YHEADS_STORE_8_9 \
+	YHEAD_STORE(64, Y8); \
+	YHEAD_STORE(72, Y9)

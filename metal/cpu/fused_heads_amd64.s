@@ -136,3 +136,97 @@ heads10:
 	HEADS_STORE_8_9
 	VZEROUPPER
 	RET
+
+// func weightedSumHeads4AVX2(o, w *[10]*float32, v *float32, stride, n int)
+// weightedSumHeads4AVX512 in AVX2: 8 output floats of each head.
+TEXT ·weightedSumHeads4AVX2(SB), NOSPLIT, $0-40
+	HEADS_WEIGHTS
+	MOVQ o+0(FP), R15
+	YHEADS_LOAD_0_3
+	HEADS_LOOP
+
+yheads4:
+	VMOVUPS (SI), Y10
+	YHEADS_MAC_0_3(0)
+	HEADS_NEXT
+	JNE yheads4
+
+	MOVQ o+0(FP), R15
+	YHEADS_STORE_0_3
+	VZEROUPPER
+	RET
+
+// func weightedSumHeads6AVX2(o, w *[10]*float32, v *float32, stride, n int)
+// weightedSumHeads6AVX512 in AVX2: 8 output floats of each head.
+TEXT ·weightedSumHeads6AVX2(SB), NOSPLIT, $0-40
+	HEADS_WEIGHTS
+	MOVQ o+0(FP), R15
+	YHEADS_LOAD_0_3
+	YHEADS_LOAD_4_5
+	HEADS_LOOP
+
+yheads6:
+	VMOVUPS (SI), Y10
+	YHEADS_MAC_0_3(0)
+	YHEADS_MAC_4_5(0)
+	HEADS_NEXT
+	JNE yheads6
+
+	MOVQ o+0(FP), R15
+	YHEADS_STORE_0_3
+	YHEADS_STORE_4_5
+	VZEROUPPER
+	RET
+
+// func weightedSumHeads8AVX2(o, w *[10]*float32, v *float32, stride, n int)
+// weightedSumHeads8AVX512 in AVX2: 8 output floats of each head.
+TEXT ·weightedSumHeads8AVX2(SB), NOSPLIT, $0-40
+	HEADS_WEIGHTS
+	MOVQ o+0(FP), R15
+	YHEADS_LOAD_0_3
+	YHEADS_LOAD_4_5
+	YHEADS_LOAD_6_7
+	HEADS_LOOP
+
+yheads8:
+	VMOVUPS (SI), Y10
+	YHEADS_MAC_0_3(0)
+	YHEADS_MAC_4_5(0)
+	YHEADS_MAC_6_7(0)
+	HEADS_NEXT
+	JNE yheads8
+
+	MOVQ o+0(FP), R15
+	YHEADS_STORE_0_3
+	YHEADS_STORE_4_5
+	YHEADS_STORE_6_7
+	VZEROUPPER
+	RET
+
+// func weightedSumHeads10AVX2(o, w *[10]*float32, v *float32, stride, n int)
+// weightedSumHeads10AVX512 in AVX2: 8 output floats of each head.
+TEXT ·weightedSumHeads10AVX2(SB), NOSPLIT, $0-40
+	HEADS_WEIGHTS
+	MOVQ o+0(FP), R15
+	YHEADS_LOAD_0_3
+	YHEADS_LOAD_4_5
+	YHEADS_LOAD_6_7
+	YHEADS_LOAD_8_9
+	HEADS_LOOP
+
+yheads10:
+	VMOVUPS (SI), Y10
+	YHEADS_MAC_0_3(0)
+	YHEADS_MAC_4_5(0)
+	YHEADS_MAC_6_7(0)
+	YHEADS_MAC_8_9(0)
+	HEADS_NEXT
+	JNE yheads10
+
+	MOVQ o+0(FP), R15
+	YHEADS_STORE_0_3
+	YHEADS_STORE_4_5
+	YHEADS_STORE_6_7
+	YHEADS_STORE_8_9
+	VZEROUPPER
+	RET

@@ -106,6 +106,13 @@
 	HEADS_POINTERS; \
 	XORQ CX, CX
 
+// HWY_VALUES is HW_VALUES for the AVX2 kernels: one position's eight
+// values (16 bytes of float16) into Y10.
+#define HWY_VALUES \
+	VCVTPH2PS  (SI), Y10; \
+	PREFETCHT0 (SI)(R14*1); \
+	ADDQ       stride+40(FP), SI
+
 // func scoresHeadsHalf4AVX512(out, q *[6]*float32, tab *halfGroup, stride, qbytes, obytes int, scale float32)
 // scoresHeads6AVX512 for four heads with the keys float16 in place, the
 // groups of positions from tab: obytes/32 groups of eight, their scores
@@ -376,5 +383,201 @@ hw10group:
 	HEADS_STORE_4_5
 	HEADS_STORE_6_7
 	HEADS_STORE_8_9
+	VZEROUPPER
+	RET
+
+// func weightedSumHeadsHalf4AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeadsHalf4AVX512 in AVX2: 8 output floats of each head.
+TEXT ·weightedSumHeadsHalf4AVX2(SB), NOSPLIT, $0-48
+	HW_ARGS
+	MOVQ o+0(FP), R15
+	YHEADS_LOAD_0_3
+	MOVQ tab+16(FP), R15
+
+yhw4group:
+	HW_GROUP
+	HWY_VALUES
+	YHEADS_MAC_0_3(0)
+	HWY_VALUES
+	YHEADS_MAC_0_3(4)
+	HWY_VALUES
+	YHEADS_MAC_0_3(8)
+	HWY_VALUES
+	YHEADS_MAC_0_3(12)
+	HWY_VALUES
+	YHEADS_MAC_0_3(16)
+	HWY_VALUES
+	YHEADS_MAC_0_3(20)
+	HWY_VALUES
+	YHEADS_MAC_0_3(24)
+	HWY_VALUES
+	YHEADS_MAC_0_3(28)
+	HW_END
+	JNE yhw4group
+
+	MOVQ o+0(FP), R15
+	YHEADS_STORE_0_3
+	VZEROUPPER
+	RET
+
+// func weightedSumHeadsHalf6AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeadsHalf6AVX512 in AVX2: 8 output floats of each head.
+TEXT ·weightedSumHeadsHalf6AVX2(SB), NOSPLIT, $0-48
+	HW_ARGS
+	MOVQ o+0(FP), R15
+	YHEADS_LOAD_0_3
+	YHEADS_LOAD_4_5
+	MOVQ tab+16(FP), R15
+
+yhw6group:
+	HW_GROUP
+	HWY_VALUES
+	YHEADS_MAC_0_3(0)
+	YHEADS_MAC_4_5(0)
+	HWY_VALUES
+	YHEADS_MAC_0_3(4)
+	YHEADS_MAC_4_5(4)
+	HWY_VALUES
+	YHEADS_MAC_0_3(8)
+	YHEADS_MAC_4_5(8)
+	HWY_VALUES
+	YHEADS_MAC_0_3(12)
+	YHEADS_MAC_4_5(12)
+	HWY_VALUES
+	YHEADS_MAC_0_3(16)
+	YHEADS_MAC_4_5(16)
+	HWY_VALUES
+	YHEADS_MAC_0_3(20)
+	YHEADS_MAC_4_5(20)
+	HWY_VALUES
+	YHEADS_MAC_0_3(24)
+	YHEADS_MAC_4_5(24)
+	HWY_VALUES
+	YHEADS_MAC_0_3(28)
+	YHEADS_MAC_4_5(28)
+	HW_END
+	JNE yhw6group
+
+	MOVQ o+0(FP), R15
+	YHEADS_STORE_0_3
+	YHEADS_STORE_4_5
+	VZEROUPPER
+	RET
+
+// func weightedSumHeadsHalf8AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeadsHalf8AVX512 in AVX2: 8 output floats of each head.
+TEXT ·weightedSumHeadsHalf8AVX2(SB), NOSPLIT, $0-48
+	HW_ARGS
+	MOVQ o+0(FP), R15
+	YHEADS_LOAD_0_3
+	YHEADS_LOAD_4_5
+	YHEADS_LOAD_6_7
+	MOVQ tab+16(FP), R15
+
+yhw8group:
+	HW_GROUP
+	HWY_VALUES
+	YHEADS_MAC_0_3(0)
+	YHEADS_MAC_4_5(0)
+	YHEADS_MAC_6_7(0)
+	HWY_VALUES
+	YHEADS_MAC_0_3(4)
+	YHEADS_MAC_4_5(4)
+	YHEADS_MAC_6_7(4)
+	HWY_VALUES
+	YHEADS_MAC_0_3(8)
+	YHEADS_MAC_4_5(8)
+	YHEADS_MAC_6_7(8)
+	HWY_VALUES
+	YHEADS_MAC_0_3(12)
+	YHEADS_MAC_4_5(12)
+	YHEADS_MAC_6_7(12)
+	HWY_VALUES
+	YHEADS_MAC_0_3(16)
+	YHEADS_MAC_4_5(16)
+	YHEADS_MAC_6_7(16)
+	HWY_VALUES
+	YHEADS_MAC_0_3(20)
+	YHEADS_MAC_4_5(20)
+	YHEADS_MAC_6_7(20)
+	HWY_VALUES
+	YHEADS_MAC_0_3(24)
+	YHEADS_MAC_4_5(24)
+	YHEADS_MAC_6_7(24)
+	HWY_VALUES
+	YHEADS_MAC_0_3(28)
+	YHEADS_MAC_4_5(28)
+	YHEADS_MAC_6_7(28)
+	HW_END
+	JNE yhw8group
+
+	MOVQ o+0(FP), R15
+	YHEADS_STORE_0_3
+	YHEADS_STORE_4_5
+	YHEADS_STORE_6_7
+	VZEROUPPER
+	RET
+
+// func weightedSumHeadsHalf10AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeadsHalf10AVX512 in AVX2: 8 output floats of each head.
+TEXT ·weightedSumHeadsHalf10AVX2(SB), NOSPLIT, $0-48
+	HW_ARGS
+	MOVQ o+0(FP), R15
+	YHEADS_LOAD_0_3
+	YHEADS_LOAD_4_5
+	YHEADS_LOAD_6_7
+	YHEADS_LOAD_8_9
+	MOVQ tab+16(FP), R15
+
+yhw10group:
+	HW_GROUP
+	HWY_VALUES
+	YHEADS_MAC_0_3(0)
+	YHEADS_MAC_4_5(0)
+	YHEADS_MAC_6_7(0)
+	YHEADS_MAC_8_9(0)
+	HWY_VALUES
+	YHEADS_MAC_0_3(4)
+	YHEADS_MAC_4_5(4)
+	YHEADS_MAC_6_7(4)
+	YHEADS_MAC_8_9(4)
+	HWY_VALUES
+	YHEADS_MAC_0_3(8)
+	YHEADS_MAC_4_5(8)
+	YHEADS_MAC_6_7(8)
+	YHEADS_MAC_8_9(8)
+	HWY_VALUES
+	YHEADS_MAC_0_3(12)
+	YHEADS_MAC_4_5(12)
+	YHEADS_MAC_6_7(12)
+	YHEADS_MAC_8_9(12)
+	HWY_VALUES
+	YHEADS_MAC_0_3(16)
+	YHEADS_MAC_4_5(16)
+	YHEADS_MAC_6_7(16)
+	YHEADS_MAC_8_9(16)
+	HWY_VALUES
+	YHEADS_MAC_0_3(20)
+	YHEADS_MAC_4_5(20)
+	YHEADS_MAC_6_7(20)
+	YHEADS_MAC_8_9(20)
+	HWY_VALUES
+	YHEADS_MAC_0_3(24)
+	YHEADS_MAC_4_5(24)
+	YHEADS_MAC_6_7(24)
+	YHEADS_MAC_8_9(24)
+	HWY_VALUES
+	YHEADS_MAC_0_3(28)
+	YHEADS_MAC_4_5(28)
+	YHEADS_MAC_6_7(28)
+	YHEADS_MAC_8_9(28)
+	HW_END
+	JNE yhw10group
+
+	MOVQ o+0(FP), R15
+	YHEADS_STORE_0_3
+	YHEADS_STORE_4_5
+	YHEADS_STORE_6_7
+	YHEADS_STORE_8_9
 	VZEROUPPER
 	RET
