@@ -21,14 +21,20 @@ func TestAttentionDoesNotAllocate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 13))
 	be := New(2)
 	defer be.Close()
-	const heads, kvHeads, hd, bs, nb = 4, 2, 16, 4, 8
-	kv := &metal.KVLayer{BlockSize: bs, NumBlocks: nb, KVHeads: kvHeads, HeadDim: hd,
-		K: randF16(rng, nb*bs*kvHeads*hd), V: randF16(rng, nb*bs*kvHeads*hd)}
-	rows := []metal.AttnRow{{Pos: 20, Blocks: identityTable(nb)}, {Pos: 31, Blocks: identityTable(nb)}}
-	q, out := randVec(rng, len(rows)*heads*hd), make([]float32, len(rows)*heads*hd)
-	be.Attention(out, q, kv, rows, heads, kvHeads, hd) // warm up per-worker scratch
-	if n := testing.AllocsPerRun(20, func() { be.Attention(out, q, kv, rows, heads, kvHeads, hd) }); n != 0 {
-		t.Fatalf("Attention allocates %v times per call", n)
+	// Small heads (widened chunks), and a verify row of Qwen3's shape
+	// (keys and values read in place, and one token alone).
+	for _, tc := range []struct{ heads, kvHeads, hd, bs, nb, tokens int }{{4, 2, 16, 4, 8, 2}, {16, 8, 128, 16, 20, 5}, {16, 8, 128, 16, 20, 1}} {
+		kv := &metal.KVLayer{BlockSize: tc.bs, NumBlocks: tc.nb, KVHeads: tc.kvHeads, HeadDim: tc.hd,
+			K: randF16(rng, tc.nb*tc.bs*tc.kvHeads*tc.hd), V: randF16(rng, tc.nb*tc.bs*tc.kvHeads*tc.hd)}
+		var rows []metal.AttnRow
+		for i := range tc.tokens {
+			rows = append(rows, metal.AttnRow{Pos: int32(tc.nb*tc.bs - tc.tokens - 3 + i), Blocks: identityTable(tc.nb)})
+		}
+		q, out := randVec(rng, len(rows)*tc.heads*tc.hd), make([]float32, len(rows)*tc.heads*tc.hd)
+		be.Attention(out, q, kv, rows, tc.heads, tc.kvHeads, tc.hd) // warm up per-worker scratch
+		if n := testing.AllocsPerRun(20, func() { be.Attention(out, q, kv, rows, tc.heads, tc.kvHeads, tc.hd) }); n != 0 {
+			t.Fatalf("%+v: Attention allocates %v times per call", tc, n)
+		}
 	}
 }
 

@@ -15,6 +15,9 @@ func widenAVX2(dst *float32, src *uint16, sstride, rows, blocks int)
 func scoresAVX2(out, q, k *float32, stride, n, blocks int, scale float32)
 
 //go:noescape
+func scoresPairAVX2(out0, out1, q0, q1, k *float32, stride, groups, blocks int, scale float32)
+
+//go:noescape
 func maxLanesAVX2(x *float32, blocks int, m *[8]float32)
 
 //go:noescape
@@ -274,7 +277,19 @@ func fusedAVX2() fusedKernels {
 		weightedSumChunks(weightedSumAVX2, 64, weightedSumRef, o, v, stride, w)
 	}
 	f = f.withSinglePairs()
+	single := f
+	f.scores2 = func(out0, out1, q0, q1, k []float32, stride int, scale float32) {
+		scoresPairsAVX2(single, out0, out1, q0, q1, k, stride, scale)
+	}
 	pairs := f
+	f.scores4 = func(out, q [4][]float32, k []float32, stride int, scale float32) {
+		pairs.scores2(out[0], out[1], q[0], q[1], k, stride, scale)
+		pairs.scores2(out[2], out[3], q[2], q[3], k, stride, scale)
+	}
+	quads := f
+	f.scoresHeads = func(out, q [][]float32, k []float32, stride int, scale float32) {
+		scoresHeadQuads(quads, out, q, k, stride, scale)
+	}
 	f.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
 		weightedSumHeadsX86(false, pairs, o, w, v, stride)
 	}
@@ -282,6 +297,22 @@ func fusedAVX2() fusedKernels {
 		weightedSumHeadsHalfX86(false, o, w, tab, hd)
 	}
 	return f
+}
+
+// scoresPairsAVX2 is single.scores2 with the whole fours of positions in
+// scoresPairAVX2.
+func scoresPairsAVX2(single fusedKernels, out0, out1, q0, q1, k []float32, stride int, scale float32) {
+	n := len(out0) &^ 3
+	hd := len(q0)
+	if hd%8 != 0 || hd == 0 || n == 0 || len(out1) != len(out0) || len(q1) != hd {
+		single.scores2(out0, out1, q0, q1, k, stride, scale)
+		return
+	}
+	_, _ = out1[n-1], k[(n-1)*stride+hd-1] // bounds of every access
+	scoresPairAVX2(&out0[0], &out1[0], &q0[0], &q1[0], &k[0], 4*stride, n/4, hd/8, scale)
+	if n < len(out0) {
+		single.scores2(out0[n:], out1[n:], q0, q1, k[n*stride:], stride, scale)
+	}
 }
 
 // maxAVX2 is maxRef with its eight lanes in one register.

@@ -545,3 +545,24 @@ silu16odd:
 silu16done:
 	VZEROUPPER
 	RET
+
+// func scoresPairAVX2(out0, out1, q0, q1, k *float32, stride, groups, blocks int, scale float32)
+// scoresAVX2 for two query heads against the same keys, four positions at
+// a time: each key block is loaded once for both, and each head's scores
+// are the ones scoresAVX2 computes for it alone.
+TEXT ·scoresPairAVX2(SB), NOSPLIT, $0-68
+	A2_PAIR_ARGS
+
+p2group:
+	A2_PAIR_GROUP
+
+p2block:
+	A2_PAIR_BLOCK(VMOVUPS, $32)
+	DECQ CX
+	JNE  p2block
+
+	A2_PAIR_PUT
+	JNE p2group
+
+	VZEROUPPER
+	RET

@@ -41,3 +41,65 @@
 	VXORPS Y5, Y5, Y5; \
 	VXORPS Y6, Y6, Y6; \
 	VXORPS Y7, Y7, Y7
+
+// The parts of the AVX2 two-head score loops (scoresPairAVX2 on widened
+// keys, scoresPairHalfAVX2 on float16 ones): four positions at a time,
+// eight sums in Y0..Y7 (head 0 then head 1), over blocks×8 dimensions,
+// each block of keys loaded once for both heads. Arguments: out0, out1,
+// q0, q1, k, stride (bytes), groups, blocks, scale.
+#define A2_PAIR_ARGS \
+	MOVQ         out0+0(FP), DI; \
+	MOVQ         out1+8(FP), BX; \
+	SUBQ         DI, BX; \
+	MOVQ         q1+24(FP), SI; \
+	SUBQ         q0+16(FP), SI; \
+	MOVQ         k+32(FP), R8; \
+	MOVQ         stride+40(FP), DX; \
+	MOVQ         groups+48(FP), R12; \
+	VBROADCASTSS scale+64(FP), Y15; \
+	LEAQ         (DX)(DX*2), R9
+
+// A2_PAIR_GROUP starts four positions at R8 (R10 steps through their
+// blocks), CX blocks to go.
+#define A2_PAIR_GROUP \
+	MOVQ R8, R10; \
+	MOVQ q0+16(FP), AX; \
+	MOVQ blocks+56(FP), CX; \
+	ZERO8Y
+
+// A2_PAIR_BLOCK adds one block of eight dimensions: the query blocks in
+// Y8, Y9, the four positions' key blocks loaded by load (kstep bytes a
+// block) into Y10..Y13.
+#define A2_PAIR_BLOCK(load, kstep) \
+	VMOVUPS     (AX), Y8; \
+	VMOVUPS     (AX)(SI*1), Y9; \
+	load        (R10), Y10; \
+	load        (R10)(DX*1), Y11; \
+	load        (R10)(DX*2), Y12; \
+	load        (R10)(R9*1), Y13; \
+	VFMADD231PS Y10, Y8, Y0; \
+	VFMADD231PS Y10, Y9, Y4; \
+	VFMADD231PS Y11, Y8, Y1; \
+	VFMADD231PS Y11, Y9, Y5; \
+	VFMADD231PS Y12, Y8, Y2; \
+	VFMADD231PS Y12, Y9, Y6; \
+	VFMADD231PS Y13, Y8, Y3; \
+	VFMADD231PS Y13, Y9, Y7; \
+	ADDQ        $32, AX; \
+	ADDQ        kstep, R10
+
+// A2_PAIR_PUT folds and stores the group's eight scores, moves to the
+// next four positions and counts R12 down.
+#define A2_PAIR_PUT \
+	FOLD8_SCALE; \
+	VMOVSS X0, 0(DI); \
+	VMOVSS X1, 4(DI); \
+	VMOVSS X2, 8(DI); \
+	VMOVSS X3, 12(DI); \
+	VMOVSS X4, 0(DI)(BX*1); \
+	VMOVSS X5, 4(DI)(BX*1); \
+	VMOVSS X6, 8(DI)(BX*1); \
+	VMOVSS X7, 12(DI)(BX*1); \
+	ADDQ   $16, DI; \
+	LEAQ   (R8)(DX*4), R8; \
+	DECQ   R12

@@ -119,67 +119,28 @@ hpos:
 // 4096 (two threads, min of 60 alternating passes; 6.33 → 3.39 ms at 1024).
 
 // func scoresPairHalfAVX2(out0, out1, q0, q1 *float32, k *uint16, stride, groups, blocks int, scale float32, pf *uint16)
-// scoresAVX2 for two query heads with the keys float16 (stride in bytes):
-// four positions at a time (eight sums in Y0..Y7, head 0 then head 1)
-// over blocks×8 dimensions, each block of keys widened once for both
-// heads, and the group's mirror at pf prefetched, 64 bytes a block (the
-// four positions' rows are contiguous: stride = 16·blocks).
+// scoresPairAVX2 with the keys float16 (stride in bytes), each block of
+// keys widened once for both heads, and the group's mirror at pf
+// prefetched, 64 bytes a block (the four positions' rows are contiguous:
+// stride = 16·blocks).
 TEXT ·scoresPairHalfAVX2(SB), NOSPLIT, $0-80
-	MOVQ out0+0(FP), DI
-	MOVQ out1+8(FP), BX
-	SUBQ DI, BX // out1 − out0
-	MOVQ q1+24(FP), SI
-	SUBQ q0+16(FP), SI // q1 − q0
-	MOVQ k+32(FP), R8
-	MOVQ stride+40(FP), DX
-	MOVQ groups+48(FP), R12
-	VBROADCASTSS scale+64(FP), Y15
-	LEAQ (DX)(DX*2), R9 // 3·stride
+	A2_PAIR_ARGS
 
 a2group:
-	MOVQ   R8, R10
-	MOVQ   pf+72(FP), R11
-	ADDQ   R8, R11
-	SUBQ   k+32(FP), R11 // the group's mirror at pf
-	MOVQ   q0+16(FP), AX
-	MOVQ   blocks+56(FP), CX
-	ZERO8Y
+	MOVQ pf+72(FP), R11
+	ADDQ R8, R11
+	SUBQ k+32(FP), R11 // the group's mirror at pf
+	A2_PAIR_GROUP
 
 a2block:
-	VMOVUPS     (AX), Y8
-	VMOVUPS     (AX)(SI*1), Y9
-	VCVTPH2PS   (R10), Y10
-	VCVTPH2PS   (R10)(DX*1), Y11
-	VCVTPH2PS   (R10)(DX*2), Y12
-	VCVTPH2PS   (R10)(R9*1), Y13
-	VFMADD231PS Y10, Y8, Y0
-	VFMADD231PS Y10, Y9, Y4
-	VFMADD231PS Y11, Y8, Y1
-	VFMADD231PS Y11, Y9, Y5
-	VFMADD231PS Y12, Y8, Y2
-	VFMADD231PS Y12, Y9, Y6
-	VFMADD231PS Y13, Y8, Y3
-	VFMADD231PS Y13, Y9, Y7
-	PREFETCHT0  (R11)
-	ADDQ        $64, R11
-	ADDQ        $32, AX
-	ADDQ        $16, R10
-	DECQ        CX
-	JNE         a2block
+	A2_PAIR_BLOCK(VCVTPH2PS, $16)
+	PREFETCHT0 (R11)
+	ADDQ       $64, R11
+	DECQ       CX
+	JNE        a2block
 
-	FOLD8_SCALE
-	VMOVSS X0, 0(DI)
-	VMOVSS X1, 4(DI)
-	VMOVSS X2, 8(DI)
-	VMOVSS X3, 12(DI)
-	VMOVSS X4, 0(DI)(BX*1)
-	VMOVSS X5, 4(DI)(BX*1)
-	VMOVSS X6, 8(DI)(BX*1)
-	VMOVSS X7, 12(DI)(BX*1)
-	ADDQ   $16, DI
-	LEAQ   (R8)(DX*4), R8
-	DECQ   R12
-	JNE    a2group
+	A2_PAIR_PUT
+	JNE a2group
 
 	VZEROUPPER
 	RET
