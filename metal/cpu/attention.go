@@ -249,7 +249,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 				}
 			}
 			p0 := c // the first position widened
-			if heads := seen * group; half != nil && heads >= 4 && heads%2 == 0 && hd%32 == 0 && bs%8 == 0 {
+			if heads := seen * group; half != nil && heads >= 2 && heads%2 == 0 && hd%32 == 0 && bs%8 == 0 {
 				p0 = c + (end-c)&^7
 			}
 			for kh := kh0; kh < kh1; kh++ {

@@ -229,8 +229,8 @@ func scoresHeadsAVX512(quads fusedKernels, out, q [][]float32, k []float32, stri
 	scoresHeadQuads(quads, out[i:], q[i:], k, stride, scale)
 }
 
-// scoresHeadsHalfAVX512 is scoresHeadsHalf: the heads six or four at a
-// time (an even count of at least four splits into those).
+// scoresHeadsHalfAVX512 is scoresHeadsHalf: the heads six, four or two at
+// a time (an even count splits into those).
 func scoresHeadsHalfAVX512(out, q [][]float32, tab []halfGroup, hd int, scale float32) {
 	if len(tab) == 0 {
 		return
@@ -240,16 +240,22 @@ func scoresHeadsHalfAVX512(out, q [][]float32, tab []halfGroup, hd int, scale fl
 	var op, qp [6]*float32
 	for i := 0; i < len(out); {
 		heads := 4
-		if rem := len(out) - i; rem == 6 || rem >= 10 {
+		switch rest := len(out) - i; {
+		case rest == 6 || rest >= 10:
 			heads = 6
+		case rest == 2:
+			heads = 2
 		}
 		for j := range heads {
 			op[j], qp[j] = &out[i+j][0], &q[i+j][0]
 		}
-		if heads == 6 {
+		switch heads {
+		case 6:
 			scoresHeadsHalf6AVX512(&op, &qp, &tab[0], 2*hd, 4*hd, 4*n, scale)
-		} else {
+		case 4:
 			scoresHeadsHalf4AVX512(&op, &qp, &tab[0], 2*hd, 4*hd, 4*n, scale)
+		default:
+			scoresHeadsHalf2AVX512(&op, &qp, &tab[0], 2*hd, 4*hd, 4*n, scale)
 		}
 		i += heads
 	}

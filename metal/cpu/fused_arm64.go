@@ -97,6 +97,9 @@ func weightedSumHeads8NEON(o, w *[10]*float32, v *float32, stride, n int)
 func weightedSumHeads10NEON(o, w *[10]*float32, v *float32, stride, n int)
 
 //go:noescape
+func weightedSumHeadsHalf2NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+
+//go:noescape
 func weightedSumHeadsHalf4NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
 
 //go:noescape
@@ -146,8 +149,8 @@ func weightedSumHeadsNEONs(pairs fusedKernels, o, w [][]float32, v []float32, st
 	weightedSumHeadPairs(pairs, o[i:], w[i:], v, stride)
 }
 
-// weightedSumHeadsHalfNEONs is weightedSumHeadsHalf: the heads four to
-// ten at a time, eight output floats a call.
+// weightedSumHeadsHalfNEONs is weightedSumHeadsHalf: the heads two to
+// ten at a time (sumHeadsAt), eight output floats a call.
 func weightedSumHeadsHalfNEONs(o, w [][]float32, tab []halfGroup, hd int) {
 	if len(tab) == 0 {
 		return
@@ -171,8 +174,10 @@ func weightedSumHeadsHalfNEONs(o, w [][]float32, tab []halfGroup, hd int) {
 				weightedSumHeadsHalf8NEON(&op, &wp, &tab[0], last, 2*c, 2*hd)
 			case 6:
 				weightedSumHeadsHalf6NEON(&op, &wp, &tab[0], last, 2*c, 2*hd)
-			default:
+			case 4:
 				weightedSumHeadsHalf4NEON(&op, &wp, &tab[0], last, 2*c, 2*hd)
+			default:
+				weightedSumHeadsHalf2NEON(&op, &wp, &tab[0], last, 2*c, 2*hd)
 			}
 		}
 		i += heads

@@ -29,6 +29,12 @@ func weightedSumHeads8AVX2(o, w *[10]*float32, v *float32, stride, n int)
 func weightedSumHeads10AVX2(o, w *[10]*float32, v *float32, stride, n int)
 
 //go:noescape
+func weightedSumHeadsHalf2AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+
+//go:noescape
+func weightedSumHeadsHalf2AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+
+//go:noescape
 func weightedSumHeadsHalf4AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
 
 //go:noescape
@@ -114,8 +120,7 @@ func sumHeads(avx512 bool, heads int, op, wp *[10]*float32, v *float32, stride, 
 }
 
 // weightedSumHeadsHalfX86 is weightedSumHeadsHalf: the heads ten, eight,
-// six or four at a time (an even count of at least four splits into
-// those) in the AVX-512 (AVX2) kernels.
+// six, four or two at a time (sumHeadsAt) in the AVX-512 (AVX2) kernels.
 func weightedSumHeadsHalfX86(avx512 bool, o, w [][]float32, tab []halfGroup, hd int) {
 	if len(tab) == 0 {
 		return
@@ -148,15 +153,19 @@ func sumHeadsHalf(avx512 bool, heads int, op, wp *[10]*float32, tab, last *halfG
 		weightedSumHeadsHalf8AVX512(op, wp, tab, last, off, stride)
 	case avx512 && heads == 6:
 		weightedSumHeadsHalf6AVX512(op, wp, tab, last, off, stride)
-	case avx512:
+	case avx512 && heads == 4:
 		weightedSumHeadsHalf4AVX512(op, wp, tab, last, off, stride)
+	case avx512:
+		weightedSumHeadsHalf2AVX512(op, wp, tab, last, off, stride)
 	case heads == 10:
 		weightedSumHeadsHalf10AVX2(op, wp, tab, last, off, stride)
 	case heads == 8:
 		weightedSumHeadsHalf8AVX2(op, wp, tab, last, off, stride)
 	case heads == 6:
 		weightedSumHeadsHalf6AVX2(op, wp, tab, last, off, stride)
-	default:
+	case heads == 4:
 		weightedSumHeadsHalf4AVX2(op, wp, tab, last, off, stride)
+	default:
+		weightedSumHeadsHalf2AVX2(op, wp, tab, last, off, stride)
 	}
 }

@@ -23,12 +23,14 @@
 	VFMADD231PS  Z20, t, a0; \
 	VFMADD231PS  Z21, t, a1
 
-// The heads in groups (0-3, 4-5, 6-7, 8-9), so that each kernel is the
+// The heads in pairs (0-1, 2-3, 4-5, 6-7, 8-9), so that each kernel is the
 // groups of its heads: HEADS_LOAD_*, HEADS_MAC_* (of the weights d bytes
 // past position CX's) and HEADS_STORE_*.
-#define HEADS_LOAD_0_3 \
+#define HEADS_LOAD_0_1 \
 	HEAD_LOAD(0, Z0, Z1); \
-	HEAD_LOAD(8, Z2, Z3); \
+	HEAD_LOAD(8, Z2, Z3)
+
+#define HEADS_LOAD_2_3 \
 	HEAD_LOAD(16, Z4, Z5); \
 	HEAD_LOAD(24, Z6, Z7)
 
@@ -44,9 +46,11 @@
 	HEAD_LOAD(64, Z16, Z17); \
 	HEAD_LOAD(72, Z18, Z19)
 
-#define HEADS_MAC_0_3(d) \
+#define HEADS_MAC_0_1(d) \
 	HEAD_MAC(AX, Z22, Z0, Z1, d); \
-	HEAD_MAC(BX, Z23, Z2, Z3, d); \
+	HEAD_MAC(BX, Z23, Z2, Z3, d)
+
+#define HEADS_MAC_2_3(d) \
 	HEAD_MAC(DX, Z24, Z4, Z5, d); \
 	HEAD_MAC(DI, Z25, Z6, Z7, d)
 
@@ -62,9 +66,11 @@
 	HEAD_MAC(R12, Z30, Z16, Z17, d); \
 	HEAD_MAC(R13, Z31, Z18, Z19, d)
 
-#define HEADS_STORE_0_3 \
+#define HEADS_STORE_0_1 \
 	HEAD_STORE(0, Z0, Z1); \
-	HEAD_STORE(8, Z2, Z3); \
+	HEAD_STORE(8, Z2, Z3)
+
+#define HEADS_STORE_2_3 \
 	HEAD_STORE(16, Z4, Z5); \
 	HEAD_STORE(24, Z6, Z7)
 
@@ -108,9 +114,11 @@
 	VBROADCASTSS d(r)(CX*4), t; \
 	VFMADD231PS  Y10, t, a
 
-#define YHEADS_LOAD_0_3 \
+#define YHEADS_LOAD_0_1 \
 	YHEAD_LOAD(0, Y0); \
-	YHEAD_LOAD(8, Y1); \
+	YHEAD_LOAD(8, Y1)
+
+#define YHEADS_LOAD_2_3 \
 	YHEAD_LOAD(16, Y2); \
 	YHEAD_LOAD(24, Y3)
 
@@ -126,9 +134,11 @@
 	YHEAD_LOAD(64, Y8); \
 	YHEAD_LOAD(72, Y9)
 
-#define YHEADS_MAC_0_3(d) \
+#define YHEADS_MAC_0_1(d) \
 	YHEAD_MAC(AX, Y11, Y0, d); \
-	YHEAD_MAC(BX, Y12, Y1, d); \
+	YHEAD_MAC(BX, Y12, Y1, d)
+
+#define YHEADS_MAC_2_3(d) \
 	YHEAD_MAC(DX, Y13, Y2, d); \
 	YHEAD_MAC(DI, Y14, Y3, d)
 
@@ -144,9 +154,11 @@
 	YHEAD_MAC(R12, Y14, Y8, d); \
 	YHEAD_MAC(R13, Y15, Y9, d)
 
-#define YHEADS_STORE_0_3 \
+#define YHEADS_STORE_0_1 \
 	YHEAD_STORE(0, Y0); \
-	YHEAD_STORE(8, Y1); \
+	YHEAD_STORE(8, Y1)
+
+#define YHEADS_STORE_2_3 \
 	YHEAD_STORE(16, Y2); \
 	YHEAD_STORE(24, Y3)
 

@@ -74,11 +74,13 @@
 	CMP R17, R16; \
 	ADD $32, R16, R16
 
-// The heads in groups (0-3, 4-5, 6-7, 8-9), so that each kernel is the
+// The heads in pairs (0-1, 2-3, 4-5, 6-7, 8-9), so that each kernel is the
 // groups of its heads: NH_LOADS_*, NH_MACS_* and NH_STORES_*.
-#define NH_LOADS_0_3 \
+#define NH_LOADS_0_1 \
 	NH_LOAD(0, V0, V1); \
-	NH_LOAD(8, V2, V3); \
+	NH_LOAD(8, V2, V3)
+
+#define NH_LOADS_2_3 \
 	NH_LOAD(16, V4, V5); \
 	NH_LOAD(24, V6, V7)
 
@@ -94,9 +96,11 @@
 	NH_LOAD(64, V16, V17); \
 	NH_LOAD(72, V18, V19)
 
-#define NH_MACS_0_3 \
+#define NH_MACS_0_1 \
 	NH_MAC(R3, V22, 22, 0, 1); \
-	NH_MAC(R4, V23, 23, 2, 3); \
+	NH_MAC(R4, V23, 23, 2, 3)
+
+#define NH_MACS_2_3 \
 	NH_MAC(R5, V24, 24, 4, 5); \
 	NH_MAC(R6, V25, 25, 6, 7)
 
@@ -112,9 +116,11 @@
 	NH_MAC(R11, V30, 30, 16, 17); \
 	NH_MAC(R13, V31, 31, 18, 19)
 
-#define NH_STORES_0_3 \
+#define NH_STORES_0_1 \
 	NH_STORE(0, V0, V1); \
-	NH_STORE(8, V2, V3); \
+	NH_STORE(8, V2, V3)
+
+#define NH_STORES_2_3 \
 	NH_STORE(16, V4, V5); \
 	NH_STORE(24, V6, V7)
 
@@ -136,7 +142,8 @@
 TEXT ·weightedSumHeads4NEON(SB), NOSPLIT, $0-40
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_3
+	NH_LOADS_0_1
+	NH_LOADS_2_3
 	MOVD v+16(FP), R1
 	MOVD stride+24(FP), R2
 	MOVD n+32(FP), R15
@@ -144,11 +151,13 @@ TEXT ·weightedSumHeads4NEON(SB), NOSPLIT, $0-40
 nh4pos:
 	VLD1 (R1), [V20.S4, V21.S4]
 	ADD  R2, R1, R1
-	NH_MACS_0_3
+	NH_MACS_0_1
+	NH_MACS_2_3
 	SUB  $1, R15, R15
 	CBNZ R15, nh4pos
 
-	NH_STORES_0_3
+	NH_STORES_0_1
+	NH_STORES_2_3
 	RET
 
 // func weightedSumHeadsHalf4NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
@@ -157,7 +166,8 @@ nh4pos:
 TEXT ·weightedSumHeadsHalf4NEON(SB), NOSPLIT, $0-48
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_3
+	NH_LOADS_0_1
+	NH_LOADS_2_3
 	NH_GROUPS
 
 nhh4group:
@@ -165,14 +175,16 @@ nhh4group:
 
 nhh4pos:
 	NH_HALF
-	NH_MACS_0_3
+	NH_MACS_0_1
+	NH_MACS_2_3
 	SUB  $1, R15, R15
 	CBNZ R15, nhh4pos
 
 	NH_NEXT_GROUP
 	BNE nhh4group
 
-	NH_STORES_0_3
+	NH_STORES_0_1
+	NH_STORES_2_3
 	RET
 
 // func weightedSumHeads6NEON(o, w *[10]*float32, v *float32, stride, n int)
@@ -181,7 +193,8 @@ nhh4pos:
 TEXT ·weightedSumHeads6NEON(SB), NOSPLIT, $0-40
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_3
+	NH_LOADS_0_1
+	NH_LOADS_2_3
 	NH_LOADS_4_5
 	MOVD v+16(FP), R1
 	MOVD stride+24(FP), R2
@@ -190,12 +203,14 @@ TEXT ·weightedSumHeads6NEON(SB), NOSPLIT, $0-40
 nh6pos:
 	VLD1 (R1), [V20.S4, V21.S4]
 	ADD  R2, R1, R1
-	NH_MACS_0_3
+	NH_MACS_0_1
+	NH_MACS_2_3
 	NH_MACS_4_5
 	SUB  $1, R15, R15
 	CBNZ R15, nh6pos
 
-	NH_STORES_0_3
+	NH_STORES_0_1
+	NH_STORES_2_3
 	NH_STORES_4_5
 	RET
 
@@ -205,7 +220,8 @@ nh6pos:
 TEXT ·weightedSumHeadsHalf6NEON(SB), NOSPLIT, $0-48
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_3
+	NH_LOADS_0_1
+	NH_LOADS_2_3
 	NH_LOADS_4_5
 	NH_GROUPS
 
@@ -214,7 +230,8 @@ nhh6group:
 
 nhh6pos:
 	NH_HALF
-	NH_MACS_0_3
+	NH_MACS_0_1
+	NH_MACS_2_3
 	NH_MACS_4_5
 	SUB  $1, R15, R15
 	CBNZ R15, nhh6pos
@@ -222,7 +239,8 @@ nhh6pos:
 	NH_NEXT_GROUP
 	BNE nhh6group
 
-	NH_STORES_0_3
+	NH_STORES_0_1
+	NH_STORES_2_3
 	NH_STORES_4_5
 	RET
 
@@ -232,7 +250,8 @@ nhh6pos:
 TEXT ·weightedSumHeads8NEON(SB), NOSPLIT, $0-40
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_3
+	NH_LOADS_0_1
+	NH_LOADS_2_3
 	NH_LOADS_4_5
 	NH_LOADS_6_7
 	MOVD v+16(FP), R1
@@ -242,13 +261,15 @@ TEXT ·weightedSumHeads8NEON(SB), NOSPLIT, $0-40
 nh8pos:
 	VLD1 (R1), [V20.S4, V21.S4]
 	ADD  R2, R1, R1
-	NH_MACS_0_3
+	NH_MACS_0_1
+	NH_MACS_2_3
 	NH_MACS_4_5
 	NH_MACS_6_7
 	SUB  $1, R15, R15
 	CBNZ R15, nh8pos
 
-	NH_STORES_0_3
+	NH_STORES_0_1
+	NH_STORES_2_3
 	NH_STORES_4_5
 	NH_STORES_6_7
 	RET
@@ -259,7 +280,8 @@ nh8pos:
 TEXT ·weightedSumHeadsHalf8NEON(SB), NOSPLIT, $0-48
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_3
+	NH_LOADS_0_1
+	NH_LOADS_2_3
 	NH_LOADS_4_5
 	NH_LOADS_6_7
 	NH_GROUPS
@@ -269,7 +291,8 @@ nhh8group:
 
 nhh8pos:
 	NH_HALF
-	NH_MACS_0_3
+	NH_MACS_0_1
+	NH_MACS_2_3
 	NH_MACS_4_5
 	NH_MACS_6_7
 	SUB  $1, R15, R15
@@ -278,7 +301,8 @@ nhh8pos:
 	NH_NEXT_GROUP
 	BNE nhh8group
 
-	NH_STORES_0_3
+	NH_STORES_0_1
+	NH_STORES_2_3
 	NH_STORES_4_5
 	NH_STORES_6_7
 	RET
@@ -289,7 +313,8 @@ nhh8pos:
 TEXT ·weightedSumHeads10NEON(SB), NOSPLIT, $0-40
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_3
+	NH_LOADS_0_1
+	NH_LOADS_2_3
 	NH_LOADS_4_5
 	NH_LOADS_6_7
 	NH_LOADS_8_9
@@ -300,14 +325,16 @@ TEXT ·weightedSumHeads10NEON(SB), NOSPLIT, $0-40
 nh10pos:
 	VLD1 (R1), [V20.S4, V21.S4]
 	ADD  R2, R1, R1
-	NH_MACS_0_3
+	NH_MACS_0_1
+	NH_MACS_2_3
 	NH_MACS_4_5
 	NH_MACS_6_7
 	NH_MACS_8_9
 	SUB  $1, R15, R15
 	CBNZ R15, nh10pos
 
-	NH_STORES_0_3
+	NH_STORES_0_1
+	NH_STORES_2_3
 	NH_STORES_4_5
 	NH_STORES_6_7
 	NH_STORES_8_9
@@ -319,7 +346,8 @@ nh10pos:
 TEXT ·weightedSumHeadsHalf10NEON(SB), NOSPLIT, $0-48
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_3
+	NH_LOADS_0_1
+	NH_LOADS_2_3
 	NH_LOADS_4_5
 	NH_LOADS_6_7
 	NH_LOADS_8_9
@@ -330,7 +358,8 @@ nhh10group:
 
 nhh10pos:
 	NH_HALF
-	NH_MACS_0_3
+	NH_MACS_0_1
+	NH_MACS_2_3
 	NH_MACS_4_5
 	NH_MACS_6_7
 	NH_MACS_8_9
@@ -340,8 +369,32 @@ nhh10pos:
 	NH_NEXT_GROUP
 	BNE nhh10group
 
-	NH_STORES_0_3
+	NH_STORES_0_1
+	NH_STORES_2_3
 	NH_STORES_4_5
 	NH_STORES_6_7
 	NH_STORES_8_9
+	RET
+
+// func weightedSumHeadsHalf2NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeadsHalf4NEON for two heads (a decode step's pair).
+TEXT ·weightedSumHeadsHalf2NEON(SB), NOSPLIT, $0-48
+	NH_WEIGHTS
+	MOVD o+0(FP), R0
+	NH_LOADS_0_1
+	NH_GROUPS
+
+nhh2group:
+	NH_GROUP
+
+nhh2pos:
+	NH_HALF
+	NH_MACS_0_1
+	SUB  $1, R15, R15
+	CBNZ R15, nhh2pos
+
+	NH_NEXT_GROUP
+	BNE nhh2group
+
+	NH_STORES_0_1
 	RET

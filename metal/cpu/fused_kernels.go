@@ -64,9 +64,9 @@ type fusedKernels struct {
 	// a group of eight positions at a time from tab (each group hd
 	// contiguous float16 a row), prefetching each group's pf as they
 	// read it: out[i] and w[i] span 8·len(tab) positions. They take an
-	// even number of at least four heads and a head size that is a
-	// multiple of 32; each nil where the set has none (runs then widen
-	// their chunks of keys, or of values).
+	// even number of heads and a head size that is a multiple of 32; each
+	// nil where the set has none (runs then widen their chunks of keys,
+	// or of values).
 	scoresHeadsHalf      func(out, q [][]float32, tab []halfGroup, hd int, scale float32)
 	weightedSumHeadsHalf func(o, w [][]float32, tab []halfGroup, hd int)
 	// scale multiplies x by c in place (a softmax's normalisation).

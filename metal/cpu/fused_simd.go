@@ -209,11 +209,11 @@ func weightedSumHalfPairs(kernel halfSums, chunk int, pairs fusedKernels, o0, o1
 }
 
 // checkHeadsHalf panics unless the in-place many-head kernels can take
-// these heads (an even number, at least four, each in of length n and
-// out of length m) and head size.
+// these heads (an even number, each in of length n and out of length m)
+// and head size.
 func checkHeadsHalf(out, in [][]float32, m, n, hd int) {
-	if len(out) < 4 || len(out)%2 != 0 || len(in) != len(out) || hd%32 != 0 {
-		panic("cpu: in-place attention needs an even number of at least four heads and a head size of a multiple of 32")
+	if len(out)%2 != 0 || len(in) != len(out) || hd%32 != 0 {
+		panic("cpu: in-place attention needs an even number of heads and a head size of a multiple of 32")
 	}
 	for i := range out {
 		if len(out[i]) != m || len(in[i]) != n {
@@ -223,9 +223,9 @@ func checkHeadsHalf(out, in [][]float32, m, n, hd int) {
 }
 
 // sumHeadsAt is how many of n heads, from head i on, the next call of the
-// many-head value kernels (four, six, eight or ten heads) takes: the rest
-// when at most ten are left, else up to ten leaving at least four, so
-// that an even count of at least four splits into those kernels.
+// many-head value kernels (two, four, six, eight or ten heads) takes: the
+// rest when at most ten are left, else up to ten leaving at least four,
+// so that an even count splits into those kernels (two only alone).
 func sumHeadsAt(n, i int) int {
 	if rest := n - i; rest > 10 {
 		return min(10, rest-4)
