@@ -28,10 +28,16 @@
 // kernels (32 rows a tile for AVX-512, 8 for AVX2 and NEON), so one kernel
 // (quantdot_packed*.s) streams a tile of weight rows once, in order, and
 // uses each group against every activation row: the weights are read once
-// per call for 1 row or many. Attention widens each chunk of a KV head's
-// float16 cache to float32 once for all the query heads and tokens of a run
-// that read it; a decode step reads it in place (AVX-512, AVX2, NEON),
-// prefetching the next stretch as it goes (attention.go). Each output
+// per call for 1 row or many. Attention hands each chunk of a KV head's
+// float16 cache to one kernel call for all the query heads of all the
+// tokens of a run that read it, which holds several heads' sums in
+// registers so that each key or value block loaded serves all of them
+// (fused_heads*.s); where the set has in-place kernels (AVX-512 keys and
+// values, AVX2 and NEON values), whole groups of eight positions are
+// converted from float16 as they are loaded, the rest of the chunk is
+// widened to float32 first. A decode step reads the cache in place with
+// two-head kernels (AVX-512, AVX2, NEON). Each kernel prefetches the
+// cache it reads next as it goes (attention.go). Each output
 // element is computed by exactly one worker with a reduction order that
 // depends only on its own inputs, so results are bit-identical whatever the
 // batch size or thread count (batch invariance).
