@@ -241,6 +241,16 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// takes the whole groups of eight positions all the heads see, read
 	// in place, and only the rest is widened for visit.
 	each := func(src []uint16, list func(r, kh, c, end int), visit func(w []float32), half func(tab []halfGroup)) {
+		// all lists the heads of every token that sees chunk c, positions
+		// from..to-1.
+		all := func(c, kh, from, to int) {
+			hl.out, hl.in = hl.out[:0], hl.in[:0]
+			for r := r0; r < r1; r++ {
+				if size(r) > c {
+					list(r, kh, from, to)
+				}
+			}
+		}
 		for c := 0; c < nmax; c += chunk {
 			cend, end, seen := min(c+chunk, nmax), min(c+chunk, nmax), 0
 			for r := r0; r < r1; r++ {
@@ -254,12 +264,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 			}
 			for kh := kh0; kh < kh1; kh++ {
 				if p0 > c {
-					hl.out, hl.in = hl.out[:0], hl.in[:0]
-					for r := r0; r < r1; r++ {
-						if size(r) > c {
-							list(r, kh, c, p0)
-						}
-					}
+					all(c, kh, c, p0)
 					half(groups(src, c, p0, kh))
 				}
 				if p0 == cend {
@@ -267,12 +272,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 				}
 				w := widen(src, c, p0, kh)
 				if p0 < end {
-					hl.out, hl.in = hl.out[:0], hl.in[:0]
-					for r := r0; r < r1; r++ {
-						if size(r) > c {
-							list(r, kh, p0, end)
-						}
-					}
+					all(c, kh, p0, end)
 					visit(w)
 				}
 				for r := r0; r < r1; r++ {
