@@ -12,9 +12,9 @@ import (
 // every layer of a Qwen3-0.6B-shaped model (28 layers, 16 query heads, 8
 // KV heads of 128) at a context of ctx positions, on GOMAXPROCS threads:
 // one token (a decode step), five (a verify row of k=4) or sixteen (a
-// run of a prefill chunk). The layers'
-// caches together exceed the last-level cache, as in a real step; KVGB/s
-// is the cached keys and values read per second.
+// run of a prefill chunk). The layers' caches together exceed the
+// last-level cache, as in a real step; KVGB/s is the cached keys and
+// values read per second.
 func BenchmarkAttention(b *testing.B) {
 	const layers, heads, kvHeads, hd, bs = 28, 16, 8, 128, 16
 	for _, c := range []struct{ tokens, ctx int }{{1, 256}, {1, 1024}, {1, 4096}, {5, 256}, {5, 1024}, {16, 1024}} {
