@@ -104,7 +104,7 @@ func availableFused() []fusedKernels {
 	avx512 = avx512.withSinglePairs()
 	single := avx512
 	avx512.scores2 = func(out0, out1, q0, q1, k []float32, stride int, scale float32) {
-		scoresPairs2(single, out0, out1, q0, q1, k, stride, scale)
+		scoresPairGroups(scoresPairAVX512, 8, single, out0, out1, q0, q1, k, stride, scale)
 	}
 	avx512.weightedSum2 = func(o0, o1, v []float32, stride int, w0, w1 []float32) {
 		weightedSumPairs2(single, o0, o1, v, stride, w0, w1)
@@ -140,22 +140,6 @@ func scoresPairs(asm scoresAsm, rest func(out, q, k []float32, stride int, scale
 	asm(&out[0], &q[0], &k[0], 4*stride, n/16, len(q)/8, scale)
 	if n < len(out) {
 		rest(out[n:], q, k[n*stride:], stride, scale)
-	}
-}
-
-// scoresPairs2 is single.scores2 with the whole eights of positions in
-// scoresPairAVX512.
-func scoresPairs2(single fusedKernels, out0, out1, q0, q1, k []float32, stride int, scale float32) {
-	n := len(out0) &^ 7
-	hd := len(q0)
-	if hd%8 != 0 || hd == 0 || n == 0 || len(out1) != len(out0) || len(q1) != hd {
-		single.scores2(out0, out1, q0, q1, k, stride, scale)
-		return
-	}
-	_, _ = out1[n-1], k[(n-1)*stride+hd-1] // bounds of every access
-	scoresPairAVX512(&out0[0], &out1[0], &q0[0], &q1[0], &k[0], 4*stride, n/8, hd/8, scale)
-	if n < len(out0) {
-		single.scores2(out0[n:], out1[n:], q0, q1, k[n*stride:], stride, scale)
 	}
 }
 
@@ -282,20 +266,8 @@ func fusedAVX2() fusedKernels {
 	f.weightedSum = func(o, v []float32, stride int, w []float32) {
 		weightedSumChunks(weightedSumAVX2, 64, weightedSumRef, o, v, stride, w)
 	}
-	f = f.withSinglePairs()
-	single := f
-	f.scores2 = func(out0, out1, q0, q1, k []float32, stride int, scale float32) {
-		scoresPairsAVX2(single, out0, out1, q0, q1, k, stride, scale)
-	}
+	f = f.withSinglePairs().withScorePairs(scoresPairAVX2, 4)
 	pairs := f
-	f.scores4 = func(out, q [4][]float32, k []float32, stride int, scale float32) {
-		pairs.scores2(out[0], out[1], q[0], q[1], k, stride, scale)
-		pairs.scores2(out[2], out[3], q[2], q[3], k, stride, scale)
-	}
-	quads := f
-	f.scoresHeads = func(out, q [][]float32, k []float32, stride int, scale float32) {
-		scoresHeadQuads(quads, out, q, k, stride, scale)
-	}
 	f.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
 		weightedSumHeadsX86(false, pairs, o, w, v, stride)
 	}
@@ -303,22 +275,6 @@ func fusedAVX2() fusedKernels {
 		weightedSumHeadsHalfX86(false, o, w, tab, hd)
 	}
 	return f
-}
-
-// scoresPairsAVX2 is single.scores2 with the whole fours of positions in
-// scoresPairAVX2.
-func scoresPairsAVX2(single fusedKernels, out0, out1, q0, q1, k []float32, stride int, scale float32) {
-	n := len(out0) &^ 3
-	hd := len(q0)
-	if hd%8 != 0 || hd == 0 || n == 0 || len(out1) != len(out0) || len(q1) != hd {
-		single.scores2(out0, out1, q0, q1, k, stride, scale)
-		return
-	}
-	_, _ = out1[n-1], k[(n-1)*stride+hd-1] // bounds of every access
-	scoresPairAVX2(&out0[0], &out1[0], &q0[0], &q1[0], &k[0], 4*stride, n/4, hd/8, scale)
-	if n < len(out0) {
-		single.scores2(out0[n:], out1[n:], q0, q1, k[n*stride:], stride, scale)
-	}
 }
 
 // maxAVX2 is maxRef with its eight lanes in one register.

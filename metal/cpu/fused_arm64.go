@@ -37,6 +37,9 @@ func sumSquaresNEON(x *float32, blocks int) float64
 func maxLanesNEON(x *float32, blocks int, m *[8]float32)
 
 //go:noescape
+func scoresPairNEON(out0, out1, q0, q1, k *float32, stride, groups, blocks int, scale float32)
+
+//go:noescape
 func scoresPairHalfNEON(out0, out1, q0, q1 *float32, k *uint16, stride, groups, blocks int, scale float32, pf *uint16)
 
 //go:noescape
@@ -65,7 +68,7 @@ func availableFused() []fusedKernels {
 	f.add = func(dst, src []float32) { addSlices(addNEON, dst, src) }
 	f.sumSquares = func(x []float32) float64 { return sumSquaresSlices(sumSquaresNEON, x) }
 	f.toF16 = func(dst []uint16, src []float32) { toF16Slices(toF16NEON, dst, src) }
-	f = f.withSinglePairs()
+	f = f.withSinglePairs().withScorePairs(scoresPairNEON, 4)
 	pairs := f
 	f.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
 		weightedSumHeadsNEONs(pairs, o, w, v, stride)

@@ -1,5 +1,6 @@
 #include "textflag.h"
 #include "quantdot_neon_arm64.h"
+#include "fused_pair_arm64.h"
 
 // NEON loops of fused_kernels.go, bit-identical to the Go versions: the
 // same IEEE float32 operations in the same order; fused multiply-adds
@@ -507,74 +508,51 @@ sqloop:
 // mirror at pf prefetched 64 bytes a block (the four positions' rows are
 // contiguous: stride = 16·blocks), as scoresPairHalfAVX2.
 TEXT ·scoresPairHalfNEON(SB), NOSPLIT, $0-80
-	MOVD  out0+0(FP), R0
-	MOVD  out1+8(FP), R1
-	MOVD  k+32(FP), R2
-	MOVD  stride+40(FP), R3
-	MOVD  groups+48(FP), R4
-	MOVD  blocks+56(FP), R5
-	FMOVS scale+64(FP), F30
-	MOVD  pf+72(FP), R14
-	SUB   R2, R14, R14 // pf − k
+	NP_ARGS
+	MOVD pf+72(FP), R14
+	SUB  R2, R14, R14 // pf − k
 
 h4group:
-	MOVD R2, R6
-	ADD  R3, R6, R7
-	ADD  R3, R7, R8
-	ADD  R3, R8, R9
-	MOVD q0+16(FP), R10
-	MOVD q1+24(FP), R11
-	ADD  R2, R14, R12
-	MOVD R5, R13
-	ZERO8
-	ZERO(8)
-	ZERO(9)
-	ZERO(10)
-	ZERO(11)
-	ZERO(12)
-	ZERO(13)
-	ZERO(14)
-	ZERO(15)
+	NP_GROUP
+	ADD R2, R14, R12
 
 h4block:
-	VLD1.P 32(R10), [V16.S4, V17.S4]
-	VLD1.P 32(R11), [V18.S4, V19.S4]
-	HKEY(R6, 0)
-	HKEY(R7, 1)
-	HKEY(R8, 2)
-	HKEY(R9, 3)
-	PRFM   (R12), PLDL1KEEP
-	ADD    $64, R12
-	SUB    $1, R13, R13
-	CBNZ   R13, h4block
+	NP_BLOCK(HKEY)
+	PRFM (R12), PLDL1KEEP
+	ADD  $64, R12
+	SUB  $1, R13, R13
+	CBNZ R13, h4block
 
-	LANESUM(24, 0, 1, 28)
-	LANESUM(25, 2, 3, 29)
-	LANESUM(26, 4, 5, 28)
-	LANESUM(27, 6, 7, 29)
-	LANESUM(20, 8, 9, 28)
-	LANESUM(21, 10, 11, 29)
-	LANESUM(22, 12, 13, 28)
-	LANESUM(23, 14, 15, 29)
-	FMULS   F30, F24, F24
-	FMULS   F30, F25, F25
-	FMULS   F30, F26, F26
-	FMULS   F30, F27, F27
-	FMULS   F30, F20, F20
-	FMULS   F30, F21, F21
-	FMULS   F30, F22, F22
-	FMULS   F30, F23, F23
-	FMOVS.P F24, 4(R0)
-	FMOVS.P F25, 4(R0)
-	FMOVS.P F26, 4(R0)
-	FMOVS.P F27, 4(R0)
-	FMOVS.P F20, 4(R1)
-	FMOVS.P F21, 4(R1)
-	FMOVS.P F22, 4(R1)
-	FMOVS.P F23, 4(R1)
-	ADD     R3<<2, R2, R2
-	SUB     $1, R4, R4
-	CBNZ    R4, h4group
+	NP_PUT
+	CBNZ R4, h4group
+	RET
+
+// FKEY is HKEY for keys already float32 (widened): position j's block of
+// eight at Rr, stepped on.
+#define FKEY(r, j) \
+	VLD1.P 32(r), [V21.S4, V22.S4]; \
+	FMLA4S(2*(j), 21, 16); \
+	FMLA4S(2*(j)+1, 22, 17); \
+	FMLA4S(8+2*(j), 21, 18); \
+	FMLA4S(9+2*(j), 22, 19)
+
+// func scoresPairNEON(out0, out1, q0, q1, k *float32, stride, groups, blocks int, scale float32)
+// scoresNEON for two query heads against the same keys, four positions
+// at a time: each key block is loaded once for both heads, and each
+// head's scores are the ones scoresNEON computes for it alone.
+TEXT ·scoresPairNEON(SB), NOSPLIT, $0-68
+	NP_ARGS
+
+p4group:
+	NP_GROUP
+
+p4block:
+	NP_BLOCK(FKEY)
+	SUB  $1, R13, R13
+	CBNZ R13, p4block
+
+	NP_PUT
+	CBNZ R4, p4group
 	RET
 
 // func weightedSumPairHalfNEON(o0, o1 *float32, v *uint16, stride int, w0, w1 *float32, n, chunks int, pf *uint16)

@@ -245,3 +245,43 @@ func headsShape(o, w [][]float32, width int) (hd, n int, ok bool) {
 	}
 	return hd, n, ok
 }
+
+// scoresPairAsm is the signature of the two-head score kernels on
+// widened keys (scoresPairAVX512, scoresPairAVX2, scoresPairNEON).
+type scoresPairAsm func(out0, out1, q0, q1, k *float32, stride, groups, blocks int, scale float32)
+
+// scoresPairGroups is single.scores2 with the whole groups of group
+// positions in asm and the rest by single.
+func scoresPairGroups(asm scoresPairAsm, group int, single fusedKernels, out0, out1, q0, q1, k []float32, stride int, scale float32) {
+	n := len(out0) - len(out0)%group
+	hd := len(q0)
+	if hd%8 != 0 || hd == 0 || n == 0 || len(out1) != len(out0) || len(q1) != hd {
+		single.scores2(out0, out1, q0, q1, k, stride, scale)
+		return
+	}
+	_, _ = out1[n-1], k[(n-1)*stride+hd-1] // bounds of every access
+	asm(&out0[0], &out1[0], &q0[0], &q1[0], &k[0], 4*stride, n/group, hd/8, scale)
+	if n < len(out0) {
+		single.scores2(out0[n:], out1[n:], q0, q1, k[n*stride:], stride, scale)
+	}
+}
+
+// withScorePairs returns f with scores2 made of its widened pair kernel
+// asm (groups of group positions, the rest by f's scores2), and scores4
+// and scoresHeads made of that scores2.
+func (f fusedKernels) withScorePairs(asm scoresPairAsm, group int) fusedKernels {
+	single := f
+	f.scores2 = func(out0, out1, q0, q1, k []float32, stride int, scale float32) {
+		scoresPairGroups(asm, group, single, out0, out1, q0, q1, k, stride, scale)
+	}
+	pairs := f
+	f.scores4 = func(out, q [4][]float32, k []float32, stride int, scale float32) {
+		pairs.scores2(out[0], out[1], q[0], q[1], k, stride, scale)
+		pairs.scores2(out[2], out[3], q[2], q[3], k, stride, scale)
+	}
+	quads := f
+	f.scoresHeads = func(out, q [][]float32, k []float32, stride int, scale float32) {
+		scoresHeadQuads(quads, out, q, k, stride, scale)
+	}
+	return f
+}
