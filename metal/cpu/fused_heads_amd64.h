@@ -173,3 +173,176 @@
 #define YHEADS_STORE_8_9 \
 	YHEAD_STORE(64, Y8); \
 	YHEAD_STORE(72, Y9)
+
+// The kernels' heads by count: HEADS_LOAD_n, HEADS_MAC_n and HEADS_STORE_n
+// for the first n heads (YHEADS_* likewise).
+#define HEADS_LOAD_2 \
+	HEADS_LOAD_0_1
+
+#define HEADS_LOAD_4 \
+	HEADS_LOAD_0_1; \
+	HEADS_LOAD_2_3
+
+#define HEADS_LOAD_6 \
+	HEADS_LOAD_0_1; \
+	HEADS_LOAD_2_3; \
+	HEADS_LOAD_4_5
+
+#define HEADS_LOAD_8 \
+	HEADS_LOAD_0_1; \
+	HEADS_LOAD_2_3; \
+	HEADS_LOAD_4_5; \
+	HEADS_LOAD_6_7
+
+#define HEADS_LOAD_10 \
+	HEADS_LOAD_0_1; \
+	HEADS_LOAD_2_3; \
+	HEADS_LOAD_4_5; \
+	HEADS_LOAD_6_7; \
+	HEADS_LOAD_8_9
+
+#define HEADS_MAC_2(d) \
+	HEADS_MAC_0_1(d)
+
+#define HEADS_MAC_4(d) \
+	HEADS_MAC_0_1(d); \
+	HEADS_MAC_2_3(d)
+
+#define HEADS_MAC_6(d) \
+	HEADS_MAC_0_1(d); \
+	HEADS_MAC_2_3(d); \
+	HEADS_MAC_4_5(d)
+
+#define HEADS_MAC_8(d) \
+	HEADS_MAC_0_1(d); \
+	HEADS_MAC_2_3(d); \
+	HEADS_MAC_4_5(d); \
+	HEADS_MAC_6_7(d)
+
+#define HEADS_MAC_10(d) \
+	HEADS_MAC_0_1(d); \
+	HEADS_MAC_2_3(d); \
+	HEADS_MAC_4_5(d); \
+	HEADS_MAC_6_7(d); \
+	HEADS_MAC_8_9(d)
+
+#define HEADS_STORE_2 \
+	HEADS_STORE_0_1
+
+#define HEADS_STORE_4 \
+	HEADS_STORE_0_1; \
+	HEADS_STORE_2_3
+
+#define HEADS_STORE_6 \
+	HEADS_STORE_0_1; \
+	HEADS_STORE_2_3; \
+	HEADS_STORE_4_5
+
+#define HEADS_STORE_8 \
+	HEADS_STORE_0_1; \
+	HEADS_STORE_2_3; \
+	HEADS_STORE_4_5; \
+	HEADS_STORE_6_7
+
+#define HEADS_STORE_10 \
+	HEADS_STORE_0_1; \
+	HEADS_STORE_2_3; \
+	HEADS_STORE_4_5; \
+	HEADS_STORE_6_7; \
+	HEADS_STORE_8_9
+
+#define YHEADS_LOAD_2 \
+	YHEADS_LOAD_0_1
+
+#define YHEADS_LOAD_4 \
+	YHEADS_LOAD_0_1; \
+	YHEADS_LOAD_2_3
+
+#define YHEADS_LOAD_6 \
+	YHEADS_LOAD_0_1; \
+	YHEADS_LOAD_2_3; \
+	YHEADS_LOAD_4_5
+
+#define YHEADS_LOAD_8 \
+	YHEADS_LOAD_0_1; \
+	YHEADS_LOAD_2_3; \
+	YHEADS_LOAD_4_5; \
+	YHEADS_LOAD_6_7
+
+#define YHEADS_LOAD_10 \
+	YHEADS_LOAD_0_1; \
+	YHEADS_LOAD_2_3; \
+	YHEADS_LOAD_4_5; \
+	YHEADS_LOAD_6_7; \
+	YHEADS_LOAD_8_9
+
+#define YHEADS_MAC_2(d) \
+	YHEADS_MAC_0_1(d)
+
+#define YHEADS_MAC_4(d) \
+	YHEADS_MAC_0_1(d); \
+	YHEADS_MAC_2_3(d)
+
+#define YHEADS_MAC_6(d) \
+	YHEADS_MAC_0_1(d); \
+	YHEADS_MAC_2_3(d); \
+	YHEADS_MAC_4_5(d)
+
+#define YHEADS_MAC_8(d) \
+	YHEADS_MAC_0_1(d); \
+	YHEADS_MAC_2_3(d); \
+	YHEADS_MAC_4_5(d); \
+	YHEADS_MAC_6_7(d)
+
+#define YHEADS_MAC_10(d) \
+	YHEADS_MAC_0_1(d); \
+	YHEADS_MAC_2_3(d); \
+	YHEADS_MAC_4_5(d); \
+	YHEADS_MAC_6_7(d); \
+	YHEADS_MAC_8_9(d)
+
+#define YHEADS_STORE_2 \
+	YHEADS_STORE_0_1
+
+#define YHEADS_STORE_4 \
+	YHEADS_STORE_0_1; \
+	YHEADS_STORE_2_3
+
+#define YHEADS_STORE_6 \
+	YHEADS_STORE_0_1; \
+	YHEADS_STORE_2_3; \
+	YHEADS_STORE_4_5
+
+#define YHEADS_STORE_8 \
+	YHEADS_STORE_0_1; \
+	YHEADS_STORE_2_3; \
+	YHEADS_STORE_4_5; \
+	YHEADS_STORE_6_7
+
+#define YHEADS_STORE_10 \
+	YHEADS_STORE_0_1; \
+	YHEADS_STORE_2_3; \
+	YHEADS_STORE_4_5; \
+	YHEADS_STORE_6_7; \
+	YHEADS_STORE_8_9
+
+// EIGHT unrolls a group of eight positions: values loads a position's
+// values (and steps on), mac(d) adds them for the heads, d the byte
+// offset of the position's weights.
+#define EIGHT(values, mac) \
+	values; \
+	mac(0); \
+	values; \
+	mac(4); \
+	values; \
+	mac(8); \
+	values; \
+	mac(12); \
+	values; \
+	mac(16); \
+	values; \
+	mac(20); \
+	values; \
+	mac(24); \
+	values; \
+	mac(28)

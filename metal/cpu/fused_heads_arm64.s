@@ -136,14 +136,112 @@
 	NH_STORE(64, V16, V17); \
 	NH_STORE(72, V18, V19)
 
+// The heads by count: NH_LOADS_n, NH_MACS_n and NH_STORES_n for the first n.
+#define NH_LOADS_2 \
+	NH_LOADS_0_1
+
+#define NH_LOADS_4 \
+	NH_LOADS_0_1; \
+	NH_LOADS_2_3
+
+#define NH_LOADS_6 \
+	NH_LOADS_0_1; \
+	NH_LOADS_2_3; \
+	NH_LOADS_4_5
+
+#define NH_LOADS_8 \
+	NH_LOADS_0_1; \
+	NH_LOADS_2_3; \
+	NH_LOADS_4_5; \
+	NH_LOADS_6_7
+
+#define NH_LOADS_10 \
+	NH_LOADS_0_1; \
+	NH_LOADS_2_3; \
+	NH_LOADS_4_5; \
+	NH_LOADS_6_7; \
+	NH_LOADS_8_9
+
+#define NH_MACS_2 \
+	NH_MACS_0_1
+
+#define NH_MACS_4 \
+	NH_MACS_0_1; \
+	NH_MACS_2_3
+
+#define NH_MACS_6 \
+	NH_MACS_0_1; \
+	NH_MACS_2_3; \
+	NH_MACS_4_5
+
+#define NH_MACS_8 \
+	NH_MACS_0_1; \
+	NH_MACS_2_3; \
+	NH_MACS_4_5; \
+	NH_MACS_6_7
+
+#define NH_MACS_10 \
+	NH_MACS_0_1; \
+	NH_MACS_2_3; \
+	NH_MACS_4_5; \
+	NH_MACS_6_7; \
+	NH_MACS_8_9
+
+#define NH_STORES_2 \
+	NH_STORES_0_1
+
+#define NH_STORES_4 \
+	NH_STORES_0_1; \
+	NH_STORES_2_3
+
+#define NH_STORES_6 \
+	NH_STORES_0_1; \
+	NH_STORES_2_3; \
+	NH_STORES_4_5
+
+#define NH_STORES_8 \
+	NH_STORES_0_1; \
+	NH_STORES_2_3; \
+	NH_STORES_4_5; \
+	NH_STORES_6_7
+
+#define NH_STORES_10 \
+	NH_STORES_0_1; \
+	NH_STORES_2_3; \
+	NH_STORES_4_5; \
+	NH_STORES_6_7; \
+	NH_STORES_8_9
+
+// func weightedSumHeadsHalf2NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeadsHalf4NEON for two heads (a decode step's pair).
+TEXT ·weightedSumHeadsHalf2NEON(SB), NOSPLIT, $0-48
+	NH_WEIGHTS
+	MOVD o+0(FP), R0
+	NH_LOADS_2
+	NH_GROUPS
+
+nhh2group:
+	NH_GROUP
+
+nhh2pos:
+	NH_HALF
+	NH_MACS_2
+	SUB  $1, R15, R15
+	CBNZ R15, nhh2pos
+
+	NH_NEXT_GROUP
+	BNE nhh2group
+
+	NH_STORES_2
+	RET
+
 // func weightedSumHeads4NEON(o, w *[10]*float32, v *float32, stride, n int)
 // o[i][j] += w[i][p]·v[p·stride bytes + j] for heads i < 4, p < n in
 // order, j < 8.
 TEXT ·weightedSumHeads4NEON(SB), NOSPLIT, $0-40
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_1
-	NH_LOADS_2_3
+	NH_LOADS_4
 	MOVD v+16(FP), R1
 	MOVD stride+24(FP), R2
 	MOVD n+32(FP), R15
@@ -151,13 +249,11 @@ TEXT ·weightedSumHeads4NEON(SB), NOSPLIT, $0-40
 nh4pos:
 	VLD1 (R1), [V20.S4, V21.S4]
 	ADD  R2, R1, R1
-	NH_MACS_0_1
-	NH_MACS_2_3
+	NH_MACS_4
 	SUB  $1, R15, R15
 	CBNZ R15, nh4pos
 
-	NH_STORES_0_1
-	NH_STORES_2_3
+	NH_STORES_4
 	RET
 
 // func weightedSumHeadsHalf4NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
@@ -166,8 +262,7 @@ nh4pos:
 TEXT ·weightedSumHeadsHalf4NEON(SB), NOSPLIT, $0-48
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_1
-	NH_LOADS_2_3
+	NH_LOADS_4
 	NH_GROUPS
 
 nhh4group:
@@ -175,16 +270,14 @@ nhh4group:
 
 nhh4pos:
 	NH_HALF
-	NH_MACS_0_1
-	NH_MACS_2_3
+	NH_MACS_4
 	SUB  $1, R15, R15
 	CBNZ R15, nhh4pos
 
 	NH_NEXT_GROUP
 	BNE nhh4group
 
-	NH_STORES_0_1
-	NH_STORES_2_3
+	NH_STORES_4
 	RET
 
 // func weightedSumHeads6NEON(o, w *[10]*float32, v *float32, stride, n int)
@@ -193,9 +286,7 @@ nhh4pos:
 TEXT ·weightedSumHeads6NEON(SB), NOSPLIT, $0-40
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_1
-	NH_LOADS_2_3
-	NH_LOADS_4_5
+	NH_LOADS_6
 	MOVD v+16(FP), R1
 	MOVD stride+24(FP), R2
 	MOVD n+32(FP), R15
@@ -203,15 +294,11 @@ TEXT ·weightedSumHeads6NEON(SB), NOSPLIT, $0-40
 nh6pos:
 	VLD1 (R1), [V20.S4, V21.S4]
 	ADD  R2, R1, R1
-	NH_MACS_0_1
-	NH_MACS_2_3
-	NH_MACS_4_5
+	NH_MACS_6
 	SUB  $1, R15, R15
 	CBNZ R15, nh6pos
 
-	NH_STORES_0_1
-	NH_STORES_2_3
-	NH_STORES_4_5
+	NH_STORES_6
 	RET
 
 // func weightedSumHeadsHalf6NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
@@ -220,9 +307,7 @@ nh6pos:
 TEXT ·weightedSumHeadsHalf6NEON(SB), NOSPLIT, $0-48
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_1
-	NH_LOADS_2_3
-	NH_LOADS_4_5
+	NH_LOADS_6
 	NH_GROUPS
 
 nhh6group:
@@ -230,18 +315,14 @@ nhh6group:
 
 nhh6pos:
 	NH_HALF
-	NH_MACS_0_1
-	NH_MACS_2_3
-	NH_MACS_4_5
+	NH_MACS_6
 	SUB  $1, R15, R15
 	CBNZ R15, nhh6pos
 
 	NH_NEXT_GROUP
 	BNE nhh6group
 
-	NH_STORES_0_1
-	NH_STORES_2_3
-	NH_STORES_4_5
+	NH_STORES_6
 	RET
 
 // func weightedSumHeads8NEON(o, w *[10]*float32, v *float32, stride, n int)
@@ -250,10 +331,7 @@ nhh6pos:
 TEXT ·weightedSumHeads8NEON(SB), NOSPLIT, $0-40
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_1
-	NH_LOADS_2_3
-	NH_LOADS_4_5
-	NH_LOADS_6_7
+	NH_LOADS_8
 	MOVD v+16(FP), R1
 	MOVD stride+24(FP), R2
 	MOVD n+32(FP), R15
@@ -261,17 +339,11 @@ TEXT ·weightedSumHeads8NEON(SB), NOSPLIT, $0-40
 nh8pos:
 	VLD1 (R1), [V20.S4, V21.S4]
 	ADD  R2, R1, R1
-	NH_MACS_0_1
-	NH_MACS_2_3
-	NH_MACS_4_5
-	NH_MACS_6_7
+	NH_MACS_8
 	SUB  $1, R15, R15
 	CBNZ R15, nh8pos
 
-	NH_STORES_0_1
-	NH_STORES_2_3
-	NH_STORES_4_5
-	NH_STORES_6_7
+	NH_STORES_8
 	RET
 
 // func weightedSumHeadsHalf8NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
@@ -280,10 +352,7 @@ nh8pos:
 TEXT ·weightedSumHeadsHalf8NEON(SB), NOSPLIT, $0-48
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_1
-	NH_LOADS_2_3
-	NH_LOADS_4_5
-	NH_LOADS_6_7
+	NH_LOADS_8
 	NH_GROUPS
 
 nhh8group:
@@ -291,20 +360,14 @@ nhh8group:
 
 nhh8pos:
 	NH_HALF
-	NH_MACS_0_1
-	NH_MACS_2_3
-	NH_MACS_4_5
-	NH_MACS_6_7
+	NH_MACS_8
 	SUB  $1, R15, R15
 	CBNZ R15, nhh8pos
 
 	NH_NEXT_GROUP
 	BNE nhh8group
 
-	NH_STORES_0_1
-	NH_STORES_2_3
-	NH_STORES_4_5
-	NH_STORES_6_7
+	NH_STORES_8
 	RET
 
 // func weightedSumHeads10NEON(o, w *[10]*float32, v *float32, stride, n int)
@@ -313,11 +376,7 @@ nhh8pos:
 TEXT ·weightedSumHeads10NEON(SB), NOSPLIT, $0-40
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_1
-	NH_LOADS_2_3
-	NH_LOADS_4_5
-	NH_LOADS_6_7
-	NH_LOADS_8_9
+	NH_LOADS_10
 	MOVD v+16(FP), R1
 	MOVD stride+24(FP), R2
 	MOVD n+32(FP), R15
@@ -325,19 +384,11 @@ TEXT ·weightedSumHeads10NEON(SB), NOSPLIT, $0-40
 nh10pos:
 	VLD1 (R1), [V20.S4, V21.S4]
 	ADD  R2, R1, R1
-	NH_MACS_0_1
-	NH_MACS_2_3
-	NH_MACS_4_5
-	NH_MACS_6_7
-	NH_MACS_8_9
+	NH_MACS_10
 	SUB  $1, R15, R15
 	CBNZ R15, nh10pos
 
-	NH_STORES_0_1
-	NH_STORES_2_3
-	NH_STORES_4_5
-	NH_STORES_6_7
-	NH_STORES_8_9
+	NH_STORES_10
 	RET
 
 // func weightedSumHeadsHalf10NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
@@ -346,11 +397,7 @@ nh10pos:
 TEXT ·weightedSumHeadsHalf10NEON(SB), NOSPLIT, $0-48
 	NH_WEIGHTS
 	MOVD o+0(FP), R0
-	NH_LOADS_0_1
-	NH_LOADS_2_3
-	NH_LOADS_4_5
-	NH_LOADS_6_7
-	NH_LOADS_8_9
+	NH_LOADS_10
 	NH_GROUPS
 
 nhh10group:
@@ -358,43 +405,12 @@ nhh10group:
 
 nhh10pos:
 	NH_HALF
-	NH_MACS_0_1
-	NH_MACS_2_3
-	NH_MACS_4_5
-	NH_MACS_6_7
-	NH_MACS_8_9
+	NH_MACS_10
 	SUB  $1, R15, R15
 	CBNZ R15, nhh10pos
 
 	NH_NEXT_GROUP
 	BNE nhh10group
 
-	NH_STORES_0_1
-	NH_STORES_2_3
-	NH_STORES_4_5
-	NH_STORES_6_7
-	NH_STORES_8_9
-	RET
-
-// func weightedSumHeadsHalf2NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
-// weightedSumHeadsHalf4NEON for two heads (a decode step's pair).
-TEXT ·weightedSumHeadsHalf2NEON(SB), NOSPLIT, $0-48
-	NH_WEIGHTS
-	MOVD o+0(FP), R0
-	NH_LOADS_0_1
-	NH_GROUPS
-
-nhh2group:
-	NH_GROUP
-
-nhh2pos:
-	NH_HALF
-	NH_MACS_0_1
-	SUB  $1, R15, R15
-	CBNZ R15, nhh2pos
-
-	NH_NEXT_GROUP
-	BNE nhh2group
-
-	NH_STORES_0_1
+	NH_STORES_10
 	RET

@@ -186,516 +186,6 @@ hs6block:
 	VZEROUPPER
 	RET
 
-// func weightedSumHeadsHalf4AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
-// weightedSumHeads4AVX512 with the values float16 in place: the groups
-// of eight positions tab..last, values from byte off of each row.
-TEXT ·weightedSumHeadsHalf4AVX512(SB), NOSPLIT, $0-48
-	HW_ARGS
-	MOVQ o+0(FP), R15
-	HEADS_LOAD_0_1
-	HEADS_LOAD_2_3
-	MOVQ tab+16(FP), R15
-
-hw4group:
-	HW_GROUP
-	HW_VALUES
-	HEADS_MAC_0_1(0)
-	HEADS_MAC_2_3(0)
-	HW_VALUES
-	HEADS_MAC_0_1(4)
-	HEADS_MAC_2_3(4)
-	HW_VALUES
-	HEADS_MAC_0_1(8)
-	HEADS_MAC_2_3(8)
-	HW_VALUES
-	HEADS_MAC_0_1(12)
-	HEADS_MAC_2_3(12)
-	HW_VALUES
-	HEADS_MAC_0_1(16)
-	HEADS_MAC_2_3(16)
-	HW_VALUES
-	HEADS_MAC_0_1(20)
-	HEADS_MAC_2_3(20)
-	HW_VALUES
-	HEADS_MAC_0_1(24)
-	HEADS_MAC_2_3(24)
-	HW_VALUES
-	HEADS_MAC_0_1(28)
-	HEADS_MAC_2_3(28)
-	HW_END
-	JNE hw4group
-
-	MOVQ o+0(FP), R15
-	HEADS_STORE_0_1
-	HEADS_STORE_2_3
-	VZEROUPPER
-	RET
-
-// func weightedSumHeadsHalf6AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
-// weightedSumHeads6AVX512 with the values float16 in place: the groups
-// of eight positions tab..last, values from byte off of each row.
-TEXT ·weightedSumHeadsHalf6AVX512(SB), NOSPLIT, $0-48
-	HW_ARGS
-	MOVQ o+0(FP), R15
-	HEADS_LOAD_0_1
-	HEADS_LOAD_2_3
-	HEADS_LOAD_4_5
-	MOVQ tab+16(FP), R15
-
-hw6group:
-	HW_GROUP
-	HW_VALUES
-	HEADS_MAC_0_1(0)
-	HEADS_MAC_2_3(0)
-	HEADS_MAC_4_5(0)
-	HW_VALUES
-	HEADS_MAC_0_1(4)
-	HEADS_MAC_2_3(4)
-	HEADS_MAC_4_5(4)
-	HW_VALUES
-	HEADS_MAC_0_1(8)
-	HEADS_MAC_2_3(8)
-	HEADS_MAC_4_5(8)
-	HW_VALUES
-	HEADS_MAC_0_1(12)
-	HEADS_MAC_2_3(12)
-	HEADS_MAC_4_5(12)
-	HW_VALUES
-	HEADS_MAC_0_1(16)
-	HEADS_MAC_2_3(16)
-	HEADS_MAC_4_5(16)
-	HW_VALUES
-	HEADS_MAC_0_1(20)
-	HEADS_MAC_2_3(20)
-	HEADS_MAC_4_5(20)
-	HW_VALUES
-	HEADS_MAC_0_1(24)
-	HEADS_MAC_2_3(24)
-	HEADS_MAC_4_5(24)
-	HW_VALUES
-	HEADS_MAC_0_1(28)
-	HEADS_MAC_2_3(28)
-	HEADS_MAC_4_5(28)
-	HW_END
-	JNE hw6group
-
-	MOVQ o+0(FP), R15
-	HEADS_STORE_0_1
-	HEADS_STORE_2_3
-	HEADS_STORE_4_5
-	VZEROUPPER
-	RET
-
-// func weightedSumHeadsHalf8AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
-// weightedSumHeads8AVX512 with the values float16 in place: the groups
-// of eight positions tab..last, values from byte off of each row.
-TEXT ·weightedSumHeadsHalf8AVX512(SB), NOSPLIT, $0-48
-	HW_ARGS
-	MOVQ o+0(FP), R15
-	HEADS_LOAD_0_1
-	HEADS_LOAD_2_3
-	HEADS_LOAD_4_5
-	HEADS_LOAD_6_7
-	MOVQ tab+16(FP), R15
-
-hw8group:
-	HW_GROUP
-	HW_VALUES
-	HEADS_MAC_0_1(0)
-	HEADS_MAC_2_3(0)
-	HEADS_MAC_4_5(0)
-	HEADS_MAC_6_7(0)
-	HW_VALUES
-	HEADS_MAC_0_1(4)
-	HEADS_MAC_2_3(4)
-	HEADS_MAC_4_5(4)
-	HEADS_MAC_6_7(4)
-	HW_VALUES
-	HEADS_MAC_0_1(8)
-	HEADS_MAC_2_3(8)
-	HEADS_MAC_4_5(8)
-	HEADS_MAC_6_7(8)
-	HW_VALUES
-	HEADS_MAC_0_1(12)
-	HEADS_MAC_2_3(12)
-	HEADS_MAC_4_5(12)
-	HEADS_MAC_6_7(12)
-	HW_VALUES
-	HEADS_MAC_0_1(16)
-	HEADS_MAC_2_3(16)
-	HEADS_MAC_4_5(16)
-	HEADS_MAC_6_7(16)
-	HW_VALUES
-	HEADS_MAC_0_1(20)
-	HEADS_MAC_2_3(20)
-	HEADS_MAC_4_5(20)
-	HEADS_MAC_6_7(20)
-	HW_VALUES
-	HEADS_MAC_0_1(24)
-	HEADS_MAC_2_3(24)
-	HEADS_MAC_4_5(24)
-	HEADS_MAC_6_7(24)
-	HW_VALUES
-	HEADS_MAC_0_1(28)
-	HEADS_MAC_2_3(28)
-	HEADS_MAC_4_5(28)
-	HEADS_MAC_6_7(28)
-	HW_END
-	JNE hw8group
-
-	MOVQ o+0(FP), R15
-	HEADS_STORE_0_1
-	HEADS_STORE_2_3
-	HEADS_STORE_4_5
-	HEADS_STORE_6_7
-	VZEROUPPER
-	RET
-
-// func weightedSumHeadsHalf10AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
-// weightedSumHeads10AVX512 with the values float16 in place: the groups
-// of eight positions tab..last, values from byte off of each row.
-TEXT ·weightedSumHeadsHalf10AVX512(SB), NOSPLIT, $0-48
-	HW_ARGS
-	MOVQ o+0(FP), R15
-	HEADS_LOAD_0_1
-	HEADS_LOAD_2_3
-	HEADS_LOAD_4_5
-	HEADS_LOAD_6_7
-	HEADS_LOAD_8_9
-	MOVQ tab+16(FP), R15
-
-hw10group:
-	HW_GROUP
-	HW_VALUES
-	HEADS_MAC_0_1(0)
-	HEADS_MAC_2_3(0)
-	HEADS_MAC_4_5(0)
-	HEADS_MAC_6_7(0)
-	HEADS_MAC_8_9(0)
-	HW_VALUES
-	HEADS_MAC_0_1(4)
-	HEADS_MAC_2_3(4)
-	HEADS_MAC_4_5(4)
-	HEADS_MAC_6_7(4)
-	HEADS_MAC_8_9(4)
-	HW_VALUES
-	HEADS_MAC_0_1(8)
-	HEADS_MAC_2_3(8)
-	HEADS_MAC_4_5(8)
-	HEADS_MAC_6_7(8)
-	HEADS_MAC_8_9(8)
-	HW_VALUES
-	HEADS_MAC_0_1(12)
-	HEADS_MAC_2_3(12)
-	HEADS_MAC_4_5(12)
-	HEADS_MAC_6_7(12)
-	HEADS_MAC_8_9(12)
-	HW_VALUES
-	HEADS_MAC_0_1(16)
-	HEADS_MAC_2_3(16)
-	HEADS_MAC_4_5(16)
-	HEADS_MAC_6_7(16)
-	HEADS_MAC_8_9(16)
-	HW_VALUES
-	HEADS_MAC_0_1(20)
-	HEADS_MAC_2_3(20)
-	HEADS_MAC_4_5(20)
-	HEADS_MAC_6_7(20)
-	HEADS_MAC_8_9(20)
-	HW_VALUES
-	HEADS_MAC_0_1(24)
-	HEADS_MAC_2_3(24)
-	HEADS_MAC_4_5(24)
-	HEADS_MAC_6_7(24)
-	HEADS_MAC_8_9(24)
-	HW_VALUES
-	HEADS_MAC_0_1(28)
-	HEADS_MAC_2_3(28)
-	HEADS_MAC_4_5(28)
-	HEADS_MAC_6_7(28)
-	HEADS_MAC_8_9(28)
-	HW_END
-	JNE hw10group
-
-	MOVQ o+0(FP), R15
-	HEADS_STORE_0_1
-	HEADS_STORE_2_3
-	HEADS_STORE_4_5
-	HEADS_STORE_6_7
-	HEADS_STORE_8_9
-	VZEROUPPER
-	RET
-
-// func weightedSumHeadsHalf4AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
-// weightedSumHeadsHalf4AVX512 in AVX2: 8 output floats of each head.
-TEXT ·weightedSumHeadsHalf4AVX2(SB), NOSPLIT, $0-48
-	HW_ARGS
-	MOVQ o+0(FP), R15
-	YHEADS_LOAD_0_1
-	YHEADS_LOAD_2_3
-	MOVQ tab+16(FP), R15
-
-yhw4group:
-	HW_GROUP
-	HWY_VALUES
-	YHEADS_MAC_0_1(0)
-	YHEADS_MAC_2_3(0)
-	HWY_VALUES
-	YHEADS_MAC_0_1(4)
-	YHEADS_MAC_2_3(4)
-	HWY_VALUES
-	YHEADS_MAC_0_1(8)
-	YHEADS_MAC_2_3(8)
-	HWY_VALUES
-	YHEADS_MAC_0_1(12)
-	YHEADS_MAC_2_3(12)
-	HWY_VALUES
-	YHEADS_MAC_0_1(16)
-	YHEADS_MAC_2_3(16)
-	HWY_VALUES
-	YHEADS_MAC_0_1(20)
-	YHEADS_MAC_2_3(20)
-	HWY_VALUES
-	YHEADS_MAC_0_1(24)
-	YHEADS_MAC_2_3(24)
-	HWY_VALUES
-	YHEADS_MAC_0_1(28)
-	YHEADS_MAC_2_3(28)
-	HW_END
-	JNE yhw4group
-
-	MOVQ o+0(FP), R15
-	YHEADS_STORE_0_1
-	YHEADS_STORE_2_3
-	VZEROUPPER
-	RET
-
-// func weightedSumHeadsHalf6AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
-// weightedSumHeadsHalf6AVX512 in AVX2: 8 output floats of each head.
-TEXT ·weightedSumHeadsHalf6AVX2(SB), NOSPLIT, $0-48
-	HW_ARGS
-	MOVQ o+0(FP), R15
-	YHEADS_LOAD_0_1
-	YHEADS_LOAD_2_3
-	YHEADS_LOAD_4_5
-	MOVQ tab+16(FP), R15
-
-yhw6group:
-	HW_GROUP
-	HWY_VALUES
-	YHEADS_MAC_0_1(0)
-	YHEADS_MAC_2_3(0)
-	YHEADS_MAC_4_5(0)
-	HWY_VALUES
-	YHEADS_MAC_0_1(4)
-	YHEADS_MAC_2_3(4)
-	YHEADS_MAC_4_5(4)
-	HWY_VALUES
-	YHEADS_MAC_0_1(8)
-	YHEADS_MAC_2_3(8)
-	YHEADS_MAC_4_5(8)
-	HWY_VALUES
-	YHEADS_MAC_0_1(12)
-	YHEADS_MAC_2_3(12)
-	YHEADS_MAC_4_5(12)
-	HWY_VALUES
-	YHEADS_MAC_0_1(16)
-	YHEADS_MAC_2_3(16)
-	YHEADS_MAC_4_5(16)
-	HWY_VALUES
-	YHEADS_MAC_0_1(20)
-	YHEADS_MAC_2_3(20)
-	YHEADS_MAC_4_5(20)
-	HWY_VALUES
-	YHEADS_MAC_0_1(24)
-	YHEADS_MAC_2_3(24)
-	YHEADS_MAC_4_5(24)
-	HWY_VALUES
-	YHEADS_MAC_0_1(28)
-	YHEADS_MAC_2_3(28)
-	YHEADS_MAC_4_5(28)
-	HW_END
-	JNE yhw6group
-
-	MOVQ o+0(FP), R15
-	YHEADS_STORE_0_1
-	YHEADS_STORE_2_3
-	YHEADS_STORE_4_5
-	VZEROUPPER
-	RET
-
-// func weightedSumHeadsHalf8AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
-// weightedSumHeadsHalf8AVX512 in AVX2: 8 output floats of each head.
-TEXT ·weightedSumHeadsHalf8AVX2(SB), NOSPLIT, $0-48
-	HW_ARGS
-	MOVQ o+0(FP), R15
-	YHEADS_LOAD_0_1
-	YHEADS_LOAD_2_3
-	YHEADS_LOAD_4_5
-	YHEADS_LOAD_6_7
-	MOVQ tab+16(FP), R15
-
-yhw8group:
-	HW_GROUP
-	HWY_VALUES
-	YHEADS_MAC_0_1(0)
-	YHEADS_MAC_2_3(0)
-	YHEADS_MAC_4_5(0)
-	YHEADS_MAC_6_7(0)
-	HWY_VALUES
-	YHEADS_MAC_0_1(4)
-	YHEADS_MAC_2_3(4)
-	YHEADS_MAC_4_5(4)
-	YHEADS_MAC_6_7(4)
-	HWY_VALUES
-	YHEADS_MAC_0_1(8)
-	YHEADS_MAC_2_3(8)
-	YHEADS_MAC_4_5(8)
-	YHEADS_MAC_6_7(8)
-	HWY_VALUES
-	YHEADS_MAC_0_1(12)
-	YHEADS_MAC_2_3(12)
-	YHEADS_MAC_4_5(12)
-	YHEADS_MAC_6_7(12)
-	HWY_VALUES
-	YHEADS_MAC_0_1(16)
-	YHEADS_MAC_2_3(16)
-	YHEADS_MAC_4_5(16)
-	YHEADS_MAC_6_7(16)
-	HWY_VALUES
-	YHEADS_MAC_0_1(20)
-	YHEADS_MAC_2_3(20)
-	YHEADS_MAC_4_5(20)
-	YHEADS_MAC_6_7(20)
-	HWY_VALUES
-	YHEADS_MAC_0_1(24)
-	YHEADS_MAC_2_3(24)
-	YHEADS_MAC_4_5(24)
-	YHEADS_MAC_6_7(24)
-	HWY_VALUES
-	YHEADS_MAC_0_1(28)
-	YHEADS_MAC_2_3(28)
-	YHEADS_MAC_4_5(28)
-	YHEADS_MAC_6_7(28)
-	HW_END
-	JNE yhw8group
-
-	MOVQ o+0(FP), R15
-	YHEADS_STORE_0_1
-	YHEADS_STORE_2_3
-	YHEADS_STORE_4_5
-	YHEADS_STORE_6_7
-	VZEROUPPER
-	RET
-
-// func weightedSumHeadsHalf10AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
-// weightedSumHeadsHalf10AVX512 in AVX2: 8 output floats of each head.
-TEXT ·weightedSumHeadsHalf10AVX2(SB), NOSPLIT, $0-48
-	HW_ARGS
-	MOVQ o+0(FP), R15
-	YHEADS_LOAD_0_1
-	YHEADS_LOAD_2_3
-	YHEADS_LOAD_4_5
-	YHEADS_LOAD_6_7
-	YHEADS_LOAD_8_9
-	MOVQ tab+16(FP), R15
-
-yhw10group:
-	HW_GROUP
-	HWY_VALUES
-	YHEADS_MAC_0_1(0)
-	YHEADS_MAC_2_3(0)
-	YHEADS_MAC_4_5(0)
-	YHEADS_MAC_6_7(0)
-	YHEADS_MAC_8_9(0)
-	HWY_VALUES
-	YHEADS_MAC_0_1(4)
-	YHEADS_MAC_2_3(4)
-	YHEADS_MAC_4_5(4)
-	YHEADS_MAC_6_7(4)
-	YHEADS_MAC_8_9(4)
-	HWY_VALUES
-	YHEADS_MAC_0_1(8)
-	YHEADS_MAC_2_3(8)
-	YHEADS_MAC_4_5(8)
-	YHEADS_MAC_6_7(8)
-	YHEADS_MAC_8_9(8)
-	HWY_VALUES
-	YHEADS_MAC_0_1(12)
-	YHEADS_MAC_2_3(12)
-	YHEADS_MAC_4_5(12)
-	YHEADS_MAC_6_7(12)
-	YHEADS_MAC_8_9(12)
-	HWY_VALUES
-	YHEADS_MAC_0_1(16)
-	YHEADS_MAC_2_3(16)
-	YHEADS_MAC_4_5(16)
-	YHEADS_MAC_6_7(16)
-	YHEADS_MAC_8_9(16)
-	HWY_VALUES
-	YHEADS_MAC_0_1(20)
-	YHEADS_MAC_2_3(20)
-	YHEADS_MAC_4_5(20)
-	YHEADS_MAC_6_7(20)
-	YHEADS_MAC_8_9(20)
-	HWY_VALUES
-	YHEADS_MAC_0_1(24)
-	YHEADS_MAC_2_3(24)
-	YHEADS_MAC_4_5(24)
-	YHEADS_MAC_6_7(24)
-	YHEADS_MAC_8_9(24)
-	HWY_VALUES
-	YHEADS_MAC_0_1(28)
-	YHEADS_MAC_2_3(28)
-	YHEADS_MAC_4_5(28)
-	YHEADS_MAC_6_7(28)
-	YHEADS_MAC_8_9(28)
-	HW_END
-	JNE yhw10group
-
-	MOVQ o+0(FP), R15
-	YHEADS_STORE_0_1
-	YHEADS_STORE_2_3
-	YHEADS_STORE_4_5
-	YHEADS_STORE_6_7
-	YHEADS_STORE_8_9
-	VZEROUPPER
-	RET
-
-// func weightedSumHeadsHalf2AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
-// weightedSumHeadsHalf4AVX512 for two heads (a decode step's pair).
-TEXT ·weightedSumHeadsHalf2AVX512(SB), NOSPLIT, $0-48
-	HW_ARGS
-	MOVQ o+0(FP), R15
-	HEADS_LOAD_0_1
-	MOVQ tab+16(FP), R15
-
-hw2group:
-	HW_GROUP
-	HW_VALUES
-	HEADS_MAC_0_1(0)
-	HW_VALUES
-	HEADS_MAC_0_1(4)
-	HW_VALUES
-	HEADS_MAC_0_1(8)
-	HW_VALUES
-	HEADS_MAC_0_1(12)
-	HW_VALUES
-	HEADS_MAC_0_1(16)
-	HW_VALUES
-	HEADS_MAC_0_1(20)
-	HW_VALUES
-	HEADS_MAC_0_1(24)
-	HW_VALUES
-	HEADS_MAC_0_1(28)
-	HW_END
-	JNE hw2group
-
-	MOVQ o+0(FP), R15
-	HEADS_STORE_0_1
-	VZEROUPPER
-	RET
-
 // func scoresHeadsHalf2AVX512(out, q *[6]*float32, tab *halfGroup, stride, qbytes, obytes int, scale float32)
 // scoresHeadsHalf4AVX512 for two heads (a decode step's pair).
 TEXT ·scoresHeadsHalf2AVX512(SB), NOSPLIT, $0-52
@@ -720,36 +210,196 @@ hs2block:
 	VZEROUPPER
 	RET
 
+// func weightedSumHeadsHalf2AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeadsHalf4AVX512 for two heads (a decode step's pair).
+TEXT ·weightedSumHeadsHalf2AVX512(SB), NOSPLIT, $0-48
+	HW_ARGS
+	MOVQ o+0(FP), R15
+	HEADS_LOAD_2
+	MOVQ tab+16(FP), R15
+
+hw2group:
+	HW_GROUP
+	EIGHT(HW_VALUES, HEADS_MAC_2)
+	HW_END
+	JNE hw2group
+
+	MOVQ o+0(FP), R15
+	HEADS_STORE_2
+	VZEROUPPER
+	RET
+
+// func weightedSumHeadsHalf4AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeads4AVX512 with the values float16 in place: the groups
+// of eight positions tab..last, values from byte off of each row.
+TEXT ·weightedSumHeadsHalf4AVX512(SB), NOSPLIT, $0-48
+	HW_ARGS
+	MOVQ o+0(FP), R15
+	HEADS_LOAD_4
+	MOVQ tab+16(FP), R15
+
+hw4group:
+	HW_GROUP
+	EIGHT(HW_VALUES, HEADS_MAC_4)
+	HW_END
+	JNE hw4group
+
+	MOVQ o+0(FP), R15
+	HEADS_STORE_4
+	VZEROUPPER
+	RET
+
+// func weightedSumHeadsHalf6AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeads6AVX512 with the values float16 in place: the groups
+// of eight positions tab..last, values from byte off of each row.
+TEXT ·weightedSumHeadsHalf6AVX512(SB), NOSPLIT, $0-48
+	HW_ARGS
+	MOVQ o+0(FP), R15
+	HEADS_LOAD_6
+	MOVQ tab+16(FP), R15
+
+hw6group:
+	HW_GROUP
+	EIGHT(HW_VALUES, HEADS_MAC_6)
+	HW_END
+	JNE hw6group
+
+	MOVQ o+0(FP), R15
+	HEADS_STORE_6
+	VZEROUPPER
+	RET
+
+// func weightedSumHeadsHalf8AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeads8AVX512 with the values float16 in place: the groups
+// of eight positions tab..last, values from byte off of each row.
+TEXT ·weightedSumHeadsHalf8AVX512(SB), NOSPLIT, $0-48
+	HW_ARGS
+	MOVQ o+0(FP), R15
+	HEADS_LOAD_8
+	MOVQ tab+16(FP), R15
+
+hw8group:
+	HW_GROUP
+	EIGHT(HW_VALUES, HEADS_MAC_8)
+	HW_END
+	JNE hw8group
+
+	MOVQ o+0(FP), R15
+	HEADS_STORE_8
+	VZEROUPPER
+	RET
+
+// func weightedSumHeadsHalf10AVX512(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeads10AVX512 with the values float16 in place: the groups
+// of eight positions tab..last, values from byte off of each row.
+TEXT ·weightedSumHeadsHalf10AVX512(SB), NOSPLIT, $0-48
+	HW_ARGS
+	MOVQ o+0(FP), R15
+	HEADS_LOAD_10
+	MOVQ tab+16(FP), R15
+
+hw10group:
+	HW_GROUP
+	EIGHT(HW_VALUES, HEADS_MAC_10)
+	HW_END
+	JNE hw10group
+
+	MOVQ o+0(FP), R15
+	HEADS_STORE_10
+	VZEROUPPER
+	RET
+
 // func weightedSumHeadsHalf2AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
 // weightedSumHeadsHalf4AVX2 for two heads (a decode step's pair).
 TEXT ·weightedSumHeadsHalf2AVX2(SB), NOSPLIT, $0-48
 	HW_ARGS
 	MOVQ o+0(FP), R15
-	YHEADS_LOAD_0_1
+	YHEADS_LOAD_2
 	MOVQ tab+16(FP), R15
 
 yhw2group:
 	HW_GROUP
-	HWY_VALUES
-	YHEADS_MAC_0_1(0)
-	HWY_VALUES
-	YHEADS_MAC_0_1(4)
-	HWY_VALUES
-	YHEADS_MAC_0_1(8)
-	HWY_VALUES
-	YHEADS_MAC_0_1(12)
-	HWY_VALUES
-	YHEADS_MAC_0_1(16)
-	HWY_VALUES
-	YHEADS_MAC_0_1(20)
-	HWY_VALUES
-	YHEADS_MAC_0_1(24)
-	HWY_VALUES
-	YHEADS_MAC_0_1(28)
+	EIGHT(HWY_VALUES, YHEADS_MAC_2)
 	HW_END
 	JNE yhw2group
 
 	MOVQ o+0(FP), R15
-	YHEADS_STORE_0_1
+	YHEADS_STORE_2
+	VZEROUPPER
+	RET
+
+// func weightedSumHeadsHalf4AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeadsHalf4AVX512 in AVX2: 8 output floats of each head.
+TEXT ·weightedSumHeadsHalf4AVX2(SB), NOSPLIT, $0-48
+	HW_ARGS
+	MOVQ o+0(FP), R15
+	YHEADS_LOAD_4
+	MOVQ tab+16(FP), R15
+
+yhw4group:
+	HW_GROUP
+	EIGHT(HWY_VALUES, YHEADS_MAC_4)
+	HW_END
+	JNE yhw4group
+
+	MOVQ o+0(FP), R15
+	YHEADS_STORE_4
+	VZEROUPPER
+	RET
+
+// func weightedSumHeadsHalf6AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeadsHalf6AVX512 in AVX2: 8 output floats of each head.
+TEXT ·weightedSumHeadsHalf6AVX2(SB), NOSPLIT, $0-48
+	HW_ARGS
+	MOVQ o+0(FP), R15
+	YHEADS_LOAD_6
+	MOVQ tab+16(FP), R15
+
+yhw6group:
+	HW_GROUP
+	EIGHT(HWY_VALUES, YHEADS_MAC_6)
+	HW_END
+	JNE yhw6group
+
+	MOVQ o+0(FP), R15
+	YHEADS_STORE_6
+	VZEROUPPER
+	RET
+
+// func weightedSumHeadsHalf8AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeadsHalf8AVX512 in AVX2: 8 output floats of each head.
+TEXT ·weightedSumHeadsHalf8AVX2(SB), NOSPLIT, $0-48
+	HW_ARGS
+	MOVQ o+0(FP), R15
+	YHEADS_LOAD_8
+	MOVQ tab+16(FP), R15
+
+yhw8group:
+	HW_GROUP
+	EIGHT(HWY_VALUES, YHEADS_MAC_8)
+	HW_END
+	JNE yhw8group
+
+	MOVQ o+0(FP), R15
+	YHEADS_STORE_8
+	VZEROUPPER
+	RET
+
+// func weightedSumHeadsHalf10AVX2(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
+// weightedSumHeadsHalf10AVX512 in AVX2: 8 output floats of each head.
+TEXT ·weightedSumHeadsHalf10AVX2(SB), NOSPLIT, $0-48
+	HW_ARGS
+	MOVQ o+0(FP), R15
+	YHEADS_LOAD_10
+	MOVQ tab+16(FP), R15
+
+yhw10group:
+	HW_GROUP
+	EIGHT(HWY_VALUES, YHEADS_MAC_10)
+	HW_END
+	JNE yhw10group
+
+	MOVQ o+0(FP), R15
+	YHEADS_STORE_10
 	VZEROUPPER
 	RET
