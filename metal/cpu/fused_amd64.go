@@ -114,7 +114,7 @@ func availableFused() []fusedKernels {
 		scoresQuads(pairs, out, q, k, stride, scale)
 	}
 	avx512.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
-		weightedSumHeadsX86(true, pairs, o, w, v, stride)
+		weightedSumHeadsSIMD(sumsAVX512, pairs, o, w, v, stride)
 	}
 	quads := avx512
 	avx512.scoresHeads = func(out, q [][]float32, k []float32, stride int, scale float32) {
@@ -122,7 +122,7 @@ func availableFused() []fusedKernels {
 	}
 	avx512.scoresHeadsHalf = scoresHeadsHalfAVX512
 	avx512.weightedSumHeadsHalf = func(o, w [][]float32, tab []halfGroup, hd int) {
-		weightedSumHeadsHalfX86(true, o, w, tab, hd)
+		weightedSumHeadsHalfSIMD(sumsAVX512, o, w, tab, hd)
 	}
 	return []fusedKernels{avx512.withHalfPairs(scoresPairHalfAVX512, 8, weightedSumPairHalfAVX512, 128),
 		avx2.withHalfPairs(scoresPairHalfAVX2, 4, weightedSumPairHalfAVX2, 32)}
@@ -269,10 +269,10 @@ func fusedAVX2() fusedKernels {
 	f = f.withSinglePairs().withScorePairs(scoresPairAVX2, 4)
 	pairs := f
 	f.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
-		weightedSumHeadsX86(false, pairs, o, w, v, stride)
+		weightedSumHeadsSIMD(sumsAVX2, pairs, o, w, v, stride)
 	}
 	f.weightedSumHeadsHalf = func(o, w [][]float32, tab []halfGroup, hd int) {
-		weightedSumHeadsHalfX86(false, o, w, tab, hd)
+		weightedSumHeadsHalfSIMD(sumsAVX2, o, w, tab, hd)
 	}
 	return f
 }

@@ -71,9 +71,11 @@ func availableFused() []fusedKernels {
 	f = f.withSinglePairs().withScorePairs(scoresPairNEON, 4)
 	pairs := f
 	f.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
-		weightedSumHeadsNEONs(pairs, o, w, v, stride)
+		weightedSumHeadsSIMD(sumsNEON, pairs, o, w, v, stride)
 	}
-	f.weightedSumHeadsHalf = weightedSumHeadsHalfNEONs
+	f.weightedSumHeadsHalf = func(o, w [][]float32, tab []halfGroup, hd int) {
+		weightedSumHeadsHalfSIMD(sumsNEON, o, w, tab, hd)
+	}
 	return []fusedKernels{f.withHalfPairs(scoresPairHalfNEON, 4, weightedSumPairHalfNEON, 32)}
 }
 
@@ -114,75 +116,32 @@ func weightedSumHeadsHalf8NEON(o, w *[10]*float32, tab, last *halfGroup, off, st
 //go:noescape
 func weightedSumHeadsHalf10NEON(o, w *[10]*float32, tab, last *halfGroup, off, stride int)
 
-// weightedSumHeadsNEONs is pairs.weightedSumHeads with the heads in
-// groups of four to ten in the weightedSumHeads kernels, eight output
-// floats a call, and an odd one out by pairs.
-func weightedSumHeadsNEONs(pairs fusedKernels, o, w [][]float32, v []float32, stride int) {
-	if len(o) == 0 {
-		return
+// sumHeads calls the widened NEON value kernel for heads heads.
+func sumHeads(_ sumsSet, heads int, op, wp *[10]*float32, v *float32, stride, n int) {
+	switch heads {
+	case 10:
+		weightedSumHeads10NEON(op, wp, v, stride, n)
+	case 8:
+		weightedSumHeads8NEON(op, wp, v, stride, n)
+	case 6:
+		weightedSumHeads6NEON(op, wp, v, stride, n)
+	default:
+		weightedSumHeads4NEON(op, wp, v, stride, n)
 	}
-	hd, n, ok := headsShape(o, w, 8)
-	i := 0
-	if ok {
-		_ = v[(n-1)*stride+hd-1] // bounds of every value read
-		var op, wp [10]*float32
-		for len(o)-i >= 4 {
-			heads := sumHeadsAt(len(o)&^1, i)
-			for j := range heads {
-				wp[j] = &w[i+j][0]
-			}
-			for c := 0; c < hd; c += 8 {
-				for j := range heads {
-					op[j] = &o[i+j][c]
-				}
-				switch heads {
-				case 10:
-					weightedSumHeads10NEON(&op, &wp, &v[c], 4*stride, n)
-				case 8:
-					weightedSumHeads8NEON(&op, &wp, &v[c], 4*stride, n)
-				case 6:
-					weightedSumHeads6NEON(&op, &wp, &v[c], 4*stride, n)
-				default:
-					weightedSumHeads4NEON(&op, &wp, &v[c], 4*stride, n)
-				}
-			}
-			i += heads
-		}
-	}
-	weightedSumHeadPairs(pairs, o[i:], w[i:], v, stride)
 }
 
-// weightedSumHeadsHalfNEONs is weightedSumHeadsHalf: the heads two to
-// ten at a time (sumHeadsAt), eight output floats a call.
-func weightedSumHeadsHalfNEONs(o, w [][]float32, tab []halfGroup, hd int) {
-	if len(tab) == 0 {
-		return
-	}
-	checkHeadsHalf(o, w, hd, 8*len(tab), hd)
-	var op, wp [10]*float32
-	last := &tab[len(tab)-1]
-	for i := 0; i < len(o); {
-		heads := sumHeadsAt(len(o), i)
-		for j := range heads {
-			wp[j] = &w[i+j][0]
-		}
-		for c := 0; c < hd; c += 8 {
-			for j := range heads {
-				op[j] = &o[i+j][c]
-			}
-			switch heads {
-			case 10:
-				weightedSumHeadsHalf10NEON(&op, &wp, &tab[0], last, 2*c, 2*hd)
-			case 8:
-				weightedSumHeadsHalf8NEON(&op, &wp, &tab[0], last, 2*c, 2*hd)
-			case 6:
-				weightedSumHeadsHalf6NEON(&op, &wp, &tab[0], last, 2*c, 2*hd)
-			case 4:
-				weightedSumHeadsHalf4NEON(&op, &wp, &tab[0], last, 2*c, 2*hd)
-			default:
-				weightedSumHeadsHalf2NEON(&op, &wp, &tab[0], last, 2*c, 2*hd)
-			}
-		}
-		i += heads
+// sumHeadsHalf calls the in-place NEON value kernel for heads heads.
+func sumHeadsHalf(_ sumsSet, heads int, op, wp *[10]*float32, tab, last *halfGroup, off, stride int) {
+	switch heads {
+	case 10:
+		weightedSumHeadsHalf10NEON(op, wp, tab, last, off, stride)
+	case 8:
+		weightedSumHeadsHalf8NEON(op, wp, tab, last, off, stride)
+	case 6:
+		weightedSumHeadsHalf6NEON(op, wp, tab, last, off, stride)
+	case 4:
+		weightedSumHeadsHalf4NEON(op, wp, tab, last, off, stride)
+	default:
+		weightedSumHeadsHalf2NEON(op, wp, tab, last, off, stride)
 	}
 }

@@ -285,3 +285,78 @@ func (f fusedKernels) withScorePairs(asm scoresPairAsm, group int) fusedKernels 
 	}
 	return f
 }
+
+// sumsSet names a set of many-head value kernels (sumHeads, sumHeadsHalf
+// in the architecture's file).
+type sumsSet int
+
+const (
+	sumsAVX512 sumsSet = iota // 32 output floats of each head a call
+	sumsAVX2                  // 8
+	sumsNEON                  // 8
+)
+
+// width is the output floats of each head one kernel call of s takes.
+func (s sumsSet) width() int {
+	if s == sumsAVX512 {
+		return 32
+	}
+	return 8
+}
+
+// weightedSumHeadsSIMD is pairs.weightedSumHeads with the heads in groups
+// of ten, eight, six or four in the widened value kernels of set, and the
+// last one to three heads by pairs.
+func weightedSumHeadsSIMD(set sumsSet, pairs fusedKernels, o, w [][]float32, v []float32, stride int) {
+	if len(o) == 0 {
+		return
+	}
+	width := set.width()
+	hd, n, ok := headsShape(o, w, width)
+	i := 0
+	if ok {
+		_ = v[(n-1)*stride+hd-1] // bounds of every value read
+		var op, wp [10]*float32
+		// Groups of at least four: the widened kernels have no two-head one.
+		for len(o)-i >= 4 {
+			heads := sumHeadsAt(len(o)&^1, i)
+			for j := range heads {
+				wp[j] = &w[i+j][0]
+			}
+			for c := 0; c < hd; c += width {
+				for j := range heads {
+					op[j] = &o[i+j][c]
+				}
+				sumHeads(set, heads, &op, &wp, &v[c], 4*stride, n)
+			}
+			i += heads
+		}
+	}
+	weightedSumHeadPairs(pairs, o[i:], w[i:], v, stride)
+}
+
+// weightedSumHeadsHalfSIMD is weightedSumHeadsHalf: the heads ten, eight,
+// six, four or two at a time (sumHeadsAt) in the in-place value kernels
+// of set.
+func weightedSumHeadsHalfSIMD(set sumsSet, o, w [][]float32, tab []halfGroup, hd int) {
+	if len(tab) == 0 {
+		return
+	}
+	checkHeadsHalf(o, w, hd, 8*len(tab), hd)
+	width := set.width()
+	var op, wp [10]*float32
+	last := &tab[len(tab)-1]
+	for i := 0; i < len(o); {
+		heads := sumHeadsAt(len(o), i)
+		for j := range heads {
+			wp[j] = &w[i+j][0]
+		}
+		for c := 0; c < hd; c += width {
+			for j := range heads {
+				op[j] = &o[i+j][c]
+			}
+			sumHeadsHalf(set, heads, &op, &wp, &tab[0], last, 2*c, 2*hd)
+		}
+		i += heads
+	}
+}
