@@ -29,12 +29,14 @@ bench:
 	SWEEP=$${SWEEP:-1,2,4,8} REQUESTS=$${REQUESTS:-16} DURATION=$${DURATION:-30s} \
 	INPUT_LEN=$${INPUT_LEN:-128} OUTPUT_LEN=$${OUTPUT_LEN:-32} sh bench/run-splash.sh
 
-# CPU kernel report: (a) memory read bandwidth probe, (b) q4/q8 matrix-vector
-# weight GB/s and fraction of (a), (c) matrix-matrix GOPS at 8/64/512 rows,
-# (d) decode and prefill tokens/s of the random Qwen3-0.6B-shaped q4 package
-# on one core and on all (the first run builds the package, ~30 s).
+# CPU kernel report: (a) memory read bandwidth probe, and the int8
+# dot-product peak probe (DotPeak), (b) q4/q8 matrix-vector weight GB/s and
+# fraction of (a), (c) matrix-matrix GOPS at 8/64/512 rows and their
+# fraction of the one-thread peak, (d) decode and prefill tokens/s of the
+# random Qwen3-0.6B-shaped q4 package on one core and on all, prefill also
+# as a fraction of the peak (the first run builds the package, ~30 s).
 bench-kernels:
-	$(GO) test -run '^$$' -bench 'MemReadBandwidth|MatVecDRAM|MatMatDRAM' -benchtime 30x ./metal/cpu/
+	$(GO) test -run '^$$' -bench 'MemReadBandwidth|DotPeak|MatVecDRAM|MatMatDRAM' -benchtime 30x ./metal/cpu/
 	$(GO) test -run '^$$' -bench 'MatVec$$|MatMat' -benchtime 10x ./metal/cpu/
 	$(GO) test -run '^$$' -bench 'Decode0_6BQ4' -benchtime 60x -cpu 1,$$(nproc) ./model/
 	$(GO) test -run '^$$' -bench 'Prefill0_6BQ4' -benchtime 3x -cpu 1,$$(nproc) ./model/

@@ -159,8 +159,13 @@ func BenchmarkDecodeLong0_6BQ4(b *testing.B) {
 }
 
 // BenchmarkPrefill0_6BQ4 measures prefill of a 256-token prompt chunk.
+// Besides tokens/s it reports peakfrac: the integer operations of the
+// layers' matrix products (two per weight and token; attention and the
+// one row of logits left out) per second, as a fraction of the kernel
+// set's dot-product peak on the same threads measured in the same run
+// (cpu.Backend.DotPeak): how close prefill comes to the compute bound.
 func BenchmarkPrefill0_6BQ4(b *testing.B) {
-	m, done := openBenchModel(b, metal.Q4, 0)
+	m, _, be, done := openBenchSource(b, metal.Q4, 0)
 	defer done()
 	kv := m.NewKVCache(16, 16)
 	blocks, prompt := identityBlocks(16), benchPrompt(256)
@@ -170,7 +175,18 @@ func BenchmarkPrefill0_6BQ4(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.N*len(prompt))/b.Elapsed().Seconds(), "tokens/s")
+	tps := float64(b.N*len(prompt)) / b.Elapsed().Seconds()
+	b.ReportMetric(tps, "tokens/s")
+	b.StopTimer()
+	if peak := be.DotPeak(); peak > 0 {
+		b.ReportMetric(tps*2*float64(layerWeights(m.Config()))/peak, "peakfrac")
+	}
+}
+
+// layerWeights is the weights of every layer's seven matrix products.
+func layerWeights(c *model.Config) int {
+	h, q, kv, in := c.HiddenSize, c.QDim(), c.KVDim(), c.IntermediateSize
+	return c.NumHiddenLayers * (2*h*q + 2*h*kv + 3*h*in)
 }
 
 // BenchmarkVerifyRow0_6BQ4 measures one forward pass over a verify row of

@@ -32,6 +32,11 @@ type kernels struct {
 	// dotF32 and axpy: the float32 loops of floatdot.go.
 	dotF32 func(a, b []float32) float32
 	axpy   func(o, v []float32, w float32)
+	// dotPeak, when set, runs iters iterations of the set's integer
+	// dot-product instruction at full rate, dotPeakOps operations each
+	// (Backend.DotPeak).
+	dotPeak    func(iters int)
+	dotPeakOps int
 }
 
 // rowsFor is the set's row kernel for quantized matrices of dtype d

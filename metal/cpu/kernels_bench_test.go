@@ -38,6 +38,17 @@ func (v kernelVariant) backend(threads int, w *metal.Tensor) *Backend {
 	return be
 }
 
+// reportPeakFrac reports ops (operations a second) as a fraction of be's
+// dot-product peak (Backend.DotPeak, measured now, off the timer), where
+// its set has one.
+func reportPeakFrac(b *testing.B, be *Backend, ops float64) {
+	b.StopTimer()
+	defer b.StartTimer()
+	if peak := be.DotPeak(); peak > 0 {
+		b.ReportMetric(ops/peak, "peakfrac")
+	}
+}
+
 // kernelVariants is every kernel set, and each with a packed kernel also
 // with its weights packed.
 func kernelVariants() []kernelVariant {
@@ -77,7 +88,9 @@ func BenchmarkMatVec(b *testing.B) {
 
 // BenchmarkMatMat measures rows activation rows times a 1024×1024 q4 matrix
 // on one thread, reporting integer multiply-adds per second (GOPS, one
-// multiply-add counted as two operations).
+// multiply-add counted as two operations) and their fraction of the set's
+// dot-product peak on one thread measured in the same run (peakfrac,
+// Backend.DotPeak).
 func BenchmarkMatMat(b *testing.B) {
 	const out, in = 1024, 1024
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -93,7 +106,9 @@ func BenchmarkMatMat(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					be.MatMul(y, x, rows, w)
 				}
-				b.ReportMetric(2*float64(out*in*rows)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")
+				ops := 2 * float64(out*in*rows) * float64(b.N) / b.Elapsed().Seconds()
+				b.ReportMetric(ops/1e9, "GOPS")
+				reportPeakFrac(b, be, ops)
 			})
 		}
 	}
@@ -117,6 +132,7 @@ func BenchmarkMatMatRows(b *testing.B) {
 				be := New(1)
 				defer be.Close()
 				be.PrepareWeights(w) // as models do
+				peak := be.DotPeak()
 				fastest := func(n, rows int) time.Duration {
 					best := time.Duration(1 << 62)
 					for i := 0; i < n; i++ {
@@ -132,6 +148,9 @@ func BenchmarkMatMatRows(b *testing.B) {
 				b.ReportMetric(float64(best.Nanoseconds()), "min-ns")
 				b.ReportMetric(best.Seconds()/one.Seconds(), "x1row")
 				b.ReportMetric(2*float64(out*in*rows)/best.Seconds()/1e9, "GOPS")
+				if peak > 0 {
+					b.ReportMetric(2*float64(out*in*rows)/best.Seconds()/peak, "peakfrac")
+				}
 			})
 		}
 	}
