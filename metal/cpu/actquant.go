@@ -37,24 +37,31 @@ func (a *qacts) size(rows, cols int) {
 	a.q, a.scale, a.sum = a.q[:rows*cols], a.scale[:n], a.sum[:n]
 }
 
+// quantGroupsFunc is a quantGroups kernel: quantGroupsRef's groups, each
+// written where its layout puts it.
+type quantGroupsFunc func(x []float32, q []int8, scale []float32, sum []int32, qstep, sstep int, mul int32)
+
 // quantizeGroups quantizes groups g0..g1-1 (of 32 columns) of every row
 // of x (rows×cols) into the sized buffers: each group on its own, so any
 // split of the groups gives the same bits.
-func (a *qacts) quantizeGroups(x []float32, rows, cols int, groups func(x []float32, q []int8, scale []float32, sum []int32), g0, g1 int) {
+func (a *qacts) quantizeGroups(x []float32, rows, cols int, groups quantGroupsFunc, g0, g1 int) {
 	ng := cols / 32
 	for r := 0; r < rows; r++ {
 		lo, hi := r*cols+g0*32, r*cols+g1*32
-		groups(x[lo:hi], a.q[lo:hi], a.scale[r*ng+g0:r*ng+g1], a.sum[r*ng+g0:r*ng+g1])
+		groups(x[lo:hi], a.q[lo:hi], a.scale[r*ng+g0:r*ng+g1], a.sum[r*ng+g0:r*ng+g1], 32, 1, 1)
 	}
 }
 
-// quantGroupsRef quantizes each group of 32 values of x to int8 in q, with
-// scale max|x|/127 and the sum of its quants: the reference every
-// quantGroups kernel matches bit for bit.
-func quantGroupsRef(x []float32, q []int8, scale []float32, sum []int32) {
+// quantGroupsRef quantizes each group g of 32 values of x to int8 in
+// q[g·qstep:], with scale max|x|/127 at scale[g·sstep] and mul times the
+// sum of its quants at sum[g·sstep] (row-major: steps 32 and 1, mul 1; the
+// tiled layout puts a row's groups a chunk's rows apart, and wants the
+// bias −Σq·2^shift): the reference every quantGroups kernel matches bit
+// for bit.
+func quantGroupsRef(x []float32, q []int8, scale []float32, sum []int32, qstep, sstep int, mul int32) {
 	for g := range len(x) / 32 {
 		xv := x[g*32 : g*32+32 : g*32+32]
-		qv := q[g*32 : g*32+32 : g*32+32]
+		qv := q[g*qstep : g*qstep+32 : g*qstep+32]
 		var amax float32
 		for _, v := range xv {
 			amax = max(amax, float32(math.Abs(float64(v))))
@@ -70,7 +77,7 @@ func quantGroupsRef(x []float32, q []int8, scale []float32, sum []int32) {
 			qv[j] = int8(q)
 			t += q
 		}
-		scale[g], sum[g] = s, t
+		scale[g*sstep], sum[g*sstep] = s, t*mul
 	}
 }
 

@@ -18,17 +18,23 @@ DATA quantPerm<>+24(SB)/4, $3
 DATA quantPerm<>+28(SB)/4, $7
 GLOBL quantPerm<>(SB), RODATA|NOPTR, $32
 
-// func quantGroupsAVX2(x *float32, q *int8, scale *float32, sum *int32, groups int)
+// func quantGroupsAVX2(x *float32, q *int8, scale *float32, sum *int32, groups, qstep, sstep int, mul int32)
 //
 // quantGroupsRef (actquant.go) for groups groups of 32: the same max,
 // division, reciprocal, float32 product and round-to-nearest-even
-// (VCVTPS2DQ under Go's default rounding mode), so the same bits.
-TEXT ·quantGroupsAVX2(SB), NOSPLIT, $0-40
+// (VCVTPS2DQ under Go's default rounding mode), so the same bits; group g's
+// quants at q + g·qstep bytes, its scale and mul·Σq at scale and sum +
+// g·sstep bytes.
+TEXT ·quantGroupsAVX2(SB), NOSPLIT, $0-60
 	MOVQ x+0(FP), SI
 	MOVQ q+8(FP), DI
 	MOVQ scale+16(FP), R8
 	MOVQ sum+24(FP), R9
 	MOVQ groups+32(FP), CX
+	MOVQ qstep+40(FP), R10
+	MOVQ sstep+48(FP), R11
+	MOVL mul+56(FP), AX
+	VMOVD AX, X10 // lane 0: the one stored
 	VBROADCASTSS quantAbs<>(SB), Y15
 	VBROADCASTSS quant127<>(SB), X14
 	VBROADCASTSS quantOne<>(SB), X13
@@ -83,6 +89,7 @@ qgroup:
 	VPADDD       X9, X8, X8
 	VPSHUFD      $0xb1, X8, X9
 	VPADDD       X9, X8, X8
+	VPMULLD      X10, X8, X8
 	VMOVD        X8, (R9)
 
 	// To bytes, in order.
@@ -93,9 +100,9 @@ qgroup:
 	VMOVDQU   Y0, (DI)
 
 	ADDQ $128, SI
-	ADDQ $32, DI
-	ADDQ $4, R8
-	ADDQ $4, R9
+	ADDQ R10, DI
+	ADDQ R11, R8
+	ADDQ R11, R9
 	DECQ CX
 	JNE  qgroup
 	VZEROUPPER

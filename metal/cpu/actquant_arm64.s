@@ -16,17 +16,21 @@
 #define SQXTNB(d, n) WORD $(0x0E214800 | ((n)<<5) | (d))
 #define SQXTN2B(d, n) WORD $(0x4E214800 | ((n)<<5) | (d))
 
-// func quantGroupsNEON(x *float32, q *int8, scale *float32, sum *int32, groups int)
+// func quantGroupsNEON(x *float32, q *int8, scale *float32, sum *int32, groups, qstep, sstep int, mul int32)
 //
 // quantGroupsRef (actquant.go) for groups groups of 32: the same max,
 // division, reciprocal, float32 product and round-to-nearest-even
-// (FCVTNS), so the same bits.
-TEXT ·quantGroupsNEON(SB), NOSPLIT, $0-40
+// (FCVTNS), so the same bits; group g's quants at q + g·qstep bytes, its
+// scale and mul·Σq at scale and sum + g·sstep bytes.
+TEXT ·quantGroupsNEON(SB), NOSPLIT, $0-60
 	MOVD  x+0(FP), R0
 	MOVD  q+8(FP), R1
 	MOVD  scale+16(FP), R2
 	MOVD  sum+24(FP), R3
 	MOVD  groups+32(FP), R4
+	MOVD  qstep+40(FP), R6
+	MOVD  sstep+48(FP), R7
+	MOVW  mul+56(FP), R8
 	MOVW  $0x42fe0000, R5 // 127.0
 	FMOVS R5, F14
 	FMOVS $1.0, F13
@@ -55,7 +59,8 @@ qgroup:
 
 	// scale = amax/127; inv = 1/scale, or 0 when scale is 0.
 	FDIVS  F14, F16, F17
-	FMOVS.P F17, 4(R2)
+	FMOVS  F17, (R2)
+	ADD    R7, R2, R2
 	FDIVS  F17, F13, F24
 	FCMPS  $(0.0), F17
 	BNE    scaled
@@ -88,7 +93,10 @@ scaled:
 	ADD4S(18, 18, 19)
 	ADD4S(16, 16, 18)
 	ADDV4S(16, 16)
-	FMOVS.P F16, 4(R3)
+	FMOVS F16, R9
+	MULW  R8, R9, R9
+	MOVW  R9, (R3)
+	ADD   R7, R3, R3
 
 	// To bytes, in order (every quant is within ±127: no saturation).
 	SQXTNH(20, 0)
@@ -103,7 +111,8 @@ scaled:
 	SQXTN2B(24, 21)
 	SQXTNB(25, 22)
 	SQXTN2B(25, 23)
-	VST1.P [V24.B16, V25.B16], 32(R1)
+	VST1   [V24.B16, V25.B16], (R1)
+	ADD    R6, R1, R1
 
 	SUB  $1, R4, R4
 	CBNZ R4, qgroup

@@ -57,9 +57,10 @@ type elementwiseTask struct {
 	cos, sin       []float32
 	dim, heads     int
 	eps            float32
-	// opQuantize: the activations' rows×cols and the tile pack's shift
-	// (pack < 0: no tile pack).
+	// opQuantize: the activations' rows×cols, whether the row kernels'
+	// layout is wanted, and the tiled layout's shift (pack < 0: none).
 	rows, cols int
+	rowMajor   bool
 	pack       int
 }
 
@@ -77,9 +78,11 @@ func (t *elementwiseTask) run(lo, hi, worker int) {
 		t.b.f.add(t.out[a:e], t.x[a:e])
 	case opQuantize: // [lo, hi) are groups of 32 columns
 		a := &t.b.acts
-		a.quantizeGroups(t.x, t.rows, t.cols, t.b.k.quantGroups, lo, hi)
+		if t.rowMajor {
+			a.quantizeGroups(t.x, t.rows, t.cols, t.b.k.quantGroups, lo, hi)
+		}
 		if t.pack >= 0 {
-			a.tiled.packGroups(a, t.rows, t.cols, uint(t.pack), lo, hi)
+			a.tiled.quantizeGroups(t.x, t.rows, t.cols, t.b.k.quantGroups, uint(t.pack), lo, hi)
 		}
 	}
 }

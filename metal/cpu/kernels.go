@@ -28,7 +28,7 @@ type kernels struct {
 	// q+128 (VPDPBUSD takes unsigned weights).
 	q8Signed bool
 	// quantGroups quantizes activations (quantGroupsRef, actquant.go).
-	quantGroups func(x []float32, q []int8, scale []float32, sum []int32)
+	quantGroups quantGroupsFunc
 	// dotF32 and axpy: the float32 loops of floatdot.go.
 	dotF32 func(a, b []float32) float32
 	axpy   func(o, v []float32, w float32)

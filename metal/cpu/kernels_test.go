@@ -66,8 +66,9 @@ func TestTiledActsLayout(t *testing.T) {
 		groups := cols / 32
 		rng := rand.New(rand.NewPCG(15, 16))
 		var a qacts
-		a.quantize(randVec(rng, rows*cols), rows, cols, quantGroupsRef)
-		a.tiled.pack(&a, rows, cols, 3)
+		x := randVec(rng, rows*cols)
+		a.quantize(x, rows, cols, quantGroupsRef)
+		a.tiled.quantize(x, rows, cols, quantGroupsRef, 3)
 		for r := 0; r < rows; r++ {
 			r0 := r / tileRowChunk * tileRowChunk
 			n := min(tileRowChunk, rows-r0)
@@ -153,8 +154,8 @@ func TestQuantGroupsMatchReference(t *testing.T) {
 		for _, n := range []int{1, 7, groups} {
 			wq, ws, wsum := make([]int8, 32*n), make([]float32, n), make([]int32, n)
 			gq, gs, gsum := make([]int8, 32*n), make([]float32, n), make([]int32, n)
-			quantGroupsRef(x[:32*n], wq, ws, wsum)
-			k.quantGroups(x[:32*n], gq, gs, gsum)
+			quantGroupsRef(x[:32*n], wq, ws, wsum, 32, 1, 1)
+			k.quantGroups(x[:32*n], gq, gs, gsum, 32, 1, 1)
 			for g := 0; g < n; g++ {
 				if math.Float32bits(gs[g]) != math.Float32bits(ws[g]) || gsum[g] != wsum[g] {
 					t.Fatalf("%s groups %d: group %d scale %v sum %d, reference %v %d", k.name, n, g, gs[g], gsum[g], ws[g], wsum[g])
@@ -163,6 +164,36 @@ func TestQuantGroupsMatchReference(t *testing.T) {
 			for i := range wq {
 				if gq[i] != wq[i] {
 					t.Fatalf("%s groups %d: q[%d] = %d, reference %d", k.name, n, i, gq[i], wq[i])
+				}
+			}
+			// The tiled layout's steps: groups three slots apart, the sums
+			// as q4 biases (−8·Σq), and nothing written between them.
+			const qstep, sstep, sentinel = 96, 3, 99
+			sq, ss, sb := make([]int8, qstep*n), make([]float32, sstep*n), make([]int32, sstep*n)
+			for i := range sq {
+				sq[i] = sentinel
+			}
+			for i := range ss {
+				ss[i], sb[i] = sentinel, sentinel
+			}
+			k.quantGroups(x[:32*n], sq, ss, sb, qstep, sstep, -8)
+			for g := 0; g < n; g++ {
+				if math.Float32bits(ss[g*sstep]) != math.Float32bits(ws[g]) || sb[g*sstep] != -8*wsum[g] {
+					t.Fatalf("%s groups %d strided: group %d scale %v bias %d, reference %v %d", k.name, n, g, ss[g*sstep], sb[g*sstep], ws[g], -8*wsum[g])
+				}
+				for j := 1; j < sstep; j++ {
+					if ss[g*sstep+j] != sentinel || sb[g*sstep+j] != sentinel {
+						t.Fatalf("%s groups %d strided: wrote between group %d's scales", k.name, n, g)
+					}
+				}
+				for j := range qstep {
+					want := int8(sentinel)
+					if j < 32 {
+						want = wq[g*32+j]
+					}
+					if sq[g*qstep+j] != want {
+						t.Fatalf("%s groups %d strided: q[%d] = %d, want %d", k.name, n, g*qstep+j, sq[g*qstep+j], want)
+					}
 				}
 			}
 		}

@@ -44,10 +44,11 @@ func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 		case w.DType == metal.Q4 && b.k.q4Tile != nil && rows >= q4TileMinRows:
 			t.tiled, t.height = true, b.k.q4TileRows
 		}
-		b.quantizeActs(t.x, rows, w.Cols, t.tiled, actsShift(w.DType))
-		// The row kernels' permuted activations, unless every weight row
-		// is in a whole tile.
-		if w.DType == metal.Q4 && b.k.q4Layout && (!t.tiled || w.Rows%t.height != 0) {
+		// The row kernels' activations (and their permuted copy), unless
+		// every weight row is in a whole tile.
+		rowMajor := !t.tiled || w.Rows%t.height != 0
+		b.quantizeActs(t.x, rows, w.Cols, rowMajor, t.tiled, actsShift(w.DType))
+		if w.DType == metal.Q4 && b.k.q4Layout && rowMajor {
 			b.acts.permuteQ4(rows, w.Cols)
 		} else {
 			b.acts.q4x = b.acts.q4x[:0]
@@ -61,16 +62,19 @@ func (b *Backend) MatMul(out, x []float32, rows int, w *metal.Tensor) {
 	*t = matmulTask{}
 }
 
-// quantizeActs quantizes x (rows×cols) into b.acts and, when tiled, packs
-// it for the tile kernels, with biases −Σx << shift (actsShift).
-func (b *Backend) quantizeActs(x []float32, rows, cols int, tiled bool, shift int) {
-	b.acts.size(rows, cols)
+// quantizeActs quantizes x (rows×cols) into b.acts: in the row kernels'
+// layout when rowMajor, and when tiled in the tile kernels', with biases
+// −Σx << shift (actsShift).
+func (b *Backend) quantizeActs(x []float32, rows, cols int, rowMajor, tiled bool, shift int) {
+	if rowMajor {
+		b.acts.size(rows, cols)
+	}
 	pack := -1
 	if tiled {
 		b.acts.tiled.size(rows, cols)
 		pack = shift
 	}
-	b.runElementwise(elementwiseTask{op: opQuantize, x: x, rows: rows, cols: cols, pack: pack}, cols/32, 32*rows)
+	b.runElementwise(elementwiseTask{op: opQuantize, x: x, rows: rows, cols: cols, rowMajor: rowMajor, pack: pack}, cols/32, 32*rows)
 }
 
 // quantTileAccs bounds the lane accumulators of one quantized tile (32

@@ -43,7 +43,7 @@ func (b *Backend) MatMuls(x []float32, rows int, ps []metal.Product) {
 	}
 	cols := ps[0].W.Cols
 	x = x[:rows*cols]
-	b.quantizeActs(x, rows, cols, true, actsShift(metal.Q4))
+	b.quantizeActs(x, rows, cols, false, true, actsShift(metal.Q4))
 	b.acts.q4x = b.acts.q4x[:0]
 	t := &b.shared
 	t.n = len(ps)
