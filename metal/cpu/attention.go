@@ -252,8 +252,13 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// then with each token's heads over its positions past those, if any
 	// (the last tokens of a verify row see a few more). Where the set
 	// reads float16 in place for that many heads (half not nil), half
-	// takes the whole groups of eight positions all the heads see, read
-	// in place, and only the rest is widened for visit.
+	// takes every whole group of eight positions of the run's context,
+	// read in place for all the tokens that see the chunk, and only the
+	// last few positions are widened for visit. A token's scores past its
+	// own positions in those groups are computed but never used: the
+	// softmax stops at its length and masks them with zero weights (a
+	// cached key or value there is one of the run's own: written, finite),
+	// and adding 0·v leaves a sum's bits as they are.
 	each := func(src []uint16, list func(r, kh, c, end int), visit func(w []float32), half func(tab []halfGroup)) {
 		// all lists the heads of every token that sees chunk c, positions
 		// from..to-1.
@@ -274,8 +279,9 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 			}
 			p0 := c // the first position widened
 			if heads := seen * group; half != nil && heads >= 2 && heads%2 == 0 && hd%32 == 0 && bs%8 == 0 {
-				p0 = c + (end-c)&^7
+				p0 = c + (cend-c)&^7
 			}
+			tail := max(end, p0) // the first position not every token sees
 			for kh := kh0; kh < kh1; kh++ {
 				if p0 > c {
 					all(c, kh, c, p0)
@@ -290,10 +296,10 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 					visit(w)
 				}
 				for r := r0; r < r1; r++ {
-					if e := min(cend, size(r)); e > end {
+					if e := min(cend, size(r)); e > tail {
 						hl.out, hl.in = hl.out[:0], hl.in[:0]
-						list(r, kh, end, e)
-						visit(w[(end-p0)*hd:])
+						list(r, kh, tail, e)
+						visit(w[(tail-p0)*hd:])
 					}
 				}
 			}
@@ -306,6 +312,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 		for h := h0; h < h1; h++ {
 			s := scores(r, h)
 			f.scale(s, 1/f.expShift(s, f.max(s)))
+			clear(s[len(s):max(len(s), nmax&^7)]) // see each
 			clear(out(r, h))
 		}
 	}
