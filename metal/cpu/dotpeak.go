@@ -10,7 +10,7 @@ import "time"
 // divide their GOPS by it to report the fraction of the compute bound they
 // reach, measured in the same run, as they divide their weight traffic by
 // ReadBandwidth. It returns 0 for the portable set, which has no such
-// instruction. Runs for about 0.1 s; not for use while serving.
+// instruction. Takes about 10 ms; not for use while serving.
 func (b *Backend) DotPeak() float64 {
 	if b.k.dotPeak == nil {
 		return 0
