@@ -1,3 +1,5 @@
+#include "fused_pair_amd64.h"
+
 // Macros shared by the AVX2 attention loops (fused_amd64.s,
 // fused_half_amd64.s).
 
@@ -45,19 +47,8 @@
 // The parts of the AVX2 two-head score loops (scoresPairAVX2 on widened
 // keys, scoresPairHalfAVX2 on float16 ones): four positions at a time,
 // eight sums in Y0..Y7 (head 0 then head 1), over blocks×8 dimensions,
-// each block of keys loaded once for both heads. Arguments: out0, out1,
-// q0, q1, k, stride (bytes), groups, blocks, scale.
-#define A2_PAIR_ARGS \
-	MOVQ         out0+0(FP), DI; \
-	MOVQ         out1+8(FP), BX; \
-	SUBQ         DI, BX; \
-	MOVQ         q1+24(FP), SI; \
-	SUBQ         q0+16(FP), SI; \
-	MOVQ         k+32(FP), R8; \
-	MOVQ         stride+40(FP), DX; \
-	MOVQ         groups+48(FP), R12; \
-	VBROADCASTSS scale+64(FP), Y15; \
-	LEAQ         (DX)(DX*2), R9
+// each block of keys loaded once for both heads (arguments: PAIR_ARGS).
+#define A2_PAIR_ARGS PAIR_ARGS(Y15)
 
 // A2_PAIR_GROUP starts four positions at R8 (R10 steps through their
 // blocks), CX blocks to go.

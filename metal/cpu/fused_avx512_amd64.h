@@ -1,3 +1,5 @@
+#include "fused_pair_amd64.h"
+
 // Macros shared by the AVX-512 attention loops (fused_avx512_amd64.s,
 // fused_half_amd64.s).
 
@@ -59,20 +61,9 @@
 
 // The parts of the two-head score loops (scoresPairAVX512 on widened keys,
 // scoresPairHalfAVX512 on float16 ones), which differ only in how a pair
-// of key blocks is loaded (pair) and how far a key block is (kstep bytes).
-// Arguments: out0, out1, q0, q1, k, stride (bytes), groups, blocks, scale.
-#define SCORES_PAIR_ARGS \
-	MOVQ out0+0(FP), DI; \
-	MOVQ out1+8(FP), BX; \
-	SUBQ DI, BX; \
-	MOVQ q1+24(FP), SI; \
-	SUBQ q0+16(FP), SI; \
-	MOVQ k+32(FP), R8; \
-	MOVQ stride+40(FP), DX; \
-	MOVQ groups+48(FP), R12; \
-	MOVQ blocks+56(FP), R13; \
-	VBROADCASTSS scale+64(FP), Z15; \
-	LEAQ (DX)(DX*2), R9
+// of key blocks is loaded (pair) and how far a key block is (kstep bytes)
+// (arguments: PAIR_ARGS).
+#define SCORES_PAIR_ARGS PAIR_ARGS(Z15)
 
 // SCORES_PAIR_GROUP starts eight positions: 0..3 at R10 + {0, 1, 2, 3}·DX,
 // 4..7 at R11 + the same, CX blocks to go.
