@@ -31,7 +31,9 @@ bench:
 
 # CPU kernel report: (a) memory read bandwidth probe, and the int8
 # dot-product peak probe (DotPeak), (b) q4/q8 matrix-vector weight GB/s and
-# fraction of (a), (c) matrix-matrix GOPS at 8/64/512 rows and their
+# fraction of (a) (frac: against the probe read between the products, the
+# same statistic over the same time; bestfrac: against its best of three),
+# (c) matrix-matrix GOPS at 8/64/512 rows and their
 # fraction of the one-thread peak, (d) decode and prefill tokens/s of the
 # random Qwen3-0.6B-shaped q4 package on one core and on all, prefill also
 # as a fraction of the peak (the first run builds the package, ~30 s).

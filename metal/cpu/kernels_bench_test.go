@@ -156,51 +156,18 @@ func BenchmarkMatMatRows(b *testing.B) {
 	}
 }
 
-// probeTask reads its share of buf (1 MiB units) on every worker.
-type probeTask struct {
-	buf  []byte
-	sums []uint64
-}
-
-func (t *probeTask) run(lo, hi, worker int) {
-	t.sums[worker] += readProbe(t.buf[lo<<20 : hi<<20])
-}
-
 const probeMiB = 256 // well beyond the last-level cache
-
-// newProbe allocates and writes the probe buffer (written, so its pages
-// are real memory rather than the shared zero page).
-func newProbe(be *Backend) *probeTask {
-	t := &probeTask{buf: make([]byte, probeMiB<<20), sums: make([]uint64, be.Threads())}
-	words := u64s(t.buf)
-	for i := range words {
-		words[i] = uint64(i) * 0x9e3779b97f4a7c15
-	}
-	return t
-}
-
-// bandwidth returns the best of three timed reads of the buffer on all of
-// be's workers, in bytes per second.
-func (t *probeTask) bandwidth(be *Backend) float64 {
-	best := 0.0
-	for i := 0; i < 3; i++ {
-		start := time.Now()
-		be.pool.run(t, probeMiB, 1)
-		best = max(best, float64(len(t.buf))/time.Since(start).Seconds())
-	}
-	return best
-}
 
 // BenchmarkMemReadBandwidth is the probe alone: bytes read per second on
 // all threads (GOMAXPROCS).
 func BenchmarkMemReadBandwidth(b *testing.B) {
 	be := New(0)
 	defer be.Close()
-	p := newProbe(be)
+	p := be.NewReadProbe(probeMiB << 20)
 	b.ResetTimer()
 	bw := 0.0
 	for i := 0; i < b.N; i++ {
-		bw = max(bw, p.bandwidth(be))
+		bw = max(bw, p.Best())
 	}
 	b.ReportMetric(bw/1e9, "GB/s")
 }
@@ -221,9 +188,10 @@ func dramCopies(w *metal.Tensor) []*metal.Tensor {
 
 // BenchmarkMatVecDRAM streams 32768×2048 weight matrices (together larger
 // than the caches: dramCopies) through one activation row on all threads
-// with the best kernels, reporting weight GB/s and its fraction of the read
-// bandwidth the probe measures in the same run; also with the weights
-// prepared (packed) for the kernel set, as models do.
+// with the best kernels, reporting weight GB/s and its fraction (frac) of
+// the read bandwidth the probe measures between the products (probeGB/s),
+// and of the probe's best of three before them (bestGB/s, bestfrac); also
+// with the weights prepared (packed) for the kernel set, as models do.
 func BenchmarkMatVecDRAM(b *testing.B) {
 	const out, in = 32768, 2048
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -246,15 +214,27 @@ func BenchmarkMatVecDRAM(b *testing.B) {
 						be.PrepareWeights(w)
 					}
 				}
-				bw := newProbe(be).bandwidth(be)
+				probe := be.NewReadProbe(probeMiB << 20)
+				best := probe.Best()
+				// The probe reads as many bytes again after each product
+				// (ReadProbe.Read): frac compares means over the same time.
+				var probed int
+				var probeTime time.Duration
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					be.MatMul(y, x, 1, ws[i%len(ws)])
+					b.StopTimer()
+					n, d := probe.Read(len(w.Data))
+					probed, probeTime = probed+n, probeTime+d
+					b.StartTimer()
 				}
 				gbs := float64(len(w.Data)) * float64(b.N) / b.Elapsed().Seconds()
+				bw := float64(probed) / probeTime.Seconds()
 				b.ReportMetric(gbs/1e9, "weightGB/s")
 				b.ReportMetric(bw/1e9, "probeGB/s")
 				b.ReportMetric(gbs/bw, "frac")
+				b.ReportMetric(best/1e9, "bestGB/s")
+				b.ReportMetric(gbs/best, "bestfrac")
 			})
 		}
 	}
