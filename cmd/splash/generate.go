@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -104,7 +103,7 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	if err != nil {
 		return err
 	}
-	be := cpu.NewWithOptions(cpu.Options{Threads: f.threads, Portable: os.Getenv("SPLASH_KERNELS") == "portable"})
+	be := cpu.NewWithOptions(backendOptions(f.threads, false))
 	defer be.Close()
 	m, err := src.Build(be)
 	if err != nil {

@@ -288,7 +288,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		return err
 	}
 	defer m.close()
-	be := cpu.NewWithOptions(cpu.Options{Threads: f.threads, Portable: f.portable || os.Getenv("SPLASH_KERNELS") == "portable"})
+	be := cpu.NewWithOptions(backendOptions(f.threads, f.portable))
 	defer be.Close()
 	mdl, err := model.Architectures().Build(m.cfg, m.tensors, be)
 	if err != nil {
@@ -301,7 +301,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	var dbe *cpu.Backend
 	if m.draft != nil && f.spec != "ngram" && f.spec != "off" {
 		// its own backend: a Backend is owned by one model runner
-		dbe = cpu.NewWithOptions(cpu.Options{Threads: f.threads, Portable: f.portable || os.Getenv("SPLASH_KERNELS") == "portable"})
+		dbe = cpu.NewWithOptions(backendOptions(f.threads, f.portable))
 		defer dbe.Close()
 		if draft, err = model.Architectures().Build(m.draftCfg, m.draft, dbe); err != nil {
 			return fmt.Errorf("serve: draft model: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/debug"
 
@@ -27,7 +26,7 @@ func newVersionCmd(s *stdio) *ff.Command {
 			if len(args) > 0 {
 				return errors.New("version: takes no arguments")
 			}
-			be := cpu.NewWithOptions(cpu.Options{Threads: 1, Portable: os.Getenv("SPLASH_KERNELS") == "portable"})
+			be := cpu.NewWithOptions(backendOptions(1, false))
 			defer be.Close()
 			fmt.Fprintf(s.out, "splash %s\n%s %s/%s, %d CPUs, kernels %s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH,
 				runtime.NumCPU(), be.Name())

@@ -42,8 +42,10 @@ func NewWithOptions(o Options) *Backend {
 		// and `go test -cpu`, so benchmarks can run on one core.
 		o.Threads = runtime.GOMAXPROCS(0)
 	}
-	return &Backend{pool: newPool(o.Threads), k: selectKernels(o), f: selectFused(o), scratch: make([][]float32, o.Threads), accs: make([][]laneAcc, o.Threads),
+	b := &Backend{pool: newPool(o.Threads), k: selectKernels(o), f: selectFused(o), scratch: make([][]float32, o.Threads), accs: make([][]laneAcc, o.Threads),
 		heads: make([]headLists, o.Threads)}
+	b.packed.arena.small = o.SmallPages
+	return b
 }
 
 // Name is the kernel set in use, e.g. "cpu/avx2" or "cpu/portable".

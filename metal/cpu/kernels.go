@@ -70,6 +70,10 @@ type Options struct {
 	// Portable forces the pure-Go kernels even where faster ones exist
 	// (SPLASH_KERNELS=portable on the command line).
 	Portable bool
+	// SmallPages keeps the packed weights in ordinary pages rather than
+	// asking the OS for huge pages (weightArena; SPLASH_HUGEPAGES=off on
+	// the command line).
+	SmallPages bool
 }
 
 func selectKernels(o Options) kernels {

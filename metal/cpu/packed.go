@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"sync"
-	"unsafe"
 
 	"github.com/splash-inference/splash/metal"
 )
@@ -31,8 +30,9 @@ type packedMatrix struct {
 }
 
 // packQuant packs the whole tiles of the q4 or q8 tensor w for tiles of
-// height rows; q8 bytes as q+128 unless signed.
-func packQuant(w *metal.Tensor, height int, signed bool) *packedMatrix {
+// height rows, into buffers from alloc (64-byte aligned, zeroed); q8 bytes
+// as q+128 unless signed.
+func packQuant(w *metal.Tensor, height int, signed bool, alloc func(n int) []byte) *packedMatrix {
 	groups := w.Cols / metal.GroupSize
 	rb := 16 // bytes of one row's group
 	if w.DType == metal.Q8 {
@@ -40,8 +40,8 @@ func packQuant(w *metal.Tensor, height int, signed bool) *packedMatrix {
 	}
 	p := &packedMatrix{dtype: w.DType, height: height, tiles: w.Rows / height, groups: groups, rowBytes: rb}
 	blocks := p.tiles * groups
-	p.q = alignedBytes(blocks * rb * height)
-	p.s = alignedBytes(blocks * 2 * height)
+	p.q = alloc(blocks * rb * height)
+	p.s = alloc(blocks * 2 * height)
 	for t := 0; t < p.tiles; t++ {
 		for i := 0; i < height; i++ {
 			wq, ws := quantRow(w, t*height+i)
@@ -64,14 +64,6 @@ func packQuant(w *metal.Tensor, height int, signed bool) *packedMatrix {
 	return p
 }
 
-// alignedBytes returns n zeroed bytes starting on a 64-byte boundary, so
-// a kernel's vector loads never straddle cache lines.
-func alignedBytes(n int) []byte {
-	buf := make([]byte, n+63)
-	off := (64 - int(uintptr(unsafe.Pointer(&buf[0]))%64)) % 64
-	return buf[off : off+n : off+n]
-}
-
 // packedFunc computes out[r·dim + height·tile + i] for the height rows i
 // of tile tile of p and every activation row r < rows of a (in its tiled
 // layout, with the biases of p's dtype: actsShift); acc is scratch of at
@@ -82,8 +74,9 @@ type packedFunc func(p *packedMatrix, tile int, a *qacts, rows int, acc []laneAc
 // copies. Models register their weights once at build time; MatMul looks
 // them up on every call.
 type packedWeights struct {
-	mu sync.RWMutex
-	m  map[*metal.Tensor]*packedMatrix
+	mu    sync.RWMutex
+	m     map[*metal.Tensor]*packedMatrix
+	arena weightArena // their buffers
 }
 
 func (p *packedWeights) get(w *metal.Tensor) *packedMatrix {
@@ -112,7 +105,7 @@ func (b *Backend) PrepareWeights(w *metal.Tensor) {
 	if b.packed.get(w) != nil {
 		return
 	}
-	b.packed.put(w, packQuant(w, b.k.packHeight, b.k.q8Signed))
+	b.packed.put(w, packQuant(w, b.k.packHeight, b.k.q8Signed, b.packed.arena.alloc))
 }
 
 // actsShift is the bias shift of the tiled activations that the tile
@@ -125,13 +118,6 @@ func actsShift(d metal.DType) int {
 	return 3
 }
 
-// PackedBytes is the memory the packed weight copies hold.
-func (b *Backend) PackedBytes() int64 {
-	b.packed.mu.RLock()
-	defer b.packed.mu.RUnlock()
-	var n int64
-	for _, p := range b.packed.m {
-		n += int64(len(p.q) + len(p.s))
-	}
-	return n
-}
+// PackedBytes is the memory the packed weight copies hold, with the unused
+// rest of their arena's chunks (weightArena).
+func (b *Backend) PackedBytes() int64 { return b.packed.arena.bytes() }

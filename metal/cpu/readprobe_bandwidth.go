@@ -14,10 +14,13 @@ type ReadProbe struct {
 
 // NewReadProbe allocates a probe of size bytes (at least 1 MiB; make it
 // well beyond the last-level cache) and writes the buffer, so its pages
-// are real memory rather than the shared zero page.
+// are real memory rather than the shared zero page. The buffer is in
+// huge pages where the packed weights are (Options.SmallPages), so that
+// the probe reads memory as the kernels do.
 func (b *Backend) NewReadProbe(size int) *ReadProbe {
 	mib := max(size>>20, 1)
-	p := &ReadProbe{b: b, task: bandwidthTask{buf: make([]byte, mib<<20), sums: make([]uint64, b.pool.n)}}
+	buf := hugeBuffer(mib<<20, !b.packed.arena.small)[:mib<<20]
+	p := &ReadProbe{b: b, task: bandwidthTask{buf: buf, sums: make([]uint64, b.pool.n)}}
 	words := u64s(p.task.buf)
 	for i := range words {
 		words[i] = uint64(i) * 0x9e3779b97f4a7c15

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package cpu
+
+// adviseHugePages does nothing where there is no madvise(MADV_HUGEPAGE):
+// macOS on Apple silicon has 16 KiB pages and no transparent huge pages.
+func adviseHugePages(b []byte) {}
