@@ -148,13 +148,7 @@ func BenchmarkDecodeLong0_6BQ4(b *testing.B) {
 	m, src, _, done := openBenchSource(b, metal.Q4, 0)
 	defer done()
 	kv := m.NewKVCache(ctx/bs+1, bs)
-	rng := rand.New(rand.NewPCG(4, 4096))
-	for _, l := range kv.Layers {
-		for i := range l.K {
-			l.K[i] = metal.F32ToF16(float32(rng.NormFloat64()))
-			l.V[i] = metal.F32ToF16(float32(rng.NormFloat64()))
-		}
-	}
+	fillKV(kv, rand.New(rand.NewPCG(4, 4096)))
 	blocks := identityBlocks(ctx/bs + 1)
 	cfg := src.Config
 	kvBytes := float64(cfg.NumHiddenLayers * ctx * 2 * cfg.KVDim() * 2)

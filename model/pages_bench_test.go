@@ -1,6 +1,8 @@
 package model_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -12,20 +14,18 @@ import (
 
 // BenchmarkHugePages0_6BQ4 builds the 0.6B-shaped q4 model twice, its
 // packed weights in ordinary pages (cpu.Options.SmallPages) and in huge
-// pages, and times a decode pass and a k=4 verify pass of each at a
-// context of 256, the two models taking turns (which goes first
-// alternates) so that both see the same load from other processes. It
-// reports each pass's median milliseconds and the ordinary-page median
-// over the huge-page one (small/huge: how many times as fast huge pages
-// make it). Medians, because a shared machine's slow outliers fall on
-// either model at random and swamp a mean.
+// pages, and times passes of each, the two models taking turns
+// (which goes first alternates) so that both see the same load from other
+// processes: at a context of 256 a decode pass and a k=4 verify pass, at
+// 4096 (random cached keys and values, as BenchmarkDecodeLong0_6BQ4) a
+// decode pass. It reports each pass's median milliseconds and the
+// ordinary-page median over the huge-page one (small/huge: how many times
+// as fast huge pages make it). Medians, because a shared machine's slow
+// outliers fall on either model at random and swamp a mean.
 func BenchmarkHugePages0_6BQ4(b *testing.B) {
 	src := openBenchPackage(b, metal.Q4)
 	defer src.Close()
-	names := []string{"small", "huge"}
 	var models [2]model.Model
-	var caches [2]*metal.KVCache
-	blocks := identityBlocks(32)
 	for v, small := range []bool{true, false} {
 		be := cpu.NewWithOptions(cpu.Options{SmallPages: small})
 		defer be.Close()
@@ -33,35 +33,55 @@ func BenchmarkHugePages0_6BQ4(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		models[v], caches[v] = m, m.NewKVCache(32, 16)
-		if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: benchPrompt(256), Blocks: blocks, Logits: 1}}}, caches[v]); err != nil {
-			b.Fatal(err)
-		}
+		models[v] = m
 	}
-	ks := []int{0, 4}
-	var times [2][2][]time.Duration // [model][k]
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for j := range 2 {
-			v := j ^ i&1
-			for ki, k := range ks {
-				start := time.Now()
-				if _, err := models[v].Forward(&model.Batch{Rows: []model.Row{{Start: 256, Tokens: make([]int32, k+1), Blocks: blocks, Logits: k + 1}}}, caches[v]); err != nil {
-					b.Fatal(err)
-				}
-				times[v][ki] = append(times[v][ki], time.Since(start))
+	for _, c := range []struct{ ctx, k int }{{256, 0}, {256, 4}, {4096, 0}} {
+		b.Run(fmt.Sprintf("ctx=%d/k=%d", c.ctx, c.k), func(b *testing.B) {
+			const bs = 16
+			blocks := identityBlocks(c.ctx/bs + 1)
+			var caches [2]*metal.KVCache
+			for v, m := range models {
+				caches[v] = m.NewKVCache(len(blocks), bs)
 			}
+			fillKV(caches[0], rand.New(rand.NewPCG(4, uint64(c.ctx))))
+			for l := range caches[0].Layers {
+				copy(caches[1].Layers[l].K, caches[0].Layers[l].K)
+				copy(caches[1].Layers[l].V, caches[0].Layers[l].V)
+			}
+			var times [2][]time.Duration
+			row := model.Row{Start: c.ctx - 1 - c.k, Tokens: make([]int32, c.k+1), Blocks: blocks, Logits: c.k + 1}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for j := range 2 {
+					v := j ^ i&1
+					start := time.Now()
+					if _, err := models[v].Forward(&model.Batch{Rows: []model.Row{row}}, caches[v]); err != nil {
+						b.Fatal(err)
+					}
+					times[v] = append(times[v], time.Since(start))
+				}
+			}
+			small, huge := median(times[0]), median(times[1])
+			b.ReportMetric(small*1e3, "small-ms")
+			b.ReportMetric(huge*1e3, "huge-ms")
+			b.ReportMetric(small/huge, "small/huge")
+		})
+	}
+}
+
+// fillKV sets every cached key and value to a random float16.
+func fillKV(c *metal.KVCache, rng *rand.Rand) {
+	for _, l := range c.Layers {
+		for i := range l.K {
+			l.K[i] = metal.F32ToF16(float32(rng.NormFloat64()))
+			l.V[i] = metal.F32ToF16(float32(rng.NormFloat64()))
 		}
 	}
-	median := func(d []time.Duration) float64 {
-		d = slices.Clone(d)
-		slices.Sort(d)
-		return d[len(d)/2].Seconds()
-	}
-	for ki, k := range ks {
-		for v, name := range names {
-			b.ReportMetric(median(times[v][ki])*1e3, name+"-k"+string(rune('0'+k))+"-ms")
-		}
-		b.ReportMetric(median(times[0][ki])/median(times[1][ki]), "k"+string(rune('0'+k))+"-small/huge")
-	}
+}
+
+// median is the median of d in seconds.
+func median(d []time.Duration) float64 {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return d[len(d)/2].Seconds()
 }
