@@ -88,8 +88,8 @@ func benchPrompt(n int) []int32 {
 // forward pass at a context of 128 tokens and more, on GOMAXPROCS threads
 // (set it with -cpu). weightGB/s is the weight bytes a step reads times
 // steps per second; probeGB/s the read bandwidth of the same threads,
-// measured by reading as many bytes again after each step (so both are
-// means over the same time); frac their ratio, the fraction of the
+// measured by reading as many bytes again after each step (at most the
+// probe's 256 MiB; so both are means over the same time); frac their ratio, the fraction of the
 // bandwidth bound reached (the cached keys and values, about 8 KiB per
 // position per layer in float32, are extra traffic the bound leaves out).
 // bestGB/s and bestfrac are the same against the probe's best of three
