@@ -115,6 +115,9 @@ func (t *matmulTask) run(lo, hi, worker int) {
 // runTiles computes the output rows of tiles lo..hi-1.
 func (t *matmulTask) runTiles(lo, hi, worker int) {
 	height := t.height
+	if t.packed != nil {
+		t.packed.prefetchTiles(lo)
+	}
 	acc := t.b.workerAcc(worker, tileAccs(t.rows, height))
 	for i := lo; i < hi; i++ {
 		o0, o1 := i*height, min((i+1)*height, t.dim)
