@@ -12,37 +12,91 @@ import (
 // every layer of a Qwen3-0.6B-shaped model (28 layers, 16 query heads, 8
 // KV heads of 128) at a context of ctx positions, on GOMAXPROCS threads:
 // one token (a decode step), five (a verify row of k=4) or sixteen (a
-// run of a prefill chunk). The layers' caches together exceed the
-// last-level cache, as in a real step; KVGB/s is the cached keys and
-// values read per second.
+// run of a prefill chunk); or of a batch of decode rows, seqs sequences
+// of one token each, every one at that context in blocks of its own. The
+// layers' caches together exceed the last-level cache, as in a real step;
+// KVGB/s is the cached keys and values read per second.
 func BenchmarkAttention(b *testing.B) {
 	const layers, heads, kvHeads, hd, bs = 28, 16, 8, 128, 16
-	for _, c := range []struct{ tokens, ctx int }{{1, 256}, {1, 1024}, {1, 4096}, {5, 256}, {5, 1024}, {16, 1024}} {
-		tokens, ctx := c.tokens, c.ctx
-		b.Run(fmt.Sprintf("tokens=%d/ctx=%d", tokens, ctx), func(b *testing.B) {
+	cases := []struct{ seqs, tokens, ctx int }{
+		{1, 1, 256}, {1, 1, 1024}, {1, 1, 4096}, {1, 5, 256}, {1, 5, 1024}, {1, 16, 1024},
+		{16, 1, 128}, {16, 1, 512}, {4, 1, 1024},
+	}
+	for _, c := range cases {
+		seqs, tokens, ctx := c.seqs, c.tokens, c.ctx
+		name := fmt.Sprintf("tokens=%d/ctx=%d", tokens, ctx)
+		if seqs > 1 {
+			name = fmt.Sprintf("seqs=%d/", seqs) + name
+		}
+		b.Run(name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(12, 12))
 			be := New(0)
 			defer be.Close()
 			nb := ctx / bs
-			cache := metal.NewKVCache(layers, nb, bs, kvHeads, hd)
-			for l := range cache.Layers {
-				copy(cache.Layers[l].K, randF16(rng, len(cache.Layers[l].K)))
-				copy(cache.Layers[l].V, randF16(rng, len(cache.Layers[l].V)))
+			cache := randKVCache(rng, layers, seqs*nb, bs, kvHeads, hd)
+			rows := make([]metal.AttnRow, 0, seqs*tokens)
+			for s := range seqs {
+				table := make([]int32, nb)
+				for j := range table {
+					table[j] = int32(s*nb + j)
+				}
+				for i := range tokens {
+					rows = append(rows, metal.AttnRow{Pos: int32(ctx - tokens + i), Blocks: table})
+				}
 			}
-			rows := make([]metal.AttnRow, tokens)
-			table := identityTable(nb)
-			for i := range rows {
-				rows[i] = metal.AttnRow{Pos: int32(ctx - tokens + i), Blocks: table}
-			}
-			q, out := randVec(rng, tokens*heads*hd), make([]float32, tokens*heads*hd)
+			n := len(rows)
+			q, out := randVec(rng, n*heads*hd), make([]float32, n*heads*hd)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				for l := range cache.Layers {
 					be.Attention(out, q, &cache.Layers[l], rows, heads, kvHeads, hd)
 				}
 			}
-			kvBytes := float64(layers * ctx * 2 * kvHeads * hd * 2)
+			kvBytes := float64(seqs * layers * ctx * 2 * kvHeads * hd * 2)
 			b.ReportMetric(kvBytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "KVGB/s")
 		})
 	}
+}
+
+// BenchmarkWriteKV stores rows tokens' keys and values in every layer of
+// the same model's cache, with the caches cleared of them between passes
+// (the probe reads 64 MiB, untimed), as the weights streaming through a
+// forward pass leave them.
+func BenchmarkWriteKV(b *testing.B) {
+	const layers, kvHeads, hd, bs = 28, 8, 128, 16
+	for _, rows := range []int{1, 16} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(5, 6))
+			be := New(0)
+			defer be.Close()
+			const perSeq = 256 // positions of each row's sequence
+			cache := randKVCache(rng, layers, rows*perSeq/bs, bs, kvHeads, hd)
+			k, v := randVec(rng, rows*kvHeads*hd), randVec(rng, rows*kvHeads*hd)
+			slots := make([]int32, rows)
+			probe := be.NewReadProbe(64 << 20)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for r := range slots {
+					slots[r] = int32(r*perSeq + i%perSeq)
+				}
+				b.StopTimer()
+				probe.Read(64 << 20)
+				b.StartTimer()
+				for l := range cache.Layers {
+					be.WriteKV(&cache.Layers[l], k, v, slots)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N), "us/pass")
+		})
+	}
+}
+
+// randKVCache is a cache of these dimensions holding random keys and values.
+func randKVCache(rng *rand.Rand, layers, blocks, bs, kvHeads, hd int) *metal.KVCache {
+	cache := metal.NewKVCache(layers, blocks, bs, kvHeads, hd)
+	for l := range cache.Layers {
+		copy(cache.Layers[l].K, randF16(rng, len(cache.Layers[l].K)))
+		copy(cache.Layers[l].V, randF16(rng, len(cache.Layers[l].V)))
+	}
+	return cache
 }
