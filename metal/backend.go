@@ -61,6 +61,15 @@ type WeightPreparer interface {
 	PrepareWeights(w *Tensor)
 }
 
+// A KVMemory provides the memory of key/value caches, so that a cache sits
+// where the backend's kernels read and write it best. Models allocate
+// their caches with KVBuffer(KVCacheElems(…)) and NewKVCacheIn when the
+// backend is a KVMemory, and with NewKVCache otherwise. KVBuffer returns n
+// zeroed elements.
+type KVMemory interface {
+	KVBuffer(n int) []uint16
+}
+
 // A SharedInputMatMul computes several products of one input at once.
 // MatMuls(x, rows, ps) gives each ps[i].Out exactly what
 // MatMul(ps[i].Out, x, rows, ps[i].W) gives; an implementation may share

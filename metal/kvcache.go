@@ -45,11 +45,34 @@ type KVCache struct {
 }
 
 // NewKVCache allocates a cache of numBlocks blocks of blockSize slots for
-// layers layers of kvHeads heads of headDim keys (and values) per token.
+// layers layers of kvHeads heads of headDim keys (and values) per token,
+// in ordinary Go memory.
 func NewKVCache(layers, numBlocks, blockSize, kvHeads, headDim int) *KVCache {
 	c := &KVCache{BlockSize: blockSize, NumBlocks: numBlocks, Layers: make([]KVLayer, layers)}
 	for i := range c.Layers {
 		c.Layers[i] = NewKVLayer(numBlocks, blockSize, kvHeads, headDim)
+	}
+	return c
+}
+
+// KVCacheElems is the number of float16 elements of a NewKVCache of these
+// dimensions: every layer's keys and values.
+func KVCacheElems(layers, numBlocks, blockSize, kvHeads, headDim int) int {
+	return 2 * layers * numBlocks * blockSize * kvHeads * headDim
+}
+
+// NewKVCacheIn is NewKVCache laid out in buf, zeroed memory of at least
+// KVCacheElems elements that a backend provides (KVMemory): each layer's
+// keys, then its values.
+func NewKVCacheIn(buf []uint16, layers, numBlocks, blockSize, kvHeads, headDim int) *KVCache {
+	n := numBlocks * blockSize * kvHeads * headDim
+	if len(buf) < 2*layers*n {
+		panic(fmt.Sprintf("metal: a KV cache of %d elements in a buffer of %d", 2*layers*n, len(buf)))
+	}
+	c := &KVCache{BlockSize: blockSize, NumBlocks: numBlocks, Layers: make([]KVLayer, layers)}
+	for i := range c.Layers {
+		k, v := buf[2*i*n:(2*i+1)*n:(2*i+1)*n], buf[(2*i+1)*n:(2*i+2)*n:(2*i+2)*n]
+		c.Layers[i] = KVLayer{BlockSize: blockSize, NumBlocks: numBlocks, KVHeads: kvHeads, HeadDim: headDim, K: k, V: v}
 	}
 	return c
 }

@@ -112,7 +112,12 @@ func (m *transformer) matrices() []*metal.Tensor {
 func (m *transformer) Config() *Config { return m.cfg }
 
 func (m *transformer) NewKVCache(numBlocks, blockSize int) *metal.KVCache {
-	return metal.NewKVCache(m.cfg.NumHiddenLayers, numBlocks, blockSize, m.cfg.NumKeyValueHeads, m.cfg.HeadDim)
+	layers, kvHeads, hd := m.cfg.NumHiddenLayers, m.cfg.NumKeyValueHeads, m.cfg.HeadDim
+	if km, ok := m.be.(metal.KVMemory); ok {
+		buf := km.KVBuffer(metal.KVCacheElems(layers, numBlocks, blockSize, kvHeads, hd))
+		return metal.NewKVCacheIn(buf, layers, numBlocks, blockSize, kvHeads, hd)
+	}
+	return metal.NewKVCache(layers, numBlocks, blockSize, kvHeads, hd)
 }
 
 // Forward runs the batch through every layer. All rows are flattened into

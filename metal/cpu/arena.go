@@ -30,7 +30,7 @@ type weightArena struct {
 	chunk    []byte // the chunk being filled; free from off on
 	off      int
 	reserved int64 // bytes of every chunk made
-	small    bool  // ordinary pages: no advice (Options.SmallPages)
+	small    bool  // ordinary pages: no advice (Options.SmallPages), for KV caches too
 }
 
 const (
@@ -73,14 +73,20 @@ func (a *weightArena) newChunk(n int) []byte {
 // a huge-page boundary, backed by huge pages where the OS grants them if
 // huge is set.
 func hugeBuffer(n int, huge bool) []byte {
-	n = (n + hugePage - 1) &^ (hugePage - 1)
-	buf := make([]byte, n+hugePage)
-	off := (hugePage - int(uintptr(unsafe.Pointer(&buf[0]))%hugePage)) % hugePage
-	b := buf[off : off+n : off+n]
+	b := hugeAligned(n)
 	if huge {
 		adviseHugePages(b)
 	}
 	return b
+}
+
+// hugeAligned returns at least n zeroed bytes, whole huge pages starting
+// on a huge-page boundary.
+func hugeAligned(n int) []byte {
+	n = (n + hugePage - 1) &^ (hugePage - 1)
+	buf := make([]byte, n+hugePage)
+	off := (hugePage - int(uintptr(unsafe.Pointer(&buf[0]))%hugePage)) % hugePage
+	return buf[off : off+n : off+n]
 }
 
 // bytes is the memory the arena's chunks hold, used or not.

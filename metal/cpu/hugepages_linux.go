@@ -20,3 +20,9 @@ func adviseHugePages(b []byte) {
 	_ = syscall.Madvise(b, madvHugePage)
 	_ = syscall.Madvise(b, madvCollapse)
 }
+
+// preferHugePages asks Linux to back b with transparent huge pages as its
+// pages are first touched; unlike adviseHugePages it does not populate b.
+func preferHugePages(b []byte) {
+	_ = syscall.Madvise(b, madvHugePage)
+}

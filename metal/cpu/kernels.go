@@ -70,9 +70,9 @@ type Options struct {
 	// Portable forces the pure-Go kernels even where faster ones exist
 	// (SPLASH_KERNELS=portable on the command line).
 	Portable bool
-	// SmallPages keeps the packed weights in ordinary pages rather than
-	// asking the OS for huge pages (weightArena; SPLASH_HUGEPAGES=off on
-	// the command line).
+	// SmallPages keeps the packed weights and the KV caches in ordinary
+	// pages rather than asking the OS for huge pages (weightArena,
+	// KVBuffer; SPLASH_HUGEPAGES=off on the command line).
 	SmallPages bool
 }
 
