@@ -5,17 +5,23 @@ import "unsafe"
 // KVBuffer implements metal.KVMemory: n zeroed float16 elements, from a
 // few megabytes on in memory advised onto huge pages (unless
 // Options.SmallPages). The cache's pages are mapped as requests first
-// write them, and each first write to a page is a page fault: on this
-// machine (a virtual machine) about 10 µs per 4 KiB page, so a 1024-token
-// prefill into unused cache spent 0.27-0.33 s storing its keys and values,
-// against 0.02-0.03 s into mapped pages (554 against 667 tokens/s), and
-// every request paid it for the stretch of cache it was first to use. In
-// huge pages it is a fault per 2 MiB: 0.03-0.04 s (in one run of six 0.12
-// s, the kernel compacting memory for its huge pages). The cache is not
-// mapped ahead of use: the memory plan gives it whatever the budget
-// leaves, and the process's resident memory should grow with the context
-// actually served. (Huge pages did not change how fast attention reads the
-// cache; see weightArena.)
+// write them, and each first write to a page is a page fault, paid by
+// whichever request is first to use that stretch of cache: a 1024-token
+// prefill into unused cache spent 0.27-0.33 s storing its keys and values
+// against 0.02-0.03 s into mapped pages (554 against 667 tokens/s). In
+// huge pages it is one fault per 2 MiB rather than 512, and the same
+// prefill spent 0.03-0.04 s. How much a fault costs depends on the
+// machine: on this one (a virtual machine) writing a byte into each page
+// of 470 MB took 1.1-1.3 s in 4 KiB pages and 0.03-0.76 s in huge pages,
+// the slow end when the host had to back memory the guest had not used
+// lately; on bare metal a fault is far cheaper.
+//
+// The cache is not mapped ahead of use: the memory plan gives it whatever
+// the budget leaves, which could take seconds to map at start, and the
+// process's resident memory grows with the cache actually used (all of
+// it, in time: freed blocks go to the back of the free list so that their
+// cached prefixes live longest). (Huge pages did not change how fast
+// attention reads the cache; see weightArena.)
 func (b *Backend) KVBuffer(n int) []uint16 {
 	if n <= 0 {
 		return nil
