@@ -35,7 +35,7 @@
 // vLLM's PagedAttention. Token position p of a sequence lives in slot
 // table[p/BlockSize]*BlockSize + p%BlockSize. Within a block the KV heads
 // are stored one after another (KVLayer.KVIndex), so one head of one block
-// is a contiguous stretch. Keys and values are stored as float16 (rounded
+// is a contiguous stretch; blocks are KVLayer.BlockStride apart. Keys and values are stored as float16 (rounded
 // to nearest even) and widened to float32 for the arithmetic, which
 // accumulates in float32.
 //

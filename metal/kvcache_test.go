@@ -1,37 +1,53 @@
 package metal
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
+// TestNewKVCacheIn checks the layout of a cache in a provided buffer: every
+// element of the buffer is exactly one (layer, keys or values, block, KV
+// head, slot, dimension) as KVIndex addresses them, and each block is one
+// stretch of the buffer holding all its layers.
 func TestNewKVCacheIn(t *testing.T) {
 	for _, tc := range []struct{ layers, blocks, bs, kvHeads, hd, extra int }{
 		{1, 1, 1, 1, 1, 0},
-		{3, 5, 16, 2, 8, 0},
-		{2, 4, 4, 8, 128, 100}, // a buffer longer than needed
+		{3, 5, 4, 2, 8, 0},
+		{2, 4, 4, 3, 16, 100}, // a buffer longer than needed
 	} {
 		n := KVCacheElems(tc.layers, tc.blocks, tc.bs, tc.kvHeads, tc.hd)
 		buf := make([]uint16, n+tc.extra)
 		c := NewKVCacheIn(buf, tc.layers, tc.blocks, tc.bs, tc.kvHeads, tc.hd)
-		want := NewKVCache(tc.layers, tc.blocks, tc.bs, tc.kvHeads, tc.hd)
-		if c.BlockSize != want.BlockSize || c.NumBlocks != want.NumBlocks || len(c.Layers) != len(want.Layers) {
-			t.Fatalf("%+v: cache %+v, want the shape of %+v", tc, c, want)
+		if c.BlockSize != tc.bs || c.NumBlocks != tc.blocks || len(c.Layers) != tc.layers {
+			t.Fatalf("%+v: a cache of %d layers, %d blocks of %d", tc, len(c.Layers), c.NumBlocks, c.BlockSize)
 		}
-		// Every element of buf up to n belongs to exactly one layer's K or
-		// V, in order, each as long as NewKVCache's.
-		next := 0
-		for i, l := range c.Layers {
-			w := want.Layers[i]
-			if l.BlockSize != w.BlockSize || l.NumBlocks != w.NumBlocks || l.KVHeads != w.KVHeads || l.HeadDim != w.HeadDim {
-				t.Errorf("%+v: layer %d is %+v, want %+v", tc, i, l, w)
-			}
+		blockElems := n / tc.blocks // one block of every layer
+		seen := make([]int, len(buf))
+		for li := range c.Layers {
+			l := &c.Layers[li]
 			for _, s := range [][]uint16{l.K, l.V} {
-				if len(s) != len(w.K) || cap(s) != len(w.K) || &s[0] != &buf[next] {
-					t.Fatalf("%+v: layer %d: a stretch of %d (cap %d) at the wrong place, want %d elements from %d", tc, i, len(s), cap(s), len(w.K), next)
+				for slot := range tc.blocks * tc.bs {
+					for h := range tc.kvHeads {
+						for j := range tc.hd {
+							at := int((uintptr(unsafe.Pointer(&s[l.KVIndex(int32(slot), h)+j])) - uintptr(unsafe.Pointer(&buf[0]))) / 2)
+							seen[at]++
+							if b := slot / tc.bs; at < b*blockElems || at >= (b+1)*blockElems {
+								t.Fatalf("%+v: layer %d slot %d head %d dim %d is element %d, outside block %d's [%d, %d)",
+									tc, li, slot, h, j, at, b, b*blockElems, (b+1)*blockElems)
+							}
+						}
+					}
 				}
-				next += len(s)
 			}
 		}
-		if next != n {
-			t.Errorf("%+v: the layers cover %d elements, want %d", tc, next, n)
+		for i, k := range seen {
+			want := 1
+			if i >= n {
+				want = 0 // the buffer's unused tail
+			}
+			if k != want {
+				t.Fatalf("%+v: element %d of the buffer is addressed %d times, want %d", tc, i, k, want)
+			}
 		}
 	}
 }
@@ -43,4 +59,18 @@ func TestNewKVCacheInShortBuffer(t *testing.T) {
 		}
 	}()
 	NewKVCacheIn(make([]uint16, KVCacheElems(2, 3, 4, 5, 6)-1), 2, 3, 4, 5, 6)
+}
+
+// TestNewKVCacheLayout checks that NewKVCache's blocks are adjacent in each
+// layer's own keys and values.
+func TestNewKVCacheLayout(t *testing.T) {
+	c := NewKVCache(2, 3, 4, 5, 6)
+	for _, l := range c.Layers {
+		if len(l.K) != 3*4*5*6 || len(l.V) != len(l.K) {
+			t.Fatalf("a layer of %d keys and %d values, want %d each", len(l.K), len(l.V), 3*4*5*6)
+		}
+		if got, want := l.KVIndex(int32(2*4+3), 4), (2*5+4)*4*6+3*6; got != want {
+			t.Errorf("KVIndex(slot 11, head 4) = %d, want %d", got, want)
+		}
+	}
 }

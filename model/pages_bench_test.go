@@ -69,12 +69,21 @@ func BenchmarkHugePages0_6BQ4(b *testing.B) {
 	}
 }
 
-// fillKV sets every cached key and value to a random float16.
+// fillKV sets every cached key and value to a random float16 (each
+// layer's own: a layer's K and V may be windows onto memory it shares with
+// the other layers, metal.KVLayer).
 func fillKV(c *metal.KVCache, rng *rand.Rand) {
 	for _, l := range c.Layers {
-		for i := range l.K {
-			l.K[i] = metal.F32ToF16(float32(rng.NormFloat64()))
-			l.V[i] = metal.F32ToF16(float32(rng.NormFloat64()))
+		n := l.BlockSize * l.HeadDim
+		for b := range l.NumBlocks {
+			for h := range l.KVHeads {
+				i := l.BlockIndex(int32(b), h)
+				for _, s := range [][]uint16{l.K[i : i+n], l.V[i : i+n]} {
+					for j := range s {
+						s[j] = metal.F32ToF16(float32(rng.NormFloat64()))
+					}
+				}
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/splash-inference/splash/metal"
@@ -102,6 +103,69 @@ func TestAttentionRunsMatchSingleTokens(t *testing.T) {
 				}
 			}
 			be.Close()
+		}
+	}
+}
+
+// TestAttentionInterleavedCache: a layer of a cache whose layers are
+// interleaved block by block (metal.NewKVCacheIn, as models lay out the
+// KV memory a backend provides) stores and attends exactly as a layer of
+// its own holding the same keys and values, with every kernel set, for
+// decode rows and for runs read in place or widened.
+func TestAttentionInterleavedCache(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 15))
+	for _, tc := range []struct{ heads, kvHeads, hd, bs, nb int }{{16, 8, 128, 16, 12}, {4, 2, 32, 4, 16}} {
+		const layers, layer = 3, 1
+		own := metal.NewKVLayer(tc.nb, tc.bs, tc.kvHeads, tc.hd)
+		shared := metal.NewKVCacheIn(make([]uint16, metal.KVCacheElems(layers, tc.nb, tc.bs, tc.kvHeads, tc.hd)), layers, tc.nb, tc.bs, tc.kvHeads, tc.hd)
+		inter := &shared.Layers[layer]
+		slots := make([]int32, tc.nb*tc.bs)
+		for i := range slots {
+			slots[i] = int32(i)
+		}
+		dim := tc.kvHeads * tc.hd
+		k, v := randVec(rng, len(slots)*dim), randVec(rng, len(slots)*dim)
+		table := make([]int32, tc.nb)
+		for i, p := range rng.Perm(tc.nb) {
+			table[i] = int32(p)
+		}
+		var rows []metal.AttnRow
+		for _, p := range []int{tc.nb*tc.bs - 1, 37, 5} { // decode rows, each its own sequence
+			rows = append(rows, metal.AttnRow{Pos: int32(p), Blocks: slices.Clone(table)})
+		}
+		for p := 40; p < 45; p++ { // a verify row's run
+			rows = append(rows, metal.AttnRow{Pos: int32(p), Blocks: table})
+		}
+		q := randVec(rng, len(rows)*tc.heads*tc.hd)
+		for _, set := range append(availableFused(), portableFused()) {
+			be := NewWithOptions(Options{Threads: 2})
+			be.f = set
+			be.WriteKV(&own, k, v, slots)
+			be.WriteKV(inter, k, v, slots)
+			want, got := make([]float32, len(q)), make([]float32, len(q))
+			be.Attention(want, q, &own, rows, tc.heads, tc.kvHeads, tc.hd)
+			be.Attention(got, q, inter, rows, tc.heads, tc.kvHeads, tc.hd)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%+v %s: out[%d] = %v from the interleaved cache, %v from a layer of its own", tc, set.name, i, got[i], want[i])
+				}
+			}
+			be.Close()
+		}
+		for l := range shared.Layers { // the other layers' stretches untouched
+			if l == layer {
+				continue
+			}
+			for _, s := range [][]uint16{shared.Layers[l].K, shared.Layers[l].V} {
+				for slot := range slots {
+					for h := range tc.kvHeads {
+						i := shared.Layers[l].KVIndex(int32(slot), h)
+						if slices.ContainsFunc(s[i:i+tc.hd], func(x uint16) bool { return x != 0 }) {
+							t.Fatalf("%+v: writing layer %d changed layer %d", tc, layer, l)
+						}
+					}
+				}
+			}
 		}
 	}
 }
