@@ -33,7 +33,7 @@ func BenchmarkAttention(b *testing.B) {
 			be := New(0)
 			defer be.Close()
 			nb := ctx / bs
-			cache := randKVCache(rng, layers, seqs*nb, bs, kvHeads, hd)
+			cache := randKVCache(be, rng, layers, seqs*nb, bs, kvHeads, hd)
 			rows := make([]metal.AttnRow, 0, seqs*tokens)
 			for s := range seqs {
 				table := make([]int32, nb)
@@ -70,7 +70,7 @@ func BenchmarkWriteKV(b *testing.B) {
 			be := New(0)
 			defer be.Close()
 			const perSeq = 256 // positions of each row's sequence
-			cache := randKVCache(rng, layers, rows*perSeq/bs, bs, kvHeads, hd)
+			cache := randKVCache(be, rng, layers, rows*perSeq/bs, bs, kvHeads, hd)
 			k, v := randVec(rng, rows*kvHeads*hd), randVec(rng, rows*kvHeads*hd)
 			slots := make([]int32, rows)
 			probe := be.NewReadProbe(64 << 20)
@@ -91,12 +91,11 @@ func BenchmarkWriteKV(b *testing.B) {
 	}
 }
 
-// randKVCache is a cache of these dimensions holding random keys and values.
-func randKVCache(rng *rand.Rand, layers, blocks, bs, kvHeads, hd int) *metal.KVCache {
-	cache := metal.NewKVCache(layers, blocks, bs, kvHeads, hd)
-	for l := range cache.Layers {
-		copy(cache.Layers[l].K, randF16(rng, len(cache.Layers[l].K)))
-		copy(cache.Layers[l].V, randF16(rng, len(cache.Layers[l].V)))
-	}
-	return cache
+// randKVCache is a cache of these dimensions holding random keys and
+// values, in be's memory and laid out as models lay it out (KVBuffer,
+// metal.NewKVCacheIn).
+func randKVCache(be *Backend, rng *rand.Rand, layers, blocks, bs, kvHeads, hd int) *metal.KVCache {
+	buf := be.KVBuffer(metal.KVCacheElems(layers, blocks, bs, kvHeads, hd))
+	copy(buf, randF16(rng, len(buf)))
+	return metal.NewKVCacheIn(buf, layers, blocks, bs, kvHeads, hd)
 }
