@@ -19,6 +19,8 @@ func BenchmarkSample151936(b *testing.B) {
 		{"temp0.7-topp0.9", Params{Temperature: 0.7, TopP: 0.9, Logprobs: -1}},
 		{"temp0.7-topk40-topp0.9-penalties", Params{Temperature: 0.7, TopK: 40, TopP: 0.9, PresencePenalty: 0.5, Logprobs: -1}},
 		{"temp1-minp0.05", Params{Temperature: 1, MinP: 0.05, Logprobs: -1}},
+		{"temp1", Params{Temperature: 1, Logprobs: -1}},
+		{"temp0.6-topk20-topp0.95", Params{Temperature: 0.6, TopK: 20, TopP: 0.95, Logprobs: -1}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			s := mustNew(b, tc.p)

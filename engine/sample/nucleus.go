@@ -9,17 +9,25 @@ package sample
 const (
 	nucleusBuckets   = 256
 	bucketsPerLogNat = 6 // bucket width 1/6 nat of probability
+	// nucleusNear is how many tempered nats below the max everyToken looks
+	// first: the first nearBuckets buckets.
+	nucleusNear = 20
+	nearBuckets = nucleusNear * bucketsPerLogNat
 )
+
+// nucleusBucket is the bucket of a logit l: how far it is below the max m,
+// tempered by invT, in sixths of a nat (the last bucket takes the rest).
+func nucleusBucket(l float32, m, invT float64) int {
+	d := (m - float64(l)) * invT * bucketsPerLogNat
+	return int(min(d, nucleusBuckets-1))
+}
 
 // nucleus returns the smallest best-first set of idx whose weight reaches
 // mass, and its total weight. idx is reordered in place: whole buckets
 // first, then the boundary bucket's best, sorted.
 func nucleus(idx []int32, adj, w []float32, m, invT, mass float64) ([]int32, float64) {
 	var hist [nucleusBuckets]float64
-	bucket := func(t int32) int {
-		d := (m - float64(adj[t])) * invT * bucketsPerLogNat
-		return int(min(d, nucleusBuckets-1))
-	}
+	bucket := func(t int32) int { return nucleusBucket(adj[t], m, invT) }
 	for _, t := range idx {
 		hist[bucket(t)] += float64(w[t])
 	}

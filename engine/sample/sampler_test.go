@@ -440,3 +440,75 @@ func TestArgmax(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryTokenTopPMatchesSortedCut: with no min-p or top-k, candidates
+// weighs the whole vocabulary at once and looks for the nucleus among the
+// tokens near the max first; the set is the sorted cut of its own
+// weights, whether the nucleus ends near the max or reaches into a far
+// tail (one token far above a large flat rest, top-p near 1), with banned
+// (−Inf) tokens never in it.
+func TestEveryTokenTopPMatchesSortedCut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	tails := 0
+	for trial := range 300 {
+		n := 1 + rng.IntN(3000)
+		adj := randomLogits(rng, n)
+		topP := rng.Float64()
+		temp := 0.5 + rng.Float64()
+		if trial%2 == 1 {
+			// One token 21.5 tempered nats above 5000-6000 others, past
+			// the near tokens: they hold 2.3e-6 of the mass or more,
+			// beyond 1 − topP.
+			n = 5000 + rng.IntN(1000)
+			adj = make([]float32, n)
+			for i := range adj {
+				adj[i] = float32(rng.NormFloat64() * 0.01)
+			}
+			adj[rng.IntN(n)] = float32(21.5 * temp)
+			topP = 1 - 1.0/(1<<20)
+		}
+		for range n / 50 {
+			adj[rng.IntN(n)] = float32(math.Inf(-1))
+		}
+		s := mustNew(t, Params{Temperature: float32(temp), TopP: float32(topP), Logprobs: -1})
+		got, total := s.candidates(adj)
+		got = slices.Clone(got)
+		if got == nil { // every token
+			for i, l := range adj {
+				if !math.IsInf(float64(l), -1) {
+					got = append(got, int32(i))
+				}
+			}
+		}
+		m := float64(adj[argmax(adj)])
+		sorted, full := []int32{}, 0.0
+		for i, l := range adj {
+			if !math.IsInf(float64(l), -1) {
+				sorted = append(sorted, int32(i))
+				full += float64(s.w[i])
+			}
+		}
+		sortBest(sorted, adj)
+		want, acc := sorted, 0.0
+		for j, tok := range sorted {
+			acc += float64(s.w[tok])
+			if acc >= topP*full {
+				want, full = sorted[:j+1], acc
+				break
+			}
+		}
+		if math.Abs(full-total) > 1e-9*full {
+			t.Fatalf("trial %d: the candidates weigh %v, want %v", trial, total, full)
+		}
+		sortBest(got, adj)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (n=%d T=%.2f p=%.9f): %d candidates, want %d", trial, n, temp, topP, len(got), len(want))
+		}
+		if far := (m - float64(adj[want[len(want)-1]])) / temp; far >= nucleusNear {
+			tails++
+		}
+	}
+	if tails == 0 {
+		t.Error("no trial's nucleus reached past the near tokens: the fallback went untested")
+	}
+}
