@@ -2,28 +2,11 @@ package sample
 
 import "math"
 
-// sumExp returns Σ exp(v[i] − m) for m ≥ max(v), with relative error below
-// 1e-8. Logprobs need it over the whole vocabulary (151,936 entries for
-// Qwen3) for every token, and this is about twice as fast as calling
-// math.Exp: the exponential is inlined and two independent lanes let the
-// CPU overlap their polynomial chains. Range reduction x = k·ln2 + r with
-// |r| ≤ ln2/2, then a degree-7 Taylor polynomial for e^r (remainder
-// ≤ 0.347⁸/8! ≈ 6e-9). Arguments below −700 count as exp(−700) ≈ 1e-304,
-// so −Inf logits add nothing measurable.
-func sumExp(v []float32, m float64) float64 {
-	var s0, s1 float64
-	i := 0
-	for ; i+1 < len(v); i += 2 {
-		s0 += expReduced(max(float64(v[i])-m, -700))
-		s1 += expReduced(max(float64(v[i+1])-m, -700))
-	}
-	if i < len(v) {
-		s0 += expReduced(max(float64(v[i])-m, -700))
-	}
-	return s0 + s1
-}
-
-// expReduced is e^x for −700 ≤ x ≤ 0; small enough to be inlined.
+// expReduced is e^x for −700 ≤ x ≤ 0, inlined where the sampler weighs a
+// filtered candidate list (min-p, top-k): range reduction x = k·ln2 + r
+// with |r| ≤ ln2/2, then a degree-7 Taylor polynomial for e^r (remainder
+// ≤ 0.347⁸/8! ≈ 6e-9). Without those filters the whole vocabulary is
+// weighed at once in float32 (vec.ExpWeights).
 func expReduced(x float64) float64 {
 	const (
 		log2e = 1.4426950408889634

@@ -260,13 +260,25 @@ func (s *Sampler) candidates(adj []float32) (cands []int32, total float64) {
 	return idx, total
 }
 
-// logSumExp returns ln Σ exp(v) computed stably in float64.
+// logSumExp returns ln Σ exp(v): the max m plus the log of Σ exp(v − m),
+// the weights of vec.ExpWeights (float32, each within 3e-7 of its
+// exponential, so the result within 3e-7; logprobs are reported in
+// float32) summed in float64, a stack buffer's length at a time. Logprobs
+// need it over the whole vocabulary for every token: 0.8 ms over Qwen3's
+// 151,936 logits with float64 exponentials.
 func logSumExp(v []float32) float64 {
-	m := float64(v[argmax(v)])
-	if math.IsInf(m, -1) {
-		return m
+	m := v[argmax(v)]
+	if math.IsInf(float64(m), -1) {
+		return float64(m)
 	}
-	return m + math.Log(sumExp(v, m))
+	var buf [2048]float32
+	s := 0.0
+	for len(v) > 0 {
+		n := min(len(v), len(buf))
+		s += vec.ExpWeights(buf[:n], v[:n], m, 1)
+		v = v[n:]
+	}
+	return float64(m) + math.Log(s)
 }
 
 // topLogprobs appends the n best raw tokens with their logprobs to dst,

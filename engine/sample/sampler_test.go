@@ -294,26 +294,41 @@ func TestSelectTop(t *testing.T) {
 	}
 }
 
-func TestSumExp(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 8))
-	for _, n := range []int{1, 2, 7, 1000} {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(-rng.Float64() * 80)
-		}
-		v[0] = float32(math.Inf(-1))
-		want := 0.0
-		for _, x := range v {
-			want += math.Exp(float64(x))
-		}
-		if got := sumExp(v, 0); math.Abs(got-want) > 1e-8*want+1e-300 {
-			t.Fatalf("n=%d: sumExp = %g, want %g", n, got, want)
-		}
-	}
+func TestExpReduced(t *testing.T) {
 	for x := -700.0; x <= 0; x += 0.0137 {
 		if got, want := expReduced(x), math.Exp(x); math.Abs(got-want) > 1e-8*want {
 			t.Fatalf("expReduced(%g) = %g, want %g", x, got, want)
 		}
+	}
+}
+
+// TestLogSumExp: ln Σ exp(v) within 1e-6 over long and short vectors
+// (chunks of the stack buffer), with −Inf entries, far-below ones, and
+// all −Inf.
+func TestLogSumExp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, n := range []int{1, 2, 7, 2048, 2049, 151936} {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64() * 5)
+		}
+		v[0] = float32(math.Inf(-1))
+		if n > 2 {
+			v[1] = -200
+		}
+		m, s := math.Inf(-1), 0.0
+		for _, x := range v {
+			m = max(m, float64(x))
+		}
+		for _, x := range v {
+			s += math.Exp(float64(x) - m)
+		}
+		if want := m + math.Log(s); n > 1 && math.Abs(logSumExp(v)-want) > 1e-6 {
+			t.Fatalf("n=%d: logSumExp = %v, want %v", n, logSumExp(v), want)
+		}
+	}
+	if got := logSumExp([]float32{float32(math.Inf(-1)), float32(math.Inf(-1))}); !math.IsInf(got, -1) {
+		t.Errorf("logSumExp of −Infs = %v, want −Inf", got)
 	}
 }
 
