@@ -527,3 +527,56 @@ func TestEveryTokenTopPMatchesSortedCut(t *testing.T) {
 		t.Error("no trial's nucleus reached past the near tokens: the fallback went untested")
 	}
 }
+
+// TestPickMatchesRunningSum: pick finds the token where the running sum
+// passes u, as one add at a time does (up to rounding right at a
+// boundary), never a weightless one, and the last weighted one past the
+// end.
+func TestPickMatchesRunningSum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for trial := range 500 {
+		n := 1 + rng.IntN(700)
+		w := make([]float32, n)
+		for i := range w {
+			if rng.IntN(5) > 0 { // a fifth weigh 0, as banned tokens do
+				w[i] = float32(rng.ExpFloat64())
+			}
+		}
+		total, last := 0.0, 0
+		for i, v := range w {
+			total += float64(v)
+			if v > 0 {
+				last = i
+			}
+		}
+		for range 20 {
+			u := rng.Float64() * total * 1.001 // sometimes past the end
+			want, acc := last, 0.0
+			for i, v := range w {
+				if v > 0 {
+					if acc += float64(v); u < acc {
+						want = i
+						break
+					}
+				}
+			}
+			got := pick(w, u)
+			if got != want && math.Abs(u-boundary(w, got, want)) > 1e-9*total {
+				t.Fatalf("trial %d (n=%d): pick(u=%v) = %d (weight %v), want %d", trial, n, u, got, w[got], want)
+			}
+			if w[got] == 0 && total > 0 {
+				t.Fatalf("trial %d: picked weightless token %d", trial, got)
+			}
+		}
+	}
+}
+
+// boundary is the running sum of w up to the lower of two indices'
+// boundary between them.
+func boundary(w []float32, a, b int) float64 {
+	s := 0.0
+	for i := range min(a, b) + 1 {
+		s += float64(w[i])
+	}
+	return s
+}
