@@ -329,19 +329,16 @@ func (s *Sampler) everyToken(adj []float32, m, invT float64) ([]int32, float64) 
 	// Every token of a bucket below nearBuckets is within nucleusNear·(1+ε)
 	// nats; cut, rounded down, keeps them all.
 	cut := math.Nextafter32(float32(m-(nucleusNear+1)/invT), float32(math.Inf(-1)))
-	near := s.idx[:0]
+	near, inNear := s.idx[:0], 0.0
 	for t, l := range adj {
 		if l >= cut && s.w[t] > 0 {
 			near = append(near, int32(t))
+			if nucleusBucket(l, m, invT) < nearBuckets {
+				inNear += float64(s.w[t])
+			}
 		}
 	}
-	mass, inNear := topP*total, 0.0
-	for _, t := range near {
-		if nucleusBucket(adj[t], m, invT) < nearBuckets {
-			inNear += float64(s.w[t])
-		}
-	}
-	idx := near
+	mass, idx := topP*total, near
 	if inNear < mass { // a nucleus reaching into the tail: every token
 		idx = idx[:0]
 		for t, w := range s.w[:len(adj)] {

@@ -17,7 +17,7 @@ const (
 // best effort: with THP set to "never", an older kernel or no free huge
 // pages, b keeps ordinary pages, so errors are ignored.
 func adviseHugePages(b []byte) {
-	_ = syscall.Madvise(b, madvHugePage)
+	preferHugePages(b)
 	_ = syscall.Madvise(b, madvCollapse)
 }
 
