@@ -234,7 +234,7 @@ func BenchmarkForwardRows(b *testing.B) {
 	const prompt, blocksPerSeq = 96, 16
 	for _, rows := range []int{1, 16} {
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
-			kv := m.NewKVCache(rows*blocksPerSeq, 16)
+			kv := m.NewKVCache(rows*blocksPerSeq, 16, metal.KVF16)
 			batch := &model.Batch{Rows: make([]model.Row, rows)}
 			for r := range batch.Rows {
 				table := make([]int32, blocksPerSeq)
@@ -283,8 +283,8 @@ func newInstantModel(vocab int) *instantModel {
 
 func (m *instantModel) Config() *model.Config { return &m.cfg }
 
-func (m *instantModel) NewKVCache(numBlocks, blockSize int) *metal.KVCache {
-	return metal.NewKVCache(1, numBlocks, blockSize, 1, 1)
+func (m *instantModel) NewKVCache(numBlocks, blockSize int, t metal.KVType) *metal.KVCache {
+	return metal.NewKVCache(t, 1, numBlocks, blockSize, 1, 1)
 }
 
 func (m *instantModel) Forward(b *model.Batch, _ *metal.KVCache) ([]float32, error) {

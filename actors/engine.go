@@ -17,6 +17,7 @@ import (
 	"github.com/splash-inference/splash/engine/sample"
 	"github.com/splash-inference/splash/engine/spec"
 	"github.com/splash-inference/splash/engine/stop"
+	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
 )
 
@@ -39,6 +40,9 @@ type Config struct {
 	// DraftBlocks sizes the draft model's own KV cache (default: as many
 	// blocks as the target's).
 	DraftBlocks int
+	// KVType is how the target's and the draft's caches store keys and
+	// values (the zero value: float16).
+	KVType metal.KVType
 	// NewDecoder returns a streaming detokenizer that skips special tokens.
 	NewDecoder func() TextDecoder
 	Seed       uint64 // seeds the generators of requests without a seed
@@ -138,6 +142,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Spec != "off" && cfg.Scheduler.MaxDraft == 0 {
 		cfg.Scheduler.MaxDraft = 4
 	}
+	if err := cfg.KVType.Check(cfg.Model.Config().HeadDim); err != nil {
+		return nil, fmt.Errorf("actors: %w", err)
+	}
 	if cfg.Draft != nil && cfg.Draft.Config().VocabSize != cfg.Model.Config().VocabSize {
 		return nil, fmt.Errorf("actors: draft vocabulary %d differs from the target's %d", cfg.Draft.Config().VocabSize, cfg.Model.Config().VocabSize)
 	}
@@ -149,7 +156,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	sc := probe.Config()
-	kv := cfg.Model.NewKVCache(sc.NumBlocks, sc.BlockSize)
+	kv := cfg.Model.NewKVCache(sc.NumBlocks, sc.BlockSize, cfg.KVType)
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -169,7 +176,7 @@ func New(cfg Config) (*Engine, error) {
 			cfg.DraftBlocks = sc.NumBlocks
 		}
 		cfg.Scheduler.BlockSize = sc.BlockSize
-		if _, err := spec.NewDraftModel(cfg.Draft, cfg.DraftBlocks, sc.BlockSize); err != nil {
+		if _, err := spec.NewDraftModel(cfg.Draft, cfg.DraftBlocks, sc.BlockSize, cfg.KVType); err != nil {
 			return nil, fmt.Errorf("actors: draft model: %w", err)
 		}
 		draftProps = actor.PropsFromProducer(func() actor.Actor { return &DraftActor{proposer: newDraft()} })
@@ -255,7 +262,7 @@ func (e *Engine) CheckPool() (idle bool, err error) {
 
 // mustDraft builds the draft proposer; its settings were checked in New.
 func mustDraft(cfg Config) *spec.DraftModel {
-	d, err := spec.NewDraftModel(cfg.Draft, cfg.DraftBlocks, cfg.Scheduler.BlockSize)
+	d, err := spec.NewDraftModel(cfg.Draft, cfg.DraftBlocks, cfg.Scheduler.BlockSize, cfg.KVType)
 	if err != nil {
 		panic(err) // a (re)started DraftActor cannot work: supervision reports it
 	}

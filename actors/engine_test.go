@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"github.com/splash-inference/splash/metal"
 	"io"
 	"log/slog"
 	"strings"
@@ -28,11 +29,17 @@ func (idDecoder) Flush() string       { return "" }
 
 func tinyModel(t testing.TB) model.Model { return tinyModelSeed(t, 1) }
 
-func tinyModelSeed(t testing.TB, seed uint64) model.Model {
+func tinyModelSeed(t testing.TB, seed uint64) model.Model { return tinyModelShaped(t, seed, 0) }
+
+// tinyModelShaped is tinyModelSeed with heads of headDim (0: Tiny's).
+func tinyModelShaped(t testing.TB, seed uint64, headDim int) model.Model {
 	t.Helper()
 	dir := t.TempDir()
 	spec := testmodel.Tiny("qwen3")
 	spec.Seed = seed
+	if headDim > 0 {
+		spec.HeadDim = headDim
+	}
 	if err := testmodel.Write(dir, spec); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +62,12 @@ func newEngine(t testing.TB, m model.Model, spec string, blocks int, fault func(
 
 func newEngineWithDraft(t testing.TB, m, draft model.Model, spec string, blocks int, fault func(uint64)) *Engine {
 	t.Helper()
-	e, err := New(Config{Model: m, Draft: draft, Spec: spec, NewDecoder: func() TextDecoder { return idDecoder{} },
+	return newEngineKV(t, m, draft, spec, blocks, fault, metal.KVF16)
+}
+
+func newEngineKV(t testing.TB, m, draft model.Model, spec string, blocks int, fault func(uint64), kvType metal.KVType) *Engine {
+	t.Helper()
+	e, err := New(Config{Model: m, Draft: draft, Spec: spec, KVType: kvType, NewDecoder: func() TextDecoder { return idDecoder{} },
 		Scheduler: engine.Config{NumBlocks: blocks, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 64}, VerifierFault: fault,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -67,7 +79,12 @@ func newEngineWithDraft(t testing.TB, m, draft model.Model, spec string, blocks 
 
 // greedyAlone is the reference: a plain loop over the model, one sequence.
 func greedyAlone(t testing.TB, m model.Model, prompt []int32, n int) []int32 {
-	kv := m.NewKVCache(16, 16)
+	return greedyAloneIn(t, m, metal.KVF16, prompt, n)
+}
+
+// greedyAloneIn is greedyAlone with a cache of type kvType.
+func greedyAloneIn(t testing.TB, m model.Model, kvType metal.KVType, prompt []int32, n int) []int32 {
+	kv := m.NewKVCache(16, 16, kvType)
 	blocks := make([]int32, 16)
 	for i := range blocks {
 		blocks[i] = int32(i)
@@ -142,14 +159,26 @@ func waitIdle(t *testing.T, e *Engine) {
 
 // TestGreedyIsBatchAndSpecInvariant: greedy output equals the plain loop's,
 // alone or among 8 and 64 concurrent requests, with and without n-gram
-// speculation; no block leaks afterwards.
+// speculation, over a float16 cache and over a q8 one (heads of 32); no
+// block leaks afterwards.
 func TestGreedyIsBatchAndSpecInvariant(t *testing.T) {
-	m := tinyModel(t)
-	draft := tinyModelSeed(t, 99) // an unrelated model: most drafts are rejected
+	for _, tc := range []struct {
+		kvType  metal.KVType
+		headDim int
+	}{{metal.KVF16, 0}, {metal.KVQ8, 32}} {
+		t.Run(tc.kvType.String(), func(t *testing.T) {
+			m := tinyModelShaped(t, 1, tc.headDim)
+			draft := tinyModelShaped(t, 99, tc.headDim) // an unrelated model: most drafts are rejected
+			checkGreedyInvariant(t, m, draft, tc.kvType)
+		})
+	}
+}
+
+func checkGreedyInvariant(t *testing.T, m, draft model.Model, kvType metal.KVType) {
 	const n = 12
 	want := map[int][]int32{}
 	for i := 0; i < 64; i++ {
-		want[i] = greedyAlone(t, m, promptFor(i), n)
+		want[i] = greedyAloneIn(t, m, kvType, promptFor(i), n)
 	}
 	for _, spec := range []string{"off", "ngram", "draft", "auto"} {
 		for _, conc := range []int{1, 8, 64} {
@@ -158,7 +187,7 @@ func TestGreedyIsBatchAndSpecInvariant(t *testing.T) {
 				if spec == "draft" || spec == "auto" {
 					d = draft
 				}
-				e := newEngineWithDraft(t, m, d, spec, 128, nil)
+				e := newEngineKV(t, m, d, spec, 128, nil, kvType)
 				var wg sync.WaitGroup
 				results := make([]result, conc)
 				for i := 0; i < conc; i++ {

@@ -41,8 +41,8 @@ func newFakeModel(vocab int) *fakeModel {
 
 func (f *fakeModel) Config() *model.Config { return &f.cfg }
 
-func (f *fakeModel) NewKVCache(numBlocks, blockSize int) *metal.KVCache {
-	return metal.NewKVCache(1, numBlocks, blockSize, 1, 1)
+func (f *fakeModel) NewKVCache(numBlocks, blockSize int, t metal.KVType) *metal.KVCache {
+	return metal.NewKVCache(t, 1, numBlocks, blockSize, 1, 1)
 }
 
 func (f *fakeModel) Forward(b *model.Batch, kv *metal.KVCache) ([]float32, error) {
@@ -176,7 +176,7 @@ func newHarness(t testing.TB, cfg Config, proposer spec.Proposer) *harness {
 	}
 	m := newFakeModel(fakeVocab)
 	c := s.Config()
-	return &harness{t: t, s: s, m: m, kv: m.NewKVCache(c.NumBlocks, c.BlockSize), dec: Decider{Vocab: fakeVocab},
+	return &harness{t: t, s: s, m: m, kv: m.NewKVCache(c.NumBlocks, c.BlockSize, metal.KVF16), dec: Decider{Vocab: fakeVocab},
 		params: map[uint64]sample.Params{}, samplers: map[uint64]*sample.Sampler{},
 		out: map[uint64][]int32{}, cached: map[uint64][]int{}, prompt: map[uint64][]float32{}, reason: map[uint64]stop.Reason{}}
 }

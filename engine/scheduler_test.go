@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/splash-inference/splash/metal"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -342,7 +343,7 @@ func stressOnce(t *testing.T, cfg Config, proposer spec.Proposer, withDraft bool
 		dm := newFakeModel(fakeVocab)
 		dm.skew = 5
 		var err error
-		if draft, err = spec.NewDraftModel(dm, 24, 4); err != nil {
+		if draft, err = spec.NewDraftModel(dm, 24, 4, metal.KVF16); err != nil {
 			t.Fatal(err)
 		}
 		h.external = spec.NewHybrid(spec.Ngram{}, draft)

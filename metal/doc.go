@@ -35,9 +35,10 @@
 // vLLM's PagedAttention. Token position p of a sequence lives in slot
 // table[p/BlockSize]*BlockSize + p%BlockSize. Within a block the KV heads
 // are stored one after another (KVLayer.KVIndex), so one head of one block
-// is a contiguous stretch; blocks are KVLayer.BlockStride apart. Keys and values are stored as float16 (rounded
-// to nearest even) and widened to float32 for the arithmetic, which
-// accumulates in float32.
+// is a contiguous stretch; blocks are KVLayer.BlockStride apart. Keys and
+// values are stored as float16 (rounded to nearest even; KVF16) or as int8
+// with a float16 scale per 32 (KVQ8, QuantizeKV), and widened exactly to
+// float32 for the arithmetic, which accumulates in float32.
 //
 // # Batch invariance
 //

@@ -1,17 +1,23 @@
 package metal
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // KVLayer is one layer's paged key/value storage: NumBlocks blocks of
 // BlockSize token slots, each slot holding Dim() = KVHeads·HeadDim keys and as
-// many values, as float16 bits (attention widens them to float32 and
-// accumulates in float32, as llama.cpp's default f16 cache does): half the
-// memory and half the reads of float32 per cached token.
+// many values, as float16 bits (Type KVF16: attention widens them to float32
+// and accumulates in float32, as llama.cpp's default f16 cache does), half
+// the memory and half the reads of float32 per cached token; or as int8 in
+// groups of KVGroup with a float16 scale each (KVQ8), about a quarter.
 //
 // A block stores its KV heads one after another (as vLLM's
 // [blocks, heads, block size, head size]): element j of KV head h of slot
 // s = b·BlockSize + i is at b·BlockStride + (h·BlockSize + i)·HeadDim + j
-// (KVIndex). Attention reads one KV head of a block at a time, so it reads
+// (KVIndex). In a KVQ8 cache a head of a block is its BlockSize rows of
+// HeadDim int8 (RowElems uint16 elements each, Int8s), then the rows'
+// scales, HeadDim/KVGroup float16 a row (ScaleIndex). Attention reads one KV head of a block at a time, so it reads
 // one contiguous stretch (4 KiB at Qwen3's head size of 128 and 16-token
 // blocks) that hardware prefetchers follow, not HeadDim values out of
 // every Dim().
@@ -24,8 +30,32 @@ import "fmt"
 type KVLayer struct {
 	BlockSize, NumBlocks int
 	KVHeads, HeadDim     int
-	BlockStride          int      // elements from block b to block b+1; 0: BlockSize·Dim()
-	K, V                 []uint16 // float16, up to the last element of the last block
+	BlockStride          int      // elements from block b to block b+1; 0: KVHeads·HeadElems
+	Type                 KVType   // what the elements hold
+	K, V                 []uint16 // float16 or int8 pairs, up to the last element of the last block
+}
+
+// RowElems is the number of elements of one slot's keys of one KV head.
+func (l *KVLayer) RowElems() int { return l.Type.RowElems(l.HeadDim) }
+
+// HeadElems is the number of elements of one KV head of one block.
+func (l *KVLayer) HeadElems() int { return l.Type.HeadElems(l.BlockSize, l.HeadDim) }
+
+// ScaleIndex is, in a KVQ8 cache, the index in K and V of the first of
+// HeadDim/KVGroup float16 scales of slot s's keys (values) of KV head h.
+func (l *KVLayer) ScaleIndex(s int32, h int) int {
+	b, i := int(s)/l.BlockSize, int(s)%l.BlockSize
+	return l.BlockIndex(int32(b), h) + l.BlockSize*l.RowElems() + i*(l.HeadDim/KVGroup)
+}
+
+// Int8s views elements of a KVQ8 cache's K or V as the int8 they hold, two
+// to an element: Int8s(K[KVIndex(s, h):])[:HeadDim] are slot s's keys of
+// KV head h.
+func Int8s(u []uint16) []int8 {
+	if len(u) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int8)(unsafe.Pointer(&u[0])), 2*len(u))
 }
 
 // Dim is the width of one token's keys (and of its values).
@@ -34,17 +64,18 @@ func (l *KVLayer) Dim() int { return l.KVHeads * l.HeadDim }
 // KVIndex is the index in K and V of element 0 of KV head h of slot s.
 func (l *KVLayer) KVIndex(s int32, h int) int {
 	b, i := int(s)/l.BlockSize, int(s)%l.BlockSize
-	return l.BlockIndex(int32(b), h) + i*l.HeadDim
+	return l.BlockIndex(int32(b), h) + i*l.RowElems()
 }
 
 // BlockIndex is KVIndex of the first slot of block b: where KV head h of
 // the block starts, BlockSize·HeadDim contiguous elements.
 func (l *KVLayer) BlockIndex(b int32, h int) int {
+	he := l.HeadElems()
 	stride := l.BlockStride
 	if stride == 0 {
-		stride = l.BlockSize * l.Dim()
+		stride = l.KVHeads * he
 	}
-	return int(b)*stride + h*l.BlockSize*l.HeadDim
+	return int(b)*stride + h*he
 }
 
 // KVCache holds the paged key/value storage of every layer of a model. Block
@@ -55,21 +86,22 @@ type KVCache struct {
 	Layers               []KVLayer
 }
 
-// NewKVCache allocates a cache of numBlocks blocks of blockSize slots for
-// layers layers of kvHeads heads of headDim keys (and values) per token,
-// in ordinary Go memory.
-func NewKVCache(layers, numBlocks, blockSize, kvHeads, headDim int) *KVCache {
+// NewKVCache allocates a cache of type t of numBlocks blocks of blockSize
+// slots for layers layers of kvHeads heads of headDim keys (and values)
+// per token, in ordinary Go memory. It panics when t cannot hold the heads
+// (KVType.Check).
+func NewKVCache(t KVType, layers, numBlocks, blockSize, kvHeads, headDim int) *KVCache {
 	c := &KVCache{BlockSize: blockSize, NumBlocks: numBlocks, Layers: make([]KVLayer, layers)}
 	for i := range c.Layers {
-		c.Layers[i] = NewKVLayer(numBlocks, blockSize, kvHeads, headDim)
+		c.Layers[i] = NewKVLayer(t, numBlocks, blockSize, kvHeads, headDim)
 	}
 	return c
 }
 
-// KVCacheElems is the number of float16 elements of a NewKVCache of these
+// KVCacheElems is the number of uint16 elements of a NewKVCache of these
 // dimensions: every layer's keys and values.
-func KVCacheElems(layers, numBlocks, blockSize, kvHeads, headDim int) int {
-	return 2 * layers * numBlocks * blockSize * kvHeads * headDim
+func KVCacheElems(t KVType, layers, numBlocks, blockSize, kvHeads, headDim int) int {
+	return 2 * layers * numBlocks * kvHeads * t.HeadElems(blockSize, headDim)
 }
 
 // NewKVCacheIn is NewKVCache laid out in buf, zeroed memory of at least
@@ -83,8 +115,11 @@ func KVCacheElems(layers, numBlocks, blockSize, kvHeads, headDim int) int {
 // layer's blocks a whole block of all layers apart: on two Zen 5 cores a
 // decode step's attention took 1.00-1.05 of the time at a context of 256,
 // the same at 4096.)
-func NewKVCacheIn(buf []uint16, layers, numBlocks, blockSize, kvHeads, headDim int) *KVCache {
-	be := blockSize * kvHeads * headDim // one layer's keys (or values) of one block
+func NewKVCacheIn(buf []uint16, t KVType, layers, numBlocks, blockSize, kvHeads, headDim int) *KVCache {
+	if err := t.Check(headDim); err != nil {
+		panic(err)
+	}
+	be := kvHeads * t.HeadElems(blockSize, headDim) // one layer's keys (or values) of one block
 	stride := 2 * layers * be
 	if len(buf) < numBlocks*stride {
 		panic(fmt.Sprintf("metal: a KV cache of %d elements in a buffer of %d", numBlocks*stride, len(buf)))
@@ -93,16 +128,19 @@ func NewKVCacheIn(buf []uint16, layers, numBlocks, blockSize, kvHeads, headDim i
 	span := max(numBlocks-1, 0)*stride + be // from a layer's first block to the end of its last
 	for i := range c.Layers {
 		k, v := 2*i*be, (2*i+1)*be
-		c.Layers[i] = KVLayer{BlockSize: blockSize, NumBlocks: numBlocks, KVHeads: kvHeads, HeadDim: headDim, BlockStride: stride,
+		c.Layers[i] = KVLayer{BlockSize: blockSize, NumBlocks: numBlocks, KVHeads: kvHeads, HeadDim: headDim, BlockStride: stride, Type: t,
 			K: buf[k : k+span : k+span], V: buf[v : v+span : v+span]}
 	}
 	return c
 }
 
 // NewKVLayer allocates one layer of NewKVCache.
-func NewKVLayer(numBlocks, blockSize, kvHeads, headDim int) KVLayer {
-	n := numBlocks * blockSize * kvHeads * headDim
-	return KVLayer{BlockSize: blockSize, NumBlocks: numBlocks, KVHeads: kvHeads, HeadDim: headDim,
+func NewKVLayer(t KVType, numBlocks, blockSize, kvHeads, headDim int) KVLayer {
+	if err := t.Check(headDim); err != nil {
+		panic(err)
+	}
+	n := numBlocks * kvHeads * t.HeadElems(blockSize, headDim)
+	return KVLayer{BlockSize: blockSize, NumBlocks: numBlocks, KVHeads: kvHeads, HeadDim: headDim, Type: t,
 		K: make([]uint16, n), V: make([]uint16, n)}
 }
 
@@ -125,5 +163,6 @@ func (c *KVCache) BytesPerToken() int {
 	if len(c.Layers) == 0 {
 		return 0
 	}
-	return len(c.Layers) * 2 * 2 * c.Layers[0].Dim() // keys and values, float16
+	l := &c.Layers[0]
+	return len(c.Layers) * l.Type.TokenBytes(l.KVHeads, l.HeadDim)
 }

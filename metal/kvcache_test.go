@@ -10,14 +10,20 @@ import (
 // head, slot, dimension) as KVIndex addresses them, and each block is one
 // stretch of the buffer holding all its layers.
 func TestNewKVCacheIn(t *testing.T) {
-	for _, tc := range []struct{ layers, blocks, bs, kvHeads, hd, extra int }{
-		{1, 1, 1, 1, 1, 0},
-		{3, 5, 4, 2, 8, 0},
-		{2, 4, 4, 3, 16, 100}, // a buffer longer than needed
+	for _, tc := range []struct {
+		typ                                    KVType
+		layers, blocks, bs, kvHeads, hd, extra int
+	}{
+		{KVF16, 1, 1, 1, 1, 1, 0},
+		{KVF16, 3, 5, 4, 2, 8, 0},
+		{KVF16, 2, 4, 4, 3, 16, 100}, // a buffer longer than needed
+		{KVQ8, 1, 1, 1, 1, 32, 0},
+		{KVQ8, 3, 5, 4, 2, 64, 0},
+		{KVQ8, 2, 4, 16, 3, 128, 100},
 	} {
-		n := KVCacheElems(tc.layers, tc.blocks, tc.bs, tc.kvHeads, tc.hd)
+		n := KVCacheElems(tc.typ, tc.layers, tc.blocks, tc.bs, tc.kvHeads, tc.hd)
 		buf := make([]uint16, n+tc.extra)
-		c := NewKVCacheIn(buf, tc.layers, tc.blocks, tc.bs, tc.kvHeads, tc.hd)
+		c := NewKVCacheIn(buf, tc.typ, tc.layers, tc.blocks, tc.bs, tc.kvHeads, tc.hd)
 		if c.BlockSize != tc.bs || c.NumBlocks != tc.blocks || len(c.Layers) != tc.layers {
 			t.Fatalf("%+v: a cache of %d layers, %d blocks of %d", tc, len(c.Layers), c.NumBlocks, c.BlockSize)
 		}
@@ -25,15 +31,28 @@ func TestNewKVCacheIn(t *testing.T) {
 		seen := make([]int, len(buf))
 		for li := range c.Layers {
 			l := &c.Layers[li]
+			if l.Type != tc.typ {
+				t.Fatalf("%+v: layer %d of type %v", tc, li, l.Type)
+			}
 			for _, s := range [][]uint16{l.K, l.V} {
 				for slot := range tc.blocks * tc.bs {
 					for h := range tc.kvHeads {
-						for j := range tc.hd {
-							at := int((uintptr(unsafe.Pointer(&s[l.KVIndex(int32(slot), h)+j])) - uintptr(unsafe.Pointer(&buf[0]))) / 2)
+						// the slot's row, then for q8 its scales
+						elems := []int{}
+						for j := range l.RowElems() {
+							elems = append(elems, l.KVIndex(int32(slot), h)+j)
+						}
+						if tc.typ == KVQ8 {
+							for j := range tc.hd / KVGroup {
+								elems = append(elems, l.ScaleIndex(int32(slot), h)+j)
+							}
+						}
+						for _, e := range elems {
+							at := int((uintptr(unsafe.Pointer(&s[e])) - uintptr(unsafe.Pointer(&buf[0]))) / 2)
 							seen[at]++
 							if b := slot / tc.bs; at < b*blockElems || at >= (b+1)*blockElems {
-								t.Fatalf("%+v: layer %d slot %d head %d dim %d is element %d, outside block %d's [%d, %d)",
-									tc, li, slot, h, j, at, b, b*blockElems, (b+1)*blockElems)
+								t.Fatalf("%+v: layer %d slot %d head %d element %d is element %d, outside block %d's [%d, %d)",
+									tc, li, slot, h, e, at, b, b*blockElems, (b+1)*blockElems)
 							}
 						}
 					}
@@ -58,13 +77,13 @@ func TestNewKVCacheInShortBuffer(t *testing.T) {
 			t.Error("NewKVCacheIn took a buffer one element short")
 		}
 	}()
-	NewKVCacheIn(make([]uint16, KVCacheElems(2, 3, 4, 5, 6)-1), 2, 3, 4, 5, 6)
+	NewKVCacheIn(make([]uint16, KVCacheElems(KVF16, 2, 3, 4, 5, 6)-1), KVF16, 2, 3, 4, 5, 6)
 }
 
 // TestNewKVCacheLayout checks that NewKVCache's blocks are adjacent in each
 // layer's own keys and values.
 func TestNewKVCacheLayout(t *testing.T) {
-	c := NewKVCache(2, 3, 4, 5, 6)
+	c := NewKVCache(KVF16, 2, 3, 4, 5, 6)
 	for _, l := range c.Layers {
 		if len(l.K) != 3*4*5*6 || len(l.V) != len(l.K) {
 			t.Fatalf("a layer of %d keys and %d values, want %d each", len(l.K), len(l.V), 3*4*5*6)

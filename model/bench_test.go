@@ -101,7 +101,7 @@ func BenchmarkDecode0_6BQ4(b *testing.B) {
 	weightBytes := decodeWeightBytes(b, src)
 	probe := be.NewReadProbe(256 << 20)
 	best := probe.Best()
-	kv := m.NewKVCache(64, 16)
+	kv := m.NewKVCache(64, 16, metal.KVF16)
 	blocks, prompt := identityBlocks(64), benchPrompt(128)
 	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
 		b.Fatal(err)
@@ -147,7 +147,7 @@ func BenchmarkDecodeLong0_6BQ4(b *testing.B) {
 	const ctx, bs = 4096, 16
 	m, src, _, done := openBenchSource(b, metal.Q4, 0)
 	defer done()
-	kv := m.NewKVCache(ctx/bs+1, bs)
+	kv := m.NewKVCache(ctx/bs+1, bs, metal.KVF16)
 	fillKV(kv, rand.New(rand.NewPCG(4, 4096)))
 	blocks := identityBlocks(ctx/bs + 1)
 	cfg := src.Config
@@ -172,7 +172,7 @@ func BenchmarkDecodeLong0_6BQ4(b *testing.B) {
 func BenchmarkPrefill0_6BQ4(b *testing.B) {
 	m, _, be, done := openBenchSource(b, metal.Q4, 0)
 	defer done()
-	kv := m.NewKVCache(16, 16)
+	kv := m.NewKVCache(16, 16, metal.KVF16)
 	blocks, prompt := identityBlocks(16), benchPrompt(256)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -201,7 +201,7 @@ func layerWeights(c *model.Config) int {
 func BenchmarkVerifyRow0_6BQ4(b *testing.B) {
 	m, done := openBenchModel(b, metal.Q4, 0)
 	defer done()
-	kv := m.NewKVCache(32, 16)
+	kv := m.NewKVCache(32, 16, metal.KVF16)
 	blocks, prompt := identityBlocks(32), benchPrompt(256)
 	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
 		b.Fatal(err)
@@ -227,7 +227,7 @@ func BenchmarkVerifyRow0_6BQ4(b *testing.B) {
 func BenchmarkVerifyRatio0_6BQ4(b *testing.B) {
 	m, done := openBenchModel(b, metal.Q4, 0)
 	defer done()
-	kv := m.NewKVCache(32, 16)
+	kv := m.NewKVCache(32, 16, metal.KVF16)
 	blocks, prompt := identityBlocks(32), benchPrompt(256)
 	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
 		b.Fatal(err)

@@ -23,8 +23,9 @@ type Tensors interface {
 // decides which blocks each sequence uses.
 type Model interface {
 	Config() *Config
-	// NewKVCache allocates a paged cache sized for this model.
-	NewKVCache(numBlocks, blockSize int) *metal.KVCache
+	// NewKVCache allocates a paged cache of type t sized for this model. It
+	// panics when t cannot hold the model's heads (t.Check(HeadDim)).
+	NewKVCache(numBlocks, blockSize int, t metal.KVType) *metal.KVCache
 	// Forward evaluates one batch and returns the logits it asked for (see
 	// Batch). The returned slice is reused by the next call.
 	// Forward is not safe for concurrent use.

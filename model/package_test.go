@@ -31,7 +31,7 @@ func logitsOf(t *testing.T, dir string, be metal.Backend) ([]float32, int) {
 	for i := range prompt {
 		prompt[i] %= int32(m.Config().VocabSize)
 	}
-	kv := m.NewKVCache(4, 16)
+	kv := m.NewKVCache(4, 16, metal.KVF16)
 	l, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: []int32{0}, Logits: len(prompt)}}}, kv)
 	if err != nil {
 		t.Fatal(err)

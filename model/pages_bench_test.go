@@ -41,7 +41,7 @@ func BenchmarkHugePages0_6BQ4(b *testing.B) {
 			blocks := identityBlocks(c.ctx/bs + 1)
 			var caches [2]*metal.KVCache
 			for v, m := range models {
-				caches[v] = m.NewKVCache(len(blocks), bs)
+				caches[v] = m.NewKVCache(len(blocks), bs, metal.KVF16)
 			}
 			fillKV(caches[0], rand.New(rand.NewPCG(4, uint64(c.ctx))))
 			for l := range caches[0].Layers {

@@ -95,8 +95,9 @@ func randomModel(cfg *Config, d metal.DType, seed uint64, qkNorm bool) (memTenso
 }
 
 // refForward returns the logits (float64) at every position of tokens, run
-// from position 0 with a contiguous cache.
-func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32) [][]float64 {
+// from position 0 with a contiguous cache whose keys and values are
+// rounded as a cache of type kvType rounds them.
+func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType metal.KVType) [][]float64 {
 	h, hd, nh, nkv := cfg.HiddenSize, cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads
 	eps := cfg.RMSNormEps
 	n := len(tokens)
@@ -157,9 +158,23 @@ func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32) [][]floa
 			copy(x[hh*hd:(hh+1)*hd], rms(x[hh*hd:(hh+1)*hd], g))
 		}
 	}
-	// The KV cache stores float16 (metal.KVLayer): keys and values are
-	// rounded as the cache rounds them.
+	// The KV cache stores float16 or q8 (metal.KVLayer): keys and values
+	// are rounded as the cache rounds them (q8's groups of 32 lie within
+	// a head, as the model's heads are whole groups).
 	f16 := func(x []float64) []float64 {
+		if kvType == metal.KVQ8 {
+			x32 := make([]float32, len(x))
+			for i, v := range x {
+				x32[i] = float32(v)
+			}
+			q, sc := make([]int8, len(x)), make([]uint16, len(x)/metal.KVGroup)
+			metal.QuantizeKV(q, sc, x32)
+			metal.DequantizeKV(x32, q, sc)
+			for i, v := range x32 {
+				x[i] = float64(v)
+			}
+			return x
+		}
 		for i, v := range x {
 			x[i] = float64(metal.F16ToF32(metal.F32ToF16(float32(v))))
 		}

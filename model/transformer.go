@@ -111,13 +111,16 @@ func (m *transformer) matrices() []*metal.Tensor {
 
 func (m *transformer) Config() *Config { return m.cfg }
 
-func (m *transformer) NewKVCache(numBlocks, blockSize int) *metal.KVCache {
+func (m *transformer) NewKVCache(numBlocks, blockSize int, t metal.KVType) *metal.KVCache {
 	layers, kvHeads, hd := m.cfg.NumHiddenLayers, m.cfg.NumKeyValueHeads, m.cfg.HeadDim
-	if km, ok := m.be.(metal.KVMemory); ok {
-		buf := km.KVBuffer(metal.KVCacheElems(layers, numBlocks, blockSize, kvHeads, hd))
-		return metal.NewKVCacheIn(buf, layers, numBlocks, blockSize, kvHeads, hd)
+	if err := t.Check(hd); err != nil {
+		panic(err)
 	}
-	return metal.NewKVCache(layers, numBlocks, blockSize, kvHeads, hd)
+	if km, ok := m.be.(metal.KVMemory); ok {
+		buf := km.KVBuffer(metal.KVCacheElems(t, layers, numBlocks, blockSize, kvHeads, hd))
+		return metal.NewKVCacheIn(buf, t, layers, numBlocks, blockSize, kvHeads, hd)
+	}
+	return metal.NewKVCache(t, layers, numBlocks, blockSize, kvHeads, hd)
 }
 
 // Forward runs the batch through every layer. All rows are flattened into

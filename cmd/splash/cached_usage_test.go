@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -59,5 +60,63 @@ func TestCachedPromptTokensReported(t *testing.T) {
 	}
 	if len(reads) != 2 || reads[1] < 100 {
 		t.Fatalf("message_start cache_read_input_tokens: %v", reads)
+	}
+}
+
+// TestServeQ8KVCache: --kv-cache-type q8 serves through the real engine
+// (greedy answers repeat, a resent prompt is served from the prefix
+// cache), and the memory plan fits 1.88 times the tokens of a float16
+// cache into the same --kv-memory (1.0625 bytes a value against 2).
+func TestServeQ8KVCache(t *testing.T) {
+	dir := t.TempDir()
+	spec := testmodel.Tiny("qwen3")
+	spec.HeadDim = 32 // whole groups of 32
+	if err := testmodel.Write(dir, spec); err != nil {
+		t.Fatal(err)
+	}
+	blocks := map[string]int{}
+	for _, typ := range []string{"f16", "q8"} {
+		addr, _, logs, stop := startServeLogs(t, "--model", dir, "--kv-memory", "16M", "--kv-cache-type", typ)
+		plan := logs.String()
+		if !strings.Contains(plan, "("+typ+")") {
+			stop()
+			t.Fatalf("%s: the plan does not name the cache type:\n%s", typ, plan)
+		}
+		var n, bs int
+		for _, line := range strings.Split(plan, "\n") {
+			if strings.HasPrefix(line, "KV cache ") {
+				fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "KV cache")), "%d blocks × %d tokens", &n, &bs)
+			}
+		}
+		blocks[typ] = n
+		if typ == "f16" {
+			stop()
+			continue
+		}
+		oc := openai.NewClient(option.WithBaseURL("http://"+addr+"/v1/"), option.WithAPIKey("x"), option.WithMaxRetries(0))
+		system := strings.Repeat("You are a careful coding agent. ", 20)
+		var answers []string
+		var cached []int64
+		for range 2 {
+			res, err := oc.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+				Messages:  []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(system), openai.UserMessage("hello")},
+				MaxTokens: openai.Int(8), Temperature: openai.Float(0),
+			})
+			if err != nil {
+				stop()
+				t.Fatal(err)
+			}
+			answers = append(answers, res.Choices[0].Message.Content)
+			cached = append(cached, res.Usage.PromptTokensDetails.CachedTokens)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if answers[0] != answers[1] || cached[0] != 0 || cached[1] < 100 {
+			t.Fatalf("q8: answers %q, cached tokens %v", answers, cached)
+		}
+	}
+	if r := float64(blocks["q8"]) / float64(blocks["f16"]); blocks["f16"] == 0 || r < 1.85 || r > 1.9 {
+		t.Fatalf("KV blocks in 16 MiB: %v (q8/f16 %.3f, want 2/1.0625 = 1.88)", blocks, r)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/peterbourgon/ff/v4"
 
 	"github.com/splash-inference/splash/engine/sample"
+	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model"
 	"github.com/splash-inference/splash/tokenizer"
@@ -167,7 +168,7 @@ func (g *generation) run(ctx context.Context, prompt []int32) error {
 	for i := range blocks {
 		blocks[i] = int32(i)
 	}
-	kv := g.m.NewKVCache(len(blocks), blockSize)
+	kv := g.m.NewKVCache(len(blocks), blockSize, metal.KVF16)
 	entropy := rand.NewPCG(uint64(time.Now().UnixNano()), 0x5151)
 	sampler, err := sample.New(g.params, entropy)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/splash-inference/splash/metal"
 	"math"
 	"strings"
 	"testing"
@@ -57,7 +58,7 @@ func TestGenerateJSONLogprobs(t *testing.T) {
 	defer be.Close()
 	m, _ := src.Build(be)
 	ids := []int32{9707, 11, 1879, 0}
-	logits, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: ids, Blocks: []int32{0}, Logits: 4}}}, m.NewKVCache(1, 16))
+	logits, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: ids, Blocks: []int32{0}, Logits: 4}}}, m.NewKVCache(1, 16, metal.KVF16))
 	if err != nil {
 		t.Fatal(err)
 	}

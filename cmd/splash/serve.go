@@ -35,6 +35,7 @@ type serveFlags struct {
 	kvMemory       string
 	maxMemory      string
 	kvBlockSize    int
+	kvCacheType    string
 	maxBatchTokens int
 	maxRunning     int
 	maxWaiting     int
@@ -85,6 +86,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.StringVar(&f.maxMemory, 0, "max-memory", "", "memory budget for weights, KV cache and scratch, e.g. 28G (default: 60% of physical memory)")
 	fs.StringVar(&f.kvMemory, 0, "kv-memory", "", "cap on the KV cache within the budget, e.g. 512M (default: all that is left)")
 	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 16, "tokens per KV cache block")
+	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", "f16", "how the KV cache stores keys and values: f16, or q8 (int8 with a scale per 32, as llama.cpp's q8_0: about twice the tokens in the same memory; head sizes that are multiples of 32)")
 	fs.IntVar(&f.maxBatchTokens, 0, "max-batch-tokens", 512, "tokens evaluated per step (prefill chunks and decode rows)")
 	fs.IntVar(&f.maxRunning, 0, "max-running", 64, "sequences running at once")
 	fs.IntVar(&f.maxWaiting, 0, "max-waiting", 256, "requests queued beyond --max-running before new ones get 429")
@@ -119,6 +121,9 @@ func (f *serveFlags) validate() error {
 	case "q4", "q8", "bf16", "f32", "none":
 	default:
 		return fmt.Errorf("serve: --quant %q: want q4, q8, bf16, f32 or none", f.quant)
+	}
+	if _, err := metal.ParseKVType(f.kvCacheType); err != nil {
+		return fmt.Errorf("serve: --kv-cache-type %q: want f16 or q8", f.kvCacheType)
 	}
 	positive := []struct {
 		flag string
@@ -180,6 +185,7 @@ func parseSize(s string, binary bool) (int64, error) {
 
 // plan is the memory plan printed at start-up.
 type plan struct {
+	kvType        metal.KVType
 	weights       int64
 	packed        int64 // weight matrices the backend keeps a packed copy of
 	kvPerToken    int64
@@ -215,7 +221,18 @@ func makePlan(f *serveFlags, m *loadedModel, packed int64, scratch attnScratch) 
 		t, _ := m.tensors.Tensor(n)
 		p.weights += int64(len(t.Data))
 	}
-	p.kvPerToken = int64(m.cfg.NumHiddenLayers) * 2 * 2 * int64(m.cfg.KVDim()) // float16 keys and values
+	if p.kvType, err = metal.ParseKVType(f.kvCacheType); err != nil {
+		return p, fmt.Errorf("serve: --kv-cache-type: %w", err)
+	}
+	if err := p.kvType.Check(m.cfg.HeadDim); err != nil {
+		return p, fmt.Errorf("serve: --kv-cache-type %s: %w", p.kvType, err)
+	}
+	if m.draftCfg != nil && m.draft != nil && f.spec != "ngram" && f.spec != "off" {
+		if err := p.kvType.Check(m.draftCfg.HeadDim); err != nil {
+			return p, fmt.Errorf("serve: --kv-cache-type %s (draft model): %w", p.kvType, err)
+		}
+	}
+	p.kvPerToken = int64(m.cfg.NumHiddenLayers) * int64(p.kvType.TokenBytes(m.cfg.NumKeyValueHeads, m.cfg.HeadDim))
 	p.scratchPerRow = 4 * int64(4*m.cfg.HiddenSize+2*m.cfg.IntermediateSize+m.cfg.VocabSize)
 	p.attnScratch = scratch(p.context)
 	if f.maxMemory != "" {
@@ -253,7 +270,7 @@ func (p plan) table(f *serveFlags) string {
 	if p.packed > 0 {
 		fmt.Fprintf(w, "packed copies\t%s (q4 matrices in the kernels' layout)\n", mb(p.packed))
 	}
-	fmt.Fprintf(w, "KV per token\t%d B\n", p.kvPerToken)
+	fmt.Fprintf(w, "KV per token\t%d B (%s)\n", p.kvPerToken, p.kvType)
 	fmt.Fprintf(w, "context\t%d tokens\n", p.context)
 	fmt.Fprintf(w, "KV cache\t%d blocks × %d tokens = %s\n", p.blocks, p.blockSize, mb(int64(p.blocks*p.blockSize)*p.kvPerToken))
 	fmt.Fprintf(w, "scratch\t%s per token in a step (max %d per step)\n", mb(p.scratchPerRow), f.maxBatchTokens)
@@ -322,6 +339,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	}
 	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
 	eng, err := actors.New(actors.Config{Model: mdl, Draft: draft, Spec: f.spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
+		KVType: p.kvType,
 		Scheduler: engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens,
 			MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens},
 		Logger: slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))})

@@ -66,6 +66,7 @@ func TestServeRejectsBadFlagsBeforeLoading(t *testing.T) {
 		{[]string{"--threads", "-2"}, "--threads"},
 		{[]string{"--tool-parser", "mistral"}, "--tool-parser"},
 		{[]string{"--quant", "q2"}, "--quant"},
+		{[]string{"--kv-cache-type", "q4"}, "--kv-cache-type"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -43,6 +43,14 @@ func (s *syncBuffer) String() string {
 // address, its stdout and a stop function that waits for a clean exit.
 func startServe(t testing.TB, args ...string) (string, *syncBuffer, func() error) {
 	t.Helper()
+	addr, out, _, stop := startServeLogs(t, args...)
+	return addr, out, stop
+}
+
+// startServeLogs is startServe that also returns what the server writes to
+// standard error (the memory plan, warnings).
+func startServeLogs(t testing.TB, args ...string) (string, *syncBuffer, *syncBuffer, func() error) {
+	t.Helper()
 	flags := &serveFlags{}
 	// Checkpoints are served in place unless a test asks for --quant; a
 	// packed one would go to a temporary cache, never the user's.
@@ -57,7 +65,7 @@ func startServe(t testing.TB, args ...string) (string, *syncBuffer, func() error
 	go func() { done <- runServe(ctx, &stdio{in: strings.NewReader(""), out: out, err: errb}, flags, ready) }()
 	select {
 	case addr := <-ready:
-		return addr, out, func() error { cancel(); return <-done }
+		return addr, out, errb, func() error { cancel(); return <-done }
 	case err := <-done:
 		cancel()
 		t.Fatalf("serve exited: %v\n%s", err, errb.String())
@@ -66,7 +74,7 @@ func startServe(t testing.TB, args ...string) (string, *syncBuffer, func() error
 		t.Fatal("serve did not become ready")
 	}
 	cancel()
-	return "", nil, nil
+	return "", nil, nil, nil
 }
 
 func TestServeEndToEnd(t *testing.T) {
@@ -215,6 +223,7 @@ func TestServeRefusesImpossiblePlans(t *testing.T) {
 		{[]string{"--model", dir, "--kv-memory", "1K"}, "fewer than one"},
 		{[]string{"--model", dir, "--max-context", "1M"}, "exceeds the model's native context"},
 		{[]string{"--model", dir, "--kv-memory", "lots"}, "--kv-memory"},
+		{[]string{"--model", dir, "--kv-cache-type", "q8"}, "multiple of 32"}, // heads of 16
 		{[]string{"--model", dir, "--spec", "magic"}, "--spec"},
 		{[]string{"--model", t.TempDir()}, "neither a Splash package"},
 	} {

@@ -32,13 +32,17 @@ type draftSeq struct {
 	fed    []int32 // tokens whose keys and values are in the draft cache
 }
 
-// NewDraftModel wraps m with a cache of numBlocks blocks of blockSize tokens.
-func NewDraftModel(m model.Model, numBlocks, blockSize int) (*DraftModel, error) {
+// NewDraftModel wraps m with a cache of numBlocks blocks of blockSize tokens
+// of type t.
+func NewDraftModel(m model.Model, numBlocks, blockSize int, t metal.KVType) (*DraftModel, error) {
+	if err := t.Check(m.Config().HeadDim); err != nil {
+		return nil, fmt.Errorf("spec: draft cache: %w", err)
+	}
 	blocks, err := kvcache.New(kvcache.Config{NumBlocks: numBlocks, BlockSize: blockSize})
 	if err != nil {
 		return nil, fmt.Errorf("spec: draft cache: %w", err)
 	}
-	return &DraftModel{m: m, kv: m.NewKVCache(numBlocks, blockSize), blocks: blocks, seqs: make(map[uint64]*draftSeq)}, nil
+	return &DraftModel{m: m, kv: m.NewKVCache(numBlocks, blockSize, t), blocks: blocks, seqs: make(map[uint64]*draftSeq)}, nil
 }
 
 // Propose fills each want with up to K greedy draft tokens. A sequence whose

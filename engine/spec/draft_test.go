@@ -25,8 +25,8 @@ func newPagedFake(vocab int) *pagedFake {
 
 func (f *pagedFake) Config() *model.Config { return &f.cfg }
 
-func (f *pagedFake) NewKVCache(numBlocks, blockSize int) *metal.KVCache {
-	return metal.NewKVCache(1, numBlocks, blockSize, 1, 1)
+func (f *pagedFake) NewKVCache(numBlocks, blockSize int, t metal.KVType) *metal.KVCache {
+	return metal.NewKVCache(t, 1, numBlocks, blockSize, 1, 1)
 }
 
 func (f *pagedFake) Forward(b *model.Batch, kv *metal.KVCache) ([]float32, error) {
@@ -85,7 +85,7 @@ func greedyContinuation(tokens []int32, k, vocab int) []int32 {
 func TestDraftModelRollsBack(t *testing.T) {
 	const vocab, k = 11, 4
 	f := newPagedFake(vocab)
-	d, err := NewDraftModel(f, 32, 4)
+	d, err := NewDraftModel(f, 32, 4, metal.KVF16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestDraftModelRollsBack(t *testing.T) {
 
 func TestDraftModelOutOfBlocksProposesNothing(t *testing.T) {
 	f := newPagedFake(5)
-	d, err := NewDraftModel(f, 2, 4) // 8 tokens of cache
+	d, err := NewDraftModel(f, 2, 4, metal.KVF16) // 8 tokens of cache
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package spec
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/splash-inference/splash/metal"
+)
 
 func TestHybridChoosesSource(t *testing.T) {
 	repetitive := []int32{1, 2, 3, 1, 2, 3, 1, 2} // n-gram finds "3 1 2"
@@ -23,7 +27,7 @@ func TestHybridChoosesSource(t *testing.T) {
 			var d *DraftModel
 			if tc.withDraft {
 				var err error
-				if d, err = NewDraftModel(newPagedFake(11), 16, 4); err != nil {
+				if d, err = NewDraftModel(newPagedFake(11), 16, 4, metal.KVF16); err != nil {
 					t.Fatal(err)
 				}
 			}

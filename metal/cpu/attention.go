@@ -7,8 +7,10 @@ import (
 	"github.com/splash-inference/splash/metal"
 )
 
-// WriteKV stores keys and values as float16, rounded to nearest even, each
-// KV head where the layout puts it (metal.KVLayer).
+// WriteKV stores keys and values as float16, rounded to nearest even, or
+// for a KVQ8 cache as int8 with a float16 scale per group of 32
+// (metal.QuantizeKV), each KV head where the layout puts it
+// (metal.KVLayer).
 //
 // A decode step's slots are cold: the whole model's weights stream through
 // the caches between one step's writes and the next, and each slot's KV
@@ -18,12 +20,12 @@ import (
 // rounds of two binaries: 16 rows 685-765 → 481-505 µs a pass over 28
 // layers, one row 35-60 → 29-32 µs).
 func (b *Backend) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
-	d, hd := kv.Dim(), kv.HeadDim
+	d, hd, row := kv.Dim(), kv.HeadDim, kv.RowElems()
 	ask := func(s int32) {
 		for h := range kv.KVHeads {
 			o := kv.KVIndex(s, h)
-			prefetch(&kv.K[o], 2*hd)
-			prefetch(&kv.V[o], 2*hd)
+			prefetch(&kv.K[o], 2*row)
+			prefetch(&kv.V[o], 2*row)
 		}
 	}
 	for _, s := range slots[:min(len(slots), writeKVLead)] {
@@ -35,6 +37,12 @@ func (b *Backend) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
 		}
 		for h := range kv.KVHeads {
 			o, x := kv.KVIndex(s, h), i*d+h*hd
+			if kv.Type == metal.KVQ8 {
+				sc, ns := kv.ScaleIndex(s, h), hd/metal.KVGroup
+				metal.QuantizeKV(metal.Int8s(kv.K[o:o+row]), kv.K[sc:sc+ns], k[x:x+hd])
+				metal.QuantizeKV(metal.Int8s(kv.V[o:o+row]), kv.V[sc:sc+ns], v[x:x+hd])
+				continue
+			}
 			b.f.toF16(kv.K[o:o+hd], k[x:x+hd])
 			b.f.toF16(kv.V[o:o+hd], v[x:x+hd])
 		}
@@ -224,11 +232,9 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 		for p := p0; p < cend; {
 			j := p / bs
 			e := min((j+1)*bs, cend)
-			f.widen(w[(p-p0)*hd:(e-p0)*hd], hd, src[t.kv.BlockIndex(blocks[j], kh)+(p%bs)*hd:], hd)
+			t.widenRows(w[(p-p0)*hd:(e-p0)*hd], src, blocks[j], kh, p%bs)
 			if np := nc + p - c; np < min(nc+chunk, nmax) {
-				i, n := t.kv.BlockIndex(blocks[np/bs], nkh)+(np%bs)*hd, (min(np+e-p, nmax)-np)*hd
-				_ = src[i+n-1]
-				prefetch(&src[i], 2*n)
+				t.prefetchRows(src, blocks[np/bs], nkh, np%bs, min(np+e-p, nmax)-np)
 			}
 			p = e
 		}
@@ -264,9 +270,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 			return
 		}
 		for j, p := c/bs, c; p < min(c+chunk, nmax); j, p = j+1, p+bs {
-			i, n := t.kv.BlockIndex(blocks[j], kh), (min(p+bs, nmax)-p)*hd
-			_ = src[i+n-1]
-			prefetch(&src[i], 2*n)
+			t.prefetchRows(src, blocks[j], kh, 0, min(p+bs, nmax)-p)
 		}
 	}
 	// each hands each chunk of each KV head of src (K or V) to the
@@ -350,7 +354,11 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// walked in the same order as when widening, one block of one KV head (a
 	// stretch) at a time, and each kernel call prefetches, paced with its
 	// reads, the stretch that comes next.
-	if r1-r0 == 1 && group%2 == 0 && f.scoresHalf2 != nil {
+	//
+	// A q8 cache is read the same way, by the set's q8 pair kernels, where
+	// it has them.
+	f16 := t.kv.Type == metal.KVF16
+	if inPlace := (f16 && f.scoresHalf2 != nil) || (!f16 && f.scoresQ8Pair != nil); r1-r0 == 1 && group%2 == 0 && inPlace {
 		r, n := r0, size(r0)
 		tmp := widened[:8*hd]
 		// stretch is a stretch's chunk, KV head and first position; step
@@ -397,12 +405,28 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 		}
 		firstV := t.kv.V[t.kv.BlockIndex(blocks[0], kh0):]
 		fetch(t.kv.K, 0, kh0)
+		if f16 {
+			walkHalf(t.kv.K, firstV, func(k []uint16, p, e, h int, next []uint16) {
+				f.scoresHalf2(scores(r, h)[p:e], scores(r, h+1)[p:e], q(r, h), q(r, h+1), k, hd, t.scale, tmp, next)
+			})
+			softmax(r)
+			walkHalf(t.kv.V, firstV, func(v []uint16, p, e, h int, next []uint16) {
+				f.weightedSum2Half(out(r, h), out(r, h+1), v, hd, scores(r, h)[p:e], scores(r, h+1)[p:e], tmp, next)
+			})
+			return
+		}
+		// A q8 stretch is its rows, then their scales (metal.KVLayer); the
+		// kernels prefetch the next stretch's rows, and its scales are
+		// asked for here.
+		rows := bs * t.kv.RowElems()
 		walkHalf(t.kv.K, firstV, func(k []uint16, p, e, h int, next []uint16) {
-			f.scoresHalf2(scores(r, h)[p:e], scores(r, h+1)[p:e], q(r, h), q(r, h+1), k, hd, t.scale, tmp, next)
+			prefetch(&next[rows], 2*(len(k[rows:t.kv.HeadElems()])))
+			f.scoresQ8Pair(scores(r, h)[p:e], scores(r, h+1)[p:e], q(r, h), q(r, h+1), metal.Int8s(k[:rows]), k[rows:], t.scale, tmp, metal.Int8s(next))
 		})
 		softmax(r)
 		walkHalf(t.kv.V, firstV, func(v []uint16, p, e, h int, next []uint16) {
-			f.weightedSum2Half(out(r, h), out(r, h+1), v, hd, scores(r, h)[p:e], scores(r, h+1)[p:e], tmp, next)
+			prefetch(&next[rows], 2*(len(v[rows:t.kv.HeadElems()])))
+			f.weightedSumQ8Pair(out(r, h), out(r, h+1), metal.Int8s(v[:rows]), v[rows:], scores(r, h)[p:e], scores(r, h+1)[p:e], tmp, metal.Int8s(next))
 		})
 		return
 	}
@@ -410,10 +434,10 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// A run of several tokens reads whole groups of positions in place
 	// where the set can (see each).
 	var scoresHalf, sumsHalf func(tab []halfGroup)
-	if f.scoresHeadsHalf != nil {
+	if f.scoresHeadsHalf != nil && f16 {
 		scoresHalf = func(tab []halfGroup) { f.scoresHeadsHalf(hl.out, hl.in, tab, hd, t.scale) }
 	}
-	if f.weightedSumHeadsHalf != nil {
+	if f.weightedSumHeadsHalf != nil && f16 {
 		sumsHalf = func(tab []halfGroup) { f.weightedSumHeadsHalf(hl.out, hl.in, tab, hd) }
 	}
 	fetch(t.kv.K, 0, kh0)
@@ -433,4 +457,36 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 			hl.in = append(hl.in, scores(r, h)[c:end])
 		}
 	}, func(v []float32) { f.weightedSumHeads(hl.out, hl.in, v, hd) }, sumsHalf)
+}
+
+// widenRows widens len(dst)/HeadDim consecutive positions of KV head kh of
+// block blk of src (the layer's K or V), from position i0 of the block,
+// into dst: float16 or q8 values, exactly, as float32.
+func (t *attentionTask) widenRows(dst []float32, src []uint16, blk int32, kh, i0 int) {
+	kv, hd := t.kv, t.hd
+	base := kv.BlockIndex(blk, kh)
+	if kv.Type != metal.KVQ8 {
+		t.b.f.widen(dst, hd, src[base+i0*hd:], hd)
+		return
+	}
+	n, row, ns := len(dst)/hd, kv.RowElems(), hd/metal.KVGroup
+	sc := base + kv.BlockSize*row + i0*ns
+	t.b.f.dequantKV(dst, metal.Int8s(src[base+i0*row:base+(i0+n)*row]), src[sc:sc+n*ns])
+}
+
+// prefetchRows asks for n consecutive positions of KV head kh of block blk
+// of src from position i0 of the block: their rows, and a q8 cache's
+// scales.
+func (t *attentionTask) prefetchRows(src []uint16, blk int32, kh, i0, n int) {
+	kv := t.kv
+	base, row := kv.BlockIndex(blk, kh), kv.RowElems()
+	i, e := base+i0*row, base+(i0+n)*row
+	_ = src[e-1]
+	prefetch(&src[i], 2*(e-i))
+	if kv.Type == metal.KVQ8 {
+		ns := t.hd / metal.KVGroup
+		i, e = base+kv.BlockSize*row+i0*ns, base+kv.BlockSize*row+(i0+n)*ns
+		_ = src[e-1]
+		prefetch(&src[i], 2*(e-i))
+	}
 }

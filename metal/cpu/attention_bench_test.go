@@ -15,12 +15,20 @@ import (
 // run of a prefill chunk); or of a batch of decode rows, seqs sequences
 // of one token each, every one at that context in blocks of its own. The
 // layers' caches together exceed the last-level cache, as in a real step;
-// KVGB/s is the cached keys and values read per second.
+// KVGB/s is the cached keys and values read per second (their bytes in a
+// float16 cache, whatever the type, so that the types compare as speeds).
+// Cases named q8 read a KVQ8 cache.
 func BenchmarkAttention(b *testing.B) {
 	const layers, heads, kvHeads, hd, bs = 28, 16, 8, 128, 16
-	cases := []struct{ seqs, tokens, ctx int }{
-		{1, 1, 256}, {1, 1, 1024}, {1, 1, 4096}, {1, 5, 256}, {1, 5, 1024}, {1, 16, 1024},
-		{16, 1, 128}, {16, 1, 512}, {4, 1, 1024},
+	cases := []struct {
+		typ               metal.KVType
+		seqs, tokens, ctx int
+	}{
+		{metal.KVF16, 1, 1, 256}, {metal.KVF16, 1, 1, 1024}, {metal.KVF16, 1, 1, 4096}, {metal.KVF16, 1, 5, 256},
+		{metal.KVF16, 1, 5, 1024}, {metal.KVF16, 1, 16, 1024},
+		{metal.KVF16, 16, 1, 128}, {metal.KVF16, 16, 1, 512}, {metal.KVF16, 4, 1, 1024},
+		{metal.KVQ8, 1, 1, 256}, {metal.KVQ8, 1, 1, 4096}, {metal.KVQ8, 1, 5, 256}, {metal.KVQ8, 1, 16, 1024},
+		{metal.KVQ8, 16, 1, 512},
 	}
 	for _, c := range cases {
 		seqs, tokens, ctx := c.seqs, c.tokens, c.ctx
@@ -28,12 +36,15 @@ func BenchmarkAttention(b *testing.B) {
 		if seqs > 1 {
 			name = fmt.Sprintf("seqs=%d/", seqs) + name
 		}
+		if c.typ != metal.KVF16 {
+			name = c.typ.String() + "/" + name
+		}
 		b.Run(name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(12, 12))
 			be := New(0)
 			defer be.Close()
 			nb := ctx / bs
-			cache := randKVCache(be, rng, layers, seqs*nb, bs, kvHeads, hd)
+			cache := randKVCache(be, rng, c.typ, layers, seqs*nb, bs, kvHeads, hd)
 			rows := make([]metal.AttnRow, 0, seqs*tokens)
 			for s := range seqs {
 				table := make([]int32, nb)
@@ -70,7 +81,7 @@ func BenchmarkWriteKV(b *testing.B) {
 			be := New(0)
 			defer be.Close()
 			const perSeq = 256 // positions of each row's sequence
-			cache := randKVCache(be, rng, layers, rows*perSeq/bs, bs, kvHeads, hd)
+			cache := randKVCache(be, rng, metal.KVF16, layers, rows*perSeq/bs, bs, kvHeads, hd)
 			k, v := randVec(rng, rows*kvHeads*hd), randVec(rng, rows*kvHeads*hd)
 			slots := make([]int32, rows)
 			probe := be.NewReadProbe(64 << 20)
@@ -93,9 +104,10 @@ func BenchmarkWriteKV(b *testing.B) {
 
 // randKVCache is a cache of these dimensions holding random keys and
 // values, in be's memory and laid out as models lay it out (KVBuffer,
-// metal.NewKVCacheIn).
-func randKVCache(be *Backend, rng *rand.Rand, layers, blocks, bs, kvHeads, hd int) *metal.KVCache {
-	buf := be.KVBuffer(metal.KVCacheElems(layers, blocks, bs, kvHeads, hd))
+// metal.NewKVCacheIn). Every element is a random float16 (a q8 cache's
+// int8 pairs too: any bits are values, and its scales are finite).
+func randKVCache(be *Backend, rng *rand.Rand, typ metal.KVType, layers, blocks, bs, kvHeads, hd int) *metal.KVCache {
+	buf := be.KVBuffer(metal.KVCacheElems(typ, layers, blocks, bs, kvHeads, hd))
 	copy(buf, randF16(rng, len(buf)))
-	return metal.NewKVCacheIn(buf, layers, blocks, bs, kvHeads, hd)
+	return metal.NewKVCacheIn(buf, typ, layers, blocks, bs, kvHeads, hd)
 }

@@ -18,15 +18,31 @@ func identityTable(n int) []int32 {
 	return t
 }
 
+// randKVLayer is a layer of type typ holding random keys and values in
+// every slot, stored by WriteKV.
+func randKVLayer(rng *rand.Rand, typ metal.KVType, nb, bs, kvHeads, hd int) *metal.KVLayer {
+	l := metal.NewKVLayer(typ, nb, bs, kvHeads, hd)
+	n := nb * bs * kvHeads * hd
+	be := NewWithOptions(Options{Threads: 1, Portable: true})
+	defer be.Close()
+	be.WriteKV(&l, randVec(rng, n), randVec(rng, n), identityTable(nb*bs))
+	return &l
+}
+
 func TestAttentionDoesNotAllocate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 13))
 	be := New(2)
 	defer be.Close()
 	// Small heads (widened chunks), and a verify row of Qwen3's shape
 	// (keys and values read in place, and one token alone).
-	for _, tc := range []struct{ heads, kvHeads, hd, bs, nb, tokens int }{{4, 2, 16, 4, 8, 2}, {16, 8, 128, 16, 20, 5}, {16, 8, 128, 16, 20, 1}} {
-		kv := &metal.KVLayer{BlockSize: tc.bs, NumBlocks: tc.nb, KVHeads: tc.kvHeads, HeadDim: tc.hd,
-			K: randF16(rng, tc.nb*tc.bs*tc.kvHeads*tc.hd), V: randF16(rng, tc.nb*tc.bs*tc.kvHeads*tc.hd)}
+	for _, tc := range []struct {
+		typ                                metal.KVType
+		heads, kvHeads, hd, bs, nb, tokens int
+	}{
+		{metal.KVF16, 4, 2, 16, 4, 8, 2}, {metal.KVF16, 16, 8, 128, 16, 20, 5}, {metal.KVF16, 16, 8, 128, 16, 20, 1},
+		{metal.KVQ8, 16, 8, 128, 16, 20, 5}, {metal.KVQ8, 16, 8, 128, 16, 20, 1},
+	} {
+		kv := randKVLayer(rng, tc.typ, tc.nb, tc.bs, tc.kvHeads, tc.hd)
 		var rows []metal.AttnRow
 		for i := range tc.tokens {
 			rows = append(rows, metal.AttnRow{Pos: int32(tc.nb*tc.bs - tc.tokens - 3 + i), Blocks: identityTable(tc.nb)})
@@ -48,16 +64,19 @@ func TestAttentionDoesNotAllocate(t *testing.T) {
 func TestAttentionRunsMatchSingleTokens(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 14))
 	for _, tc := range []struct {
+		typ                        metal.KVType
 		heads, kvHeads, hd, bs, nb int
 		runs                       [][2]int // first position, tokens
 	}{
-		{4, 2, 32, 4, 16, [][2]int{{29 - attnRunTokens - 3, attnRunTokens + 3}}},
-		{4, 2, 32, 16, 24, [][2]int{{3, 5}, {120, 12}, {127, 2}, {250, 5}, {300, 16}, {361, 6}}},
-		{16, 8, 128, 16, 20, [][2]int{{251, 5}, {126, 4}, {60, 3}, {300, 2}}},
-		{6, 2, 64, 32, 12, [][2]int{{200, 3}, {255, 4}, {5, 7}}},
+		{metal.KVF16, 4, 2, 32, 4, 16, [][2]int{{29 - attnRunTokens - 3, attnRunTokens + 3}}},
+		{metal.KVF16, 4, 2, 32, 16, 24, [][2]int{{3, 5}, {120, 12}, {127, 2}, {250, 5}, {300, 16}, {361, 6}}},
+		{metal.KVF16, 16, 8, 128, 16, 20, [][2]int{{251, 5}, {126, 4}, {60, 3}, {300, 2}}},
+		{metal.KVF16, 6, 2, 64, 32, 12, [][2]int{{200, 3}, {255, 4}, {5, 7}}},
+		{metal.KVQ8, 4, 2, 32, 16, 24, [][2]int{{3, 5}, {120, 12}, {127, 2}, {250, 5}, {300, 16}, {361, 6}}},
+		{metal.KVQ8, 16, 8, 128, 16, 20, [][2]int{{251, 5}, {126, 4}, {60, 3}, {300, 2}}},
+		{metal.KVQ8, 6, 2, 64, 32, 12, [][2]int{{200, 3}, {255, 4}, {5, 7}}},
 	} {
-		kv := &metal.KVLayer{BlockSize: tc.bs, NumBlocks: tc.nb, KVHeads: tc.kvHeads, HeadDim: tc.hd,
-			K: randF16(rng, tc.nb*tc.bs*tc.kvHeads*tc.hd), V: randF16(rng, tc.nb*tc.bs*tc.kvHeads*tc.hd)}
+		kv := randKVLayer(rng, tc.typ, tc.nb, tc.bs, tc.kvHeads, tc.hd)
 		perm := rng.Perm(tc.nb)
 		seqA, seqB := make([]int32, tc.nb), make([]int32, tc.nb)
 		for i := range seqA {
@@ -114,10 +133,13 @@ func TestAttentionRunsMatchSingleTokens(t *testing.T) {
 // decode rows and for runs read in place or widened.
 func TestAttentionInterleavedCache(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 15))
-	for _, tc := range []struct{ heads, kvHeads, hd, bs, nb int }{{16, 8, 128, 16, 12}, {4, 2, 32, 4, 16}} {
+	for _, tc := range []struct {
+		typ                        metal.KVType
+		heads, kvHeads, hd, bs, nb int
+	}{{metal.KVF16, 16, 8, 128, 16, 12}, {metal.KVF16, 4, 2, 32, 4, 16}, {metal.KVQ8, 16, 8, 128, 16, 12}, {metal.KVQ8, 4, 2, 32, 4, 16}} {
 		const layers, layer = 3, 1
-		own := metal.NewKVLayer(tc.nb, tc.bs, tc.kvHeads, tc.hd)
-		shared := metal.NewKVCacheIn(make([]uint16, metal.KVCacheElems(layers, tc.nb, tc.bs, tc.kvHeads, tc.hd)), layers, tc.nb, tc.bs, tc.kvHeads, tc.hd)
+		own := metal.NewKVLayer(tc.typ, tc.nb, tc.bs, tc.kvHeads, tc.hd)
+		shared := metal.NewKVCacheIn(make([]uint16, metal.KVCacheElems(tc.typ, layers, tc.nb, tc.bs, tc.kvHeads, tc.hd)), tc.typ, layers, tc.nb, tc.bs, tc.kvHeads, tc.hd)
 		inter := &shared.Layers[layer]
 		slots := make([]int32, tc.nb*tc.bs)
 		for i := range slots {
@@ -160,7 +182,7 @@ func TestAttentionInterleavedCache(t *testing.T) {
 				for slot := range slots {
 					for h := range tc.kvHeads {
 						i := shared.Layers[l].KVIndex(int32(slot), h)
-						if slices.ContainsFunc(s[i:i+tc.hd], func(x uint16) bool { return x != 0 }) {
+						if slices.ContainsFunc(s[i:i+shared.Layers[l].RowElems()], func(x uint16) bool { return x != 0 }) {
 							t.Fatalf("%+v: writing layer %d changed layer %d", tc, layer, l)
 						}
 					}

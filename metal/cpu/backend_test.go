@@ -176,15 +176,19 @@ func TestElementwise(t *testing.T) {
 // table with a float64 computation over contiguous keys and values.
 func TestAttentionPaged(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
-	for _, tc := range []struct{ heads, kvHeads, hd, bs, n int }{
-		{4, 2, 16, 4, 13}, {2, 2, 8, 16, 40}, {8, 1, 32, 5, 23},
+	for _, tc := range []struct {
+		typ                       metal.KVType
+		heads, kvHeads, hd, bs, n int
+	}{
+		{metal.KVF16, 4, 2, 16, 4, 13}, {metal.KVF16, 2, 2, 8, 16, 40}, {metal.KVF16, 8, 1, 32, 5, 23},
 		// several chunks of attnChunk positions, the last one partial
-		{4, 2, 16, 16, 150}, {2, 1, 8, 5, 131}, {4, 4, 16, 32, 200},
+		{metal.KVF16, 4, 2, 16, 16, 150}, {metal.KVF16, 2, 1, 8, 5, 131}, {metal.KVF16, 4, 4, 16, 32, 200},
+		{metal.KVQ8, 8, 1, 32, 5, 23}, {metal.KVQ8, 4, 2, 64, 16, 150}, {metal.KVQ8, 16, 8, 128, 16, 200},
 	} {
 		be := New(2)
 		dim := tc.kvHeads * tc.hd
 		nb := (tc.n+tc.bs-1)/tc.bs + 3
-		layer := metal.NewKVLayer(nb, tc.bs, tc.kvHeads, tc.hd)
+		layer := metal.NewKVLayer(tc.typ, nb, tc.bs, tc.kvHeads, tc.hd)
 		kv := &layer
 		perm := rng.Perm(nb)
 		table := make([]int32, (tc.n+tc.bs-1)/tc.bs)
@@ -192,11 +196,20 @@ func TestAttentionPaged(t *testing.T) {
 			table[i] = int32(perm[i])
 		}
 		keys, vals := randVec(rng, tc.n*dim), randVec(rng, tc.n*dim)
-		// The cache keeps float16: the reference computes with the values
-		// WriteKV stores.
+		// The cache keeps float16 or q8: the reference computes with the
+		// values WriteKV stores.
 		for i := range keys {
-			keys[i] = metal.F16ToF32(metal.F32ToF16(keys[i]))
-			vals[i] = metal.F16ToF32(metal.F32ToF16(vals[i]))
+			if tc.typ == metal.KVF16 {
+				keys[i] = metal.F16ToF32(metal.F32ToF16(keys[i]))
+				vals[i] = metal.F16ToF32(metal.F32ToF16(vals[i]))
+			}
+		}
+		if tc.typ == metal.KVQ8 {
+			for _, x := range [][]float32{keys, vals} {
+				q, sc := make([]int8, len(x)), make([]uint16, len(x)/metal.KVGroup)
+				metal.QuantizeKV(q, sc, x)
+				metal.DequantizeKV(x, q, sc)
+			}
 		}
 		slots := make([]int32, tc.n)
 		for p := range slots {

@@ -87,6 +87,7 @@ func availableFused() []fusedKernels {
 	avx512.name = "avx512"
 	avx512.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksAVX512, x, m) }
 	avx512.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksAVX512, gate, up) }
+	avx512.dequantKV = func(dst []float32, q []int8, scales []uint16) { dequantKVSlices(dequantKVAVX512, dst, q, scales) }
 	avx512.widen = func(dst []float32, width int, src []uint16, stride int) {
 		if width%16 != 0 {
 			avx2.widen(dst, width, src, stride)
@@ -119,6 +120,13 @@ func availableFused() []fusedKernels {
 	quads := avx512
 	avx512.scoresHeads = func(out, q [][]float32, k []float32, stride int, scale float32) {
 		scoresHeadsAVX512(quads, out, q, k, stride, scale)
+	}
+	q8 := avx512
+	avx512.scoresQ8Pair = func(out0, out1, q0, q1 []float32, k []int8, sc []uint16, scale float32, tmp []float32, next []int8) {
+		scoresPairQ8(q8, out0, out1, q0, q1, k, sc, scale, tmp, next)
+	}
+	avx512.weightedSumQ8Pair = func(o0, o1 []float32, v []int8, sc []uint16, w0, w1 []float32, tmp []float32, next []int8) {
+		weightedSumPairQ8(q8, o0, o1, v, sc, w0, w1, tmp, next)
 	}
 	avx512.scoresHeadsHalf = scoresHeadsHalfAVX512
 	avx512.weightedSumHeadsHalf = func(o, w [][]float32, tab []halfGroup, hd int) {
@@ -248,6 +256,7 @@ func scoresHeadsHalfAVX512(out, q [][]float32, tab []halfGroup, hd int, scale fl
 // fusedAVX2 is the AVX2 set.
 func fusedAVX2() fusedKernels {
 	f := fusedKernels{name: "avx2", max: maxAVX2}
+	f.dequantKV = func(dst []float32, q []int8, scales []uint16) { dequantKVSlices(dequantKVAVX2, dst, q, scales) }
 	f.scale = func(x []float32, c float32) { scaleSlices(scaleAVX2, x, c) }
 	f.normScale = func(o, x, w []float32, c float32) { normScaleSlices(normScaleAVX2, o, x, w, c) }
 	f.rotate = func(lo, hi, c, s []float32) { rotateSlices(rotateAVX2, lo, hi, c, s) }

@@ -21,6 +21,10 @@ type fusedKernels struct {
 	// cached keys or values of one KV head, converted once into the
 	// worker's scratch for all the query heads and tokens that read it.
 	widen func(dst []float32, width int, src []uint16, stride int)
+	// dequantKV sets dst to the int8 values q (a q8 cache's rows) times
+	// their groups' float16 scales (metal.DequantizeKV, exact): the q8
+	// cache's widen, for whole groups of metal.KVGroup.
+	dequantKV func(dst []float32, q []int8, scales []uint16)
 	// scores sets out[p] = q·k[p·stride:][:len(q)]·scale for each p, in
 	// scoresRef's order (dot's, with fused multiply-adds): one query head
 	// against len(out) keys stride floats apart.
@@ -59,6 +63,15 @@ type fusedKernels struct {
 	// the portable set, which widens first.
 	scoresHalf2      func(out0, out1, q0, q1 []float32, k []uint16, stride int, scale float32, tmp []float32, next []uint16)
 	weightedSum2Half func(o0, o1 []float32, v []uint16, stride int, w0, w1 []float32, tmp []float32, next []uint16)
+	// scoresQ8Pair and weightedSumQ8Pair are scoresHalf2 and
+	// weightedSum2Half over a q8 cache's stretch: int8 rows of len(q0)
+	// (len(o0)) values, contiguous from k (v), each row's float16 scales
+	// contiguous from sc; each value is widened exactly as dequantKV
+	// widens it, so the results are those of scores2 and weightedSum2 on
+	// the widened rows. tmp and next as there (next: int8 rows). nil where
+	// the set has none (a decode step then widens its chunks).
+	scoresQ8Pair      func(out0, out1, q0, q1 []float32, k []int8, sc []uint16, scale float32, tmp []float32, next []int8)
+	weightedSumQ8Pair func(o0, o1 []float32, v []int8, sc []uint16, w0, w1 []float32, tmp []float32, next []int8)
 	// scoresHeadsHalf and weightedSumHeadsHalf are scoresHeads and
 	// weightedSumHeads with the keys or values read in place as float16,
 	// a group of eight positions at a time from tab (each group hd
@@ -100,7 +113,7 @@ type halfGroup struct {
 }
 
 func portableFused() fusedKernels {
-	return fusedKernels{name: "portable", expShift: expShift, siluMul: siluMul, widen: widenRef, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref,
+	return fusedKernels{name: "portable", expShift: expShift, siluMul: siluMul, widen: widenRef, dequantKV: metal.DequantizeKV, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref,
 		scale: scaleRef, normScale: normScaleRef, rotate: rotateRef, add: addRef, sumSquares: sumSquaresRef}.withSinglePairs()
 }
 

@@ -1,0 +1,131 @@
+package metal
+
+import (
+	"fmt"
+	"math"
+)
+
+// KVType is how a KV cache stores keys and values.
+type KVType uint8
+
+const (
+	// KVF16 stores each key and value as float16 (rounded to nearest
+	// even), as llama.cpp's default cache does.
+	KVF16 KVType = iota
+	// KVQ8 stores each group of KVGroup keys (or values) of one head as
+	// int8 with one float16 scale, as llama.cpp's q8_0 cache does: 1.0625
+	// bytes a value rather than 2, so long contexts read about half the
+	// bytes and twice the tokens fit in the same memory, at a rounding
+	// error of at most half a step of max|x|/127 per group (QuantizeKV).
+	KVQ8
+)
+
+// KVGroup is the number of consecutive values of one head that share a
+// scale in a KVQ8 cache; a KVQ8 cache needs head sizes that are multiples
+// of it.
+const KVGroup = 32
+
+var kvTypeNames = [...]string{KVF16: "f16", KVQ8: "q8"}
+
+func (t KVType) String() string {
+	if int(t) < len(kvTypeNames) {
+		return kvTypeNames[t]
+	}
+	return fmt.Sprintf("KVType(%d)", t)
+}
+
+// ParseKVType reads a KV cache type by name ("f16", "q8"; "q8_0" as
+// llama.cpp spells it).
+func ParseKVType(s string) (KVType, error) {
+	switch s {
+	case "f16":
+		return KVF16, nil
+	case "q8", "q8_0":
+		return KVQ8, nil
+	}
+	return 0, fmt.Errorf("metal: unknown KV cache type %q (want f16 or q8)", s)
+}
+
+// Check reports whether a cache of this type can hold heads of headDim.
+func (t KVType) Check(headDim int) error {
+	switch t {
+	case KVF16:
+		return nil
+	case KVQ8:
+		if headDim%KVGroup != 0 {
+			return fmt.Errorf("metal: a q8 KV cache needs a head size that is a multiple of %d, not %d", KVGroup, headDim)
+		}
+		return nil
+	}
+	return fmt.Errorf("metal: unknown KV cache type %d", t)
+}
+
+// RowElems is the number of uint16 elements holding one position's keys
+// (or values) of one head of headDim: float16 each, or int8 two to an
+// element (a KVQ8 block keeps its scales after its rows).
+func (t KVType) RowElems(headDim int) int {
+	if t == KVQ8 {
+		return headDim / 2
+	}
+	return headDim
+}
+
+// HeadElems is the number of uint16 elements of one head of one block of
+// blockSize positions: its rows, and for KVQ8 their scales.
+func (t KVType) HeadElems(blockSize, headDim int) int {
+	if t == KVQ8 {
+		return blockSize * (headDim/2 + headDim/KVGroup)
+	}
+	return blockSize * headDim
+}
+
+// TokenBytes is the cache memory of one token of one layer: its keys and
+// values of kvHeads heads of headDim.
+func (t KVType) TokenBytes(kvHeads, headDim int) int {
+	return 2 * 2 * kvHeads * t.HeadElems(1, headDim)
+}
+
+// QuantizeKV stores x (a multiple of KVGroup values) as int8 in q with one
+// float16 scale per group in scales: d = max|x|/127 rounded to float16,
+// and each q = x/d rounded to nearest even, within ±127 (zero for a group
+// of zeros). Every value dequantizes (DequantizeKV) exactly: the product
+// of an int8 and a float16 fits a float32's significand, so every kernel
+// that widens it gets the same float32 whatever its order.
+func QuantizeKV(q []int8, scales []uint16, x []float32) {
+	for g := 0; g < len(x); g += KVGroup {
+		xs, qs := x[g:g+KVGroup:g+KVGroup], q[g:g+KVGroup:g+KVGroup]
+		amax := float32(0)
+		for _, v := range xs {
+			amax = max(amax, math.Float32frombits(math.Float32bits(v)&^(1<<31)))
+		}
+		d := F32ToF16(amax / 127)
+		df := F16ToF32(d)
+		scales[g/KVGroup] = d
+		inv := float32(0)
+		if df != 0 {
+			inv = 1 / df
+		}
+		for i, v := range xs {
+			// Within ±127, adding 1.5·2^23 rounds to a whole number (to
+			// nearest even) and subtracting it is exact.
+			r := max(-127, min(127, v*inv))
+			r = float32(r+0x1.8p23) - 0x1.8p23
+			if r != r { // NaN (a non-finite group): zero
+				r = 0
+			}
+			qs[i] = int8(r)
+		}
+	}
+}
+
+// DequantizeKV widens QuantizeKV's int8 values q and their group scales
+// to float32 in dst (len(dst) values).
+func DequantizeKV(dst []float32, q []int8, scales []uint16) {
+	q = q[:len(dst)]
+	for g := 0; g < len(dst); g += KVGroup {
+		d := F16ToF32(scales[g/KVGroup])
+		for i, v := range q[g:min(g+KVGroup, len(dst))] {
+			dst[g+i] = float32(v) * d
+		}
+	}
+}
