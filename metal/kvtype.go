@@ -94,11 +94,13 @@ func (t KVType) TokenBytes(kvHeads, headDim int) int {
 func QuantizeKV(q []int8, scales []uint16, x []float32) {
 	for g := 0; g < len(x); g += KVGroup {
 		xs, qs := x[g:g+KVGroup:g+KVGroup], q[g:g+KVGroup:g+KVGroup]
-		amax := float32(0)
+		// The largest magnitude by the bits of |x|, which order as the
+		// values do and put NaN above Inf (a NaN makes the group NaN).
+		var top uint32
 		for _, v := range xs {
-			amax = max(amax, math.Float32frombits(math.Float32bits(v)&^(1<<31)))
+			top = max(top, math.Float32bits(v)&^(1<<31))
 		}
-		d := F32ToF16(amax / 127)
+		d := F32ToF16(math.Float32frombits(top) / 127)
 		df := F16ToF32(d)
 		scales[g/KVGroup] = d
 		inv := float32(0)
@@ -107,8 +109,14 @@ func QuantizeKV(q []int8, scales []uint16, x []float32) {
 		}
 		for i, v := range xs {
 			// Within ±127, adding 1.5·2^23 rounds to a whole number (to
-			// nearest even) and subtracting it is exact.
-			r := max(-127, min(127, v*inv))
+			// nearest even) and subtracting it is exact. (Comparisons,
+			// not min and max: NaN passes both and becomes zero below.)
+			r := v * inv
+			if r > 127 {
+				r = 127
+			} else if r < -127 {
+				r = -127
+			}
 			r = float32(r+0x1.8p23) - 0x1.8p23
 			if r != r { // NaN (a non-finite group): zero
 				r = 0

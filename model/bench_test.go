@@ -139,7 +139,8 @@ func BenchmarkDecode0_6BQ4(b *testing.B) {
 // BenchmarkDecodeLong0_6BQ4 is BenchmarkDecode0_6BQ4 at a context of 4096
 // tokens, where a step reads more cached keys and values (470 MB in
 // float16) than weights (335 MB): the case of a coding agent's long
-// conversation. The cache holds random keys and values instead of a
+// conversation, with a float16 and with a q8 cache (KVGB/s counts the
+// bytes each reads). The cache holds random keys and values instead of a
 // prefilled prompt's (a step's cost does not depend on them, and
 // prefilling 4096 tokens would take a minute). KVGB/s is the cached keys
 // and values a step reads times steps per second.
@@ -147,20 +148,24 @@ func BenchmarkDecodeLong0_6BQ4(b *testing.B) {
 	const ctx, bs = 4096, 16
 	m, src, _, done := openBenchSource(b, metal.Q4, 0)
 	defer done()
-	kv := m.NewKVCache(ctx/bs+1, bs, metal.KVF16)
-	fillKV(kv, rand.New(rand.NewPCG(4, 4096)))
-	blocks := identityBlocks(ctx/bs + 1)
-	cfg := src.Config
-	kvBytes := float64(cfg.NumHiddenLayers * ctx * 2 * cfg.KVDim() * 2)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Start: ctx - 1, Tokens: []int32{42}, Blocks: blocks, Logits: 1}}}, kv); err != nil {
-			b.Fatal(err)
-		}
+	for _, typ := range []metal.KVType{metal.KVF16, metal.KVQ8} {
+		b.Run("kv="+typ.String(), func(b *testing.B) {
+			kv := m.NewKVCache(ctx/bs+1, bs, typ)
+			fillKV(kv, rand.New(rand.NewPCG(4, 4096)))
+			blocks := identityBlocks(ctx/bs + 1)
+			cfg := src.Config
+			kvBytes := float64(cfg.NumHiddenLayers * ctx * typ.TokenBytes(cfg.NumKeyValueHeads, cfg.HeadDim))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Start: ctx - 1, Tokens: []int32{42}, Blocks: blocks, Logits: 1}}}, kv); err != nil {
+					b.Fatal(err)
+				}
+			}
+			tps := float64(b.N) / b.Elapsed().Seconds()
+			b.ReportMetric(tps, "tokens/s")
+			b.ReportMetric(tps*kvBytes/1e9, "KVGB/s")
+		})
 	}
-	tps := float64(b.N) / b.Elapsed().Seconds()
-	b.ReportMetric(tps, "tokens/s")
-	b.ReportMetric(tps*kvBytes/1e9, "KVGB/s")
 }
 
 // BenchmarkPrefill0_6BQ4 measures prefill of a 256-token prompt chunk.

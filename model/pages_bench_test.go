@@ -74,7 +74,7 @@ func BenchmarkHugePages0_6BQ4(b *testing.B) {
 // the other layers, metal.KVLayer).
 func fillKV(c *metal.KVCache, rng *rand.Rand) {
 	for _, l := range c.Layers {
-		n := l.BlockSize * l.HeadDim
+		n := l.HeadElems() // a q8 cache's int8 pairs too: any bits are values, and its scales are finite
 		for b := range l.NumBlocks {
 			for h := range l.KVHeads {
 				i := l.BlockIndex(int32(b), h)
