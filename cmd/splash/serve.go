@@ -37,6 +37,7 @@ type serveFlags struct {
 	kvBlockSize    int
 	kvCacheType    string
 	maxBatchTokens int
+	maxPrefillDec  int
 	maxRunning     int
 	maxWaiting     int
 	maxBody        string
@@ -88,6 +89,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 16, "tokens per KV cache block")
 	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", "f16", "how the KV cache stores keys and values: f16, or q8 (int8 with a scale per 32, as llama.cpp's q8_0: about twice the tokens in the same memory; head sizes that are multiples of 32)")
 	fs.IntVar(&f.maxBatchTokens, 0, "max-batch-tokens", 512, "tokens evaluated per step (prefill chunks and decode rows)")
+	fs.IntVar(&f.maxPrefillDec, 0, "max-prefill-with-decode", 128, "prompt tokens a step takes while other requests are decoding, so that their streams do not stall behind long prompts (0: up to --max-batch-tokens)")
 	fs.IntVar(&f.maxRunning, 0, "max-running", 64, "sequences running at once")
 	fs.IntVar(&f.maxWaiting, 0, "max-waiting", 256, "requests queued beyond --max-running before new ones get 429")
 	fs.StringVar(&f.maxBody, 0, "max-body", "8M", "largest request body (413 beyond it)")
@@ -137,6 +139,9 @@ func (f *serveFlags) validate() error {
 	}
 	if f.specTokens < 0 || f.threads < 0 {
 		return fmt.Errorf("serve: --spec-tokens and --threads must not be negative")
+	}
+	if f.maxPrefillDec < 0 {
+		return fmt.Errorf("serve: --max-prefill-with-decode %d: must not be negative", f.maxPrefillDec)
 	}
 	sizes := []struct {
 		flag, v string
@@ -340,7 +345,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
 	eng, err := actors.New(actors.Config{Model: mdl, Draft: draft, Spec: f.spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
 		KVType: p.kvType,
-		Scheduler: engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens,
+		Scheduler: engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens, MaxPrefillWithDecode: f.maxPrefillDec,
 			MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens},
 		Logger: slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {

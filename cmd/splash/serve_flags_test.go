@@ -67,6 +67,7 @@ func TestServeRejectsBadFlagsBeforeLoading(t *testing.T) {
 		{[]string{"--tool-parser", "mistral"}, "--tool-parser"},
 		{[]string{"--quant", "q2"}, "--quant"},
 		{[]string{"--kv-cache-type", "q4"}, "--kv-cache-type"},
+		{[]string{"--max-prefill-with-decode", "-1"}, "--max-prefill-with-decode"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
