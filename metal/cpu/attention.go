@@ -39,8 +39,8 @@ func (b *Backend) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
 			o, x := kv.KVIndex(s, h), i*d+h*hd
 			if kv.Type == metal.KVQ8 {
 				sc, ns := kv.ScaleIndex(s, h), hd/metal.KVGroup
-				metal.QuantizeKV(metal.Int8s(kv.K[o:o+row]), kv.K[sc:sc+ns], k[x:x+hd])
-				metal.QuantizeKV(metal.Int8s(kv.V[o:o+row]), kv.V[sc:sc+ns], v[x:x+hd])
+				b.f.quantizeKV(metal.Int8s(kv.K[o:o+row]), kv.K[sc:sc+ns], k[x:x+hd])
+				b.f.quantizeKV(metal.Int8s(kv.V[o:o+row]), kv.V[sc:sc+ns], v[x:x+hd])
 				continue
 			}
 			b.f.toF16(kv.K[o:o+hd], k[x:x+hd])

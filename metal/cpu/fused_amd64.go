@@ -1,6 +1,10 @@
 package cpu
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/splash-inference/splash/metal"
+)
 
 //go:noescape
 func expShiftBlocksAVX2(x *float32, m float32, blocks int) float32
@@ -87,6 +91,7 @@ func availableFused() []fusedKernels {
 	avx512.name = "avx512"
 	avx512.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksAVX512, x, m) }
 	avx512.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksAVX512, gate, up) }
+	avx512.quantizeKV = quantizeKVSlices
 	avx512.dequantKV = func(dst []float32, q []int8, scales []uint16) { dequantKVSlices(dequantKVAVX512, dst, q, scales) }
 	avx512.widen = func(dst []float32, width int, src []uint16, stride int) {
 		if width%16 != 0 {
@@ -255,7 +260,7 @@ func scoresHeadsHalfAVX512(out, q [][]float32, tab []halfGroup, hd int, scale fl
 
 // fusedAVX2 is the AVX2 set.
 func fusedAVX2() fusedKernels {
-	f := fusedKernels{name: "avx2", max: maxAVX2}
+	f := fusedKernels{name: "avx2", max: maxAVX2, quantizeKV: metal.QuantizeKV}
 	f.dequantKV = func(dst []float32, q []int8, scales []uint16) { dequantKVSlices(dequantKVAVX2, dst, q, scales) }
 	f.scale = func(x []float32, c float32) { scaleSlices(scaleAVX2, x, c) }
 	f.normScale = func(o, x, w []float32, c float32) { normScaleSlices(normScaleAVX2, o, x, w, c) }

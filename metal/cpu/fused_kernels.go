@@ -25,6 +25,9 @@ type fusedKernels struct {
 	// their groups' float16 scales (metal.DequantizeKV, exact): the q8
 	// cache's widen, for whole groups of metal.KVGroup.
 	dequantKV func(dst []float32, q []int8, scales []uint16)
+	// quantizeKV is metal.QuantizeKV (a q8 cache's stores), bit for bit
+	// for finite x (a NaN group's scale may be another NaN).
+	quantizeKV func(q []int8, scales []uint16, x []float32)
 	// scores sets out[p] = q·k[p·stride:][:len(q)]·scale for each p, in
 	// scoresRef's order (dot's, with fused multiply-adds): one query head
 	// against len(out) keys stride floats apart.
@@ -113,7 +116,7 @@ type halfGroup struct {
 }
 
 func portableFused() fusedKernels {
-	return fusedKernels{name: "portable", expShift: expShift, siluMul: siluMul, widen: widenRef, dequantKV: metal.DequantizeKV, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref,
+	return fusedKernels{name: "portable", expShift: expShift, siluMul: siluMul, widen: widenRef, dequantKV: metal.DequantizeKV, quantizeKV: metal.QuantizeKV, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref,
 		scale: scaleRef, normScale: normScaleRef, rotate: rotateRef, add: addRef, sumSquares: sumSquaresRef}.withSinglePairs()
 }
 
