@@ -86,7 +86,13 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.StringVar(&f.maxContext, 0, "max-context", "", "context length per request, e.g. 32768 or 32K (default: the model's)")
 	fs.StringVar(&f.maxMemory, 0, "max-memory", "", "memory budget for weights, KV cache and scratch, e.g. 28G (default: 60% of physical memory)")
 	fs.StringVar(&f.kvMemory, 0, "kv-memory", "", "cap on the KV cache within the budget, e.g. 512M (default: all that is left)")
-	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 16, "tokens per KV cache block")
+	// 32 rather than vLLM's 16: attention reads one KV head of a block at a
+	// time, and a decode step at a context of 4096 took 0.92 of the time
+	// with blocks of 32 (the 0.6B-shaped q4 model, min of five alternating
+	// runs; attention alone 0.83), from half the hand-offs between
+	// stretches and stretches twice as long for the prefetchers. The
+	// price is prefix-cache hits in steps of 32 tokens.
+	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 32, "tokens per KV cache block")
 	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", "f16", "how the KV cache stores keys and values: f16, or q8 (int8 with a scale per 32, as llama.cpp's q8_0: about twice the tokens in the same memory; head sizes that are multiples of 32)")
 	fs.IntVar(&f.maxBatchTokens, 0, "max-batch-tokens", 512, "tokens evaluated per step (prefill chunks and decode rows)")
 	fs.IntVar(&f.maxPrefillDec, 0, "max-prefill-with-decode", 128, "prompt tokens a step takes while other requests are decoding, so that their streams do not stall behind long prompts (0: up to --max-batch-tokens)")
