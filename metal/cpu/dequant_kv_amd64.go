@@ -8,18 +8,6 @@ func dequantKVAVX512(dst *float32, q *int8, scales *uint16, groups int)
 //go:noescape
 func dequantKVAVX2(dst *float32, q *int8, scales *uint16, groups int)
 
-// dequantKVSlices is metal.DequantizeKV with the whole groups in asm.
-func dequantKVSlices(asm func(dst *float32, q *int8, scales *uint16, groups int), dst []float32, q []int8, scales []uint16) {
-	g := len(dst) / metal.KVGroup
-	if g > 0 {
-		_, _ = q[g*metal.KVGroup-1], scales[g-1] // bounds of every access
-		asm(&dst[0], &q[0], &scales[0], g)
-	}
-	if n := g * metal.KVGroup; n < len(dst) {
-		metal.DequantizeKV(dst[n:], q[n:], scales[g:])
-	}
-}
-
 //go:noescape
 func quantizeKVAVX512(q *int8, scales *uint16, x *float32, groups int)
 

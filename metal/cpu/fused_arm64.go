@@ -54,6 +54,7 @@ func availableFused() []fusedKernels {
 	f.widen = func(dst []float32, width int, src []uint16, stride int) {
 		widenSlices(widenNEON, 8, dst, width, src, stride)
 	}
+	f.dequantKV = func(dst []float32, q []int8, scales []uint16) { dequantKVSlices(dequantKVNEON, dst, q, scales) }
 	f.scores = func(out, q, k []float32, stride int, scale float32) {
 		scoresSlices(scoresNEON, out, q, k, stride, scale)
 	}

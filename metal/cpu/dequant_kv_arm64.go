@@ -1,0 +1,4 @@
+package cpu
+
+//go:noescape
+func dequantKVNEON(dst *float32, q *int8, scales *uint16, groups int)
