@@ -196,16 +196,19 @@ func parseSize(s string, binary bool) (int64, error) {
 
 // plan is the memory plan printed at start-up.
 type plan struct {
-	kvType        metal.KVType
-	weights       int64
-	packed        int64 // weight matrices the backend keeps a packed copy of
-	kvPerToken    int64
-	context       int
-	budget        int64
-	blocks        int
-	blockSize     int
-	scratchPerRow int64
-	attnScratch   int64 // attention's per-worker scores at the longest context
+	kvType     metal.KVType
+	weights    int64
+	packed     int64 // weight matrices the backend keeps a packed copy of
+	kvPerToken int64
+	// draftWeights and draftKV are the draft model's part of weights and
+	// of kvPerToken (its cache has as many blocks as the target's).
+	draftWeights, draftKV int64
+	context               int
+	budget                int64
+	blocks                int
+	blockSize             int
+	scratchPerRow         int64
+	attnScratch           int64 // attention's per-worker scores at the longest context
 }
 
 // attnScratch bounds a backend's attention scratch for contexts of up to
@@ -232,18 +235,28 @@ func makePlan(f *serveFlags, m *loadedModel, packed int64, scratch attnScratch) 
 		t, _ := m.tensors.Tensor(n)
 		p.weights += int64(len(t.Data))
 	}
+	draft := m.draftCfg != nil && m.draft != nil && f.spec != "ngram" && f.spec != "off"
+	if draft {
+		for _, n := range m.draft.Names() {
+			t, _ := m.draft.Tensor(n)
+			p.draftWeights += int64(len(t.Data))
+		}
+		p.weights += p.draftWeights
+	}
 	if p.kvType, err = metal.ParseKVType(f.kvCacheType); err != nil {
 		return p, fmt.Errorf("serve: --kv-cache-type: %w", err)
 	}
 	if err := p.kvType.Check(m.cfg.HeadDim); err != nil {
 		return p, fmt.Errorf("serve: --kv-cache-type %s: %w", p.kvType, err)
 	}
-	if m.draftCfg != nil && m.draft != nil && f.spec != "ngram" && f.spec != "off" {
+	p.kvPerToken = int64(m.cfg.NumHiddenLayers) * int64(p.kvType.TokenBytes(m.cfg.NumKeyValueHeads, m.cfg.HeadDim))
+	if draft {
 		if err := p.kvType.Check(m.draftCfg.HeadDim); err != nil {
 			return p, fmt.Errorf("serve: --kv-cache-type %s (draft model): %w", p.kvType, err)
 		}
+		p.draftKV = int64(m.draftCfg.NumHiddenLayers) * int64(p.kvType.TokenBytes(m.draftCfg.NumKeyValueHeads, m.draftCfg.HeadDim))
+		p.kvPerToken += p.draftKV
 	}
-	p.kvPerToken = int64(m.cfg.NumHiddenLayers) * int64(p.kvType.TokenBytes(m.cfg.NumKeyValueHeads, m.cfg.HeadDim))
 	p.scratchPerRow = 4 * int64(4*m.cfg.HiddenSize+2*m.cfg.IntermediateSize+m.cfg.VocabSize)
 	p.attnScratch = scratch(p.context)
 	if f.maxMemory != "" {
@@ -277,11 +290,19 @@ func (p plan) table(f *serveFlags) string {
 	var sb strings.Builder
 	w := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
 	mb := func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
-	fmt.Fprintf(w, "weights\t%s\n", mb(p.weights))
+	if p.draftWeights > 0 {
+		fmt.Fprintf(w, "weights\t%s (the draft model's %s of it)\n", mb(p.weights), mb(p.draftWeights))
+	} else {
+		fmt.Fprintf(w, "weights\t%s\n", mb(p.weights))
+	}
 	if p.packed > 0 {
 		fmt.Fprintf(w, "packed copies\t%s (q4 matrices in the kernels' layout)\n", mb(p.packed))
 	}
-	fmt.Fprintf(w, "KV per token\t%d B (%s)\n", p.kvPerToken, p.kvType)
+	if p.draftKV > 0 {
+		fmt.Fprintf(w, "KV per token\t%d B (%s; the draft model's %d B of it)\n", p.kvPerToken, p.kvType, p.draftKV)
+	} else {
+		fmt.Fprintf(w, "KV per token\t%d B (%s)\n", p.kvPerToken, p.kvType)
+	}
 	fmt.Fprintf(w, "context\t%d tokens\n", p.context)
 	fmt.Fprintf(w, "KV cache\t%d blocks × %d tokens = %s\n", p.blocks, p.blockSize, mb(int64(p.blocks*p.blockSize)*p.kvPerToken))
 	fmt.Fprintf(w, "scratch\t%s per token in a step (max %d per step)\n", mb(p.scratchPerRow), f.maxBatchTokens)

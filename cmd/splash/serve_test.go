@@ -18,6 +18,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/splash-inference/splash/metal"
+	"github.com/splash-inference/splash/model"
 	"github.com/splash-inference/splash/model/testmodel"
 )
 
@@ -252,6 +254,55 @@ func TestParseSize(t *testing.T) {
 	for _, bad := range []string{"", "-1G", "abc", "0"} {
 		if _, err := parseSize(bad, true); err == nil {
 			t.Errorf("parseSize(%q) accepted", bad)
+		}
+	}
+}
+
+// TestPlanCountsTheDraftModel: with a draft model in use, the plan counts
+// its weights and its cache (as many blocks as the target's) and fits
+// fewer blocks into the same memory; with --spec ngram or off it counts
+// neither.
+func TestPlanCountsTheDraftModel(t *testing.T) {
+	cfg, ts, err := testmodel.Random(testmodel.Tiny("qwen3"), metal.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dspec := testmodel.Tiny("qwen3")
+	dspec.Layers, dspec.Seed = 1, 2
+	dcfg, dts, err := testmodel.Random(dspec, metal.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &loadedModel{cfg: cfg, tensors: ts, draftCfg: dcfg, draft: dts}
+	scratch := func(int) int64 { return 0 }
+	bytes := func(ts model.Tensors) (n int64) {
+		for _, name := range ts.Names() {
+			x, _ := ts.Tensor(name)
+			n += int64(len(x.Data))
+		}
+		return n
+	}
+	perToken := func(c *model.Config) int64 {
+		return int64(c.NumHiddenLayers * metal.KVF16.TokenBytes(c.NumKeyValueHeads, c.HeadDim))
+	}
+	for _, tc := range []struct {
+		spec      string
+		withDraft bool
+	}{{"auto", true}, {"draft", true}, {"ngram", false}, {"off", false}} {
+		f := &serveFlags{spec: tc.spec, kvBlockSize: 16, maxBatchTokens: 64, maxMemory: "256M", maxContext: "1024", kvCacheType: "f16"}
+		p, err := makePlan(f, m, 0, scratch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		weights, kv := bytes(ts), perToken(cfg)
+		if tc.withDraft {
+			weights, kv = weights+bytes(dts), kv+perToken(dcfg)
+		}
+		if p.weights != weights || p.kvPerToken != kv {
+			t.Errorf("--spec %s: weights %d, KV per token %d; want %d and %d", tc.spec, p.weights, p.kvPerToken, weights, kv)
+		}
+		if want := int((256<<20 - weights - 64*p.scratchPerRow) / (kv * 16)); p.blocks != want {
+			t.Errorf("--spec %s: %d blocks, want %d", tc.spec, p.blocks, want)
 		}
 	}
 }
