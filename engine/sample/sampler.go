@@ -102,18 +102,22 @@ func (s *Sampler) Sample(logits []float32) Result {
 // one-hot on the arg max when greedy. It consumes no randomness.
 func (s *Sampler) Probs(logits, dst []float32) {
 	adj := s.penalised(logits)
-	clear(dst)
 	if s.p.greedy() {
+		clear(dst)
 		dst[argmax(adj)] = 1
 		return
 	}
 	cands, total := s.candidates(adj)
-	if cands == nil { // every token
+	if cands == nil { // every token, each written: no clearing first
+		// One multiply a token, not a division (a verify row at
+		// temperature 1 over 152K tokens spends this for each position).
+		inv := 1 / total
 		for t, w := range s.w[:len(adj)] {
-			dst[t] = float32(float64(w) / total)
+			dst[t] = float32(float64(w) * inv)
 		}
 		return
 	}
+	clear(dst)
 	for _, t := range cands {
 		dst[t] = float32(float64(s.w[t]) / total)
 	}

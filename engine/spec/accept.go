@@ -43,7 +43,17 @@ func AcceptSample(draft []int32, target, draftProb func(j int) []float32, rng *r
 		if rng.Float64()*qx < px { // u < p(x)/q(x), without dividing
 			continue
 		}
-		// Rejected: draw from the part of p that q does not cover.
+		// Rejected: draw from the part of p that q does not cover. For a
+		// deterministic proposer that is p without x, drawn from p in
+		// place (the same weights, sum and walk as the residual would
+		// give, without writing one).
+		if q == nil {
+			if tok, ok := drawExcept(p, x, rng); ok {
+				return j, tok, nil
+			}
+			tok, _ := draw(p, rng)
+			return j, tok, nil
+		}
 		res := residual[:len(p)]
 		for i := range p {
 			qi := float32(0)
@@ -66,6 +76,32 @@ func AcceptSample(draft []int32, target, draftProb func(j int) []float32, rng *r
 		return 0, 0, fmt.Errorf("spec: target distribution at position %d has no mass", len(draft))
 	}
 	return len(draft), tok, nil
+}
+
+// drawExcept is draw over w with w[skip] taken as zero.
+func drawExcept(w []float32, skip int32, rng *rand.Rand) (int32, bool) {
+	total := 0.0
+	for i, x := range w {
+		if int32(i) != skip {
+			total += float64(max(0, x))
+		}
+	}
+	if total <= 0 {
+		return 0, false
+	}
+	u := rng.Float64() * total
+	acc, last := 0.0, -1
+	for i, x := range w {
+		if x <= 0 || int32(i) == skip {
+			continue
+		}
+		acc += float64(x)
+		last = i
+		if u < acc {
+			return int32(i), true
+		}
+	}
+	return int32(last), true
 }
 
 // draw samples an index from unnormalised non-negative weights; ok is
