@@ -220,7 +220,7 @@ func TestPackageCorruption(t *testing.T) {
 		{"unknown version", editManifest(func(m map[string]any) { m["format_version"] = 99 }), model.OpenOptions{}, "format version 99"},
 		{"tensor outside file", editManifest(func(m map[string]any) {
 			ts := m["target"].(map[string]any)["tensors"].([]any)
-			ts[0].(map[string]any)["offset"] = 1 << 40
+			ts[0].(map[string]any)["offset"] = int64(1) << 40
 		}), model.OpenOptions{}, "outside"},
 		{"wrong tensor size", editManifest(func(m map[string]any) {
 			ts := m["target"].(map[string]any)["tensors"].([]any)
