@@ -85,6 +85,9 @@ func (d *Decider) Decide(p *Plan, logits []float32, samplerOf func(seq uint64) *
 		d.work(&d.parts[0], p, logits)
 		wg.Wait()
 	}
+	// Hold no sampler past the step: a finished request's sampler (and its
+	// vocabulary-sized scratch) is garbage once the batcher drops it.
+	clear(d.samplers)
 	for i, err := range d.errs {
 		if err != nil {
 			return StepResult{}, fmt.Errorf("engine: row %d: %w", i, err)
