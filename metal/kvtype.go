@@ -1,9 +1,6 @@
 package metal
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // KVType is how a KV cache stores keys and values.
 type KVType uint8
@@ -23,7 +20,7 @@ const (
 // KVGroup is the number of consecutive values of one head that share a
 // scale in a KVQ8 cache; a KVQ8 cache needs head sizes that are multiples
 // of it.
-const KVGroup = 32
+const KVGroup = GroupSize
 
 var kvTypeNames = [...]string{KVF16: "f16", KVQ8: "q8"}
 
@@ -93,36 +90,7 @@ func (t KVType) TokenBytes(kvHeads, headDim int) int {
 // that widens it gets the same float32 whatever its order.
 func QuantizeKV(q []int8, scales []uint16, x []float32) {
 	for g := 0; g < len(x); g += KVGroup {
-		xs, qs := x[g:g+KVGroup:g+KVGroup], q[g:g+KVGroup:g+KVGroup]
-		// The largest magnitude by the bits of |x|, which order as the
-		// values do and put NaN above Inf (a NaN makes the group NaN).
-		var top uint32
-		for _, v := range xs {
-			top = max(top, math.Float32bits(v)&^(1<<31))
-		}
-		d := F32ToF16(math.Float32frombits(top) / 127)
-		df := F16ToF32(d)
-		scales[g/KVGroup] = d
-		inv := float32(0)
-		if df != 0 {
-			inv = 1 / df
-		}
-		for i, v := range xs {
-			// Within ±127, adding 1.5·2^23 rounds to a whole number (to
-			// nearest even) and subtracting it is exact. (Comparisons,
-			// not min and max: NaN passes both and becomes zero below.)
-			r := v * inv
-			if r > 127 {
-				r = 127
-			} else if r < -127 {
-				r = -127
-			}
-			r = float32(r+0x1.8p23) - 0x1.8p23
-			if r != r { // NaN (a non-finite group): zero
-				r = 0
-			}
-			qs[i] = int8(r)
-		}
+		scales[g/KVGroup] = quantizeQ8Group(q[g:g+KVGroup:g+KVGroup], x[g:g+KVGroup:g+KVGroup])
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // Quantize converts a rows×cols float32 matrix into a tensor of type d in the
@@ -31,19 +32,10 @@ func Quantize(d DType, src []float32, rows, cols int) (*Tensor, error) {
 		}
 	case Q8:
 		scales := t.Data[t.ScaleOffset():]
+		q := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(t.Data))), len(src))
 		for g := 0; g < len(src)/GroupSize; g++ {
-			grp := src[g*GroupSize : (g+1)*GroupSize]
-			amax := float32(0)
-			for _, v := range grp {
-				amax = max(amax, abs32(v))
-			}
-			scale := amax / 127
-			hs := F32ToF16(scale)
+			hs := quantizeQ8Group(q[g*GroupSize:(g+1)*GroupSize], src[g*GroupSize:(g+1)*GroupSize])
 			binary.LittleEndian.PutUint16(scales[2*g:], hs)
-			inv := inverse(F16ToF32(hs))
-			for j, v := range grp {
-				t.Data[g*GroupSize+j] = byte(int8(clampRound(v*inv, -127, 127)))
-			}
 		}
 	case Q4:
 		scales := t.Data[t.ScaleOffset():]
@@ -69,6 +61,45 @@ func Quantize(d DType, src []float32, rows, cols int) (*Tensor, error) {
 		return nil, fmt.Errorf("metal: cannot quantize to %s", d)
 	}
 	return t, nil
+}
+
+// quantizeQ8Group stores a group of GroupSize values x as int8 in q and
+// returns its float16 scale: d = max|x|/127 rounded to float16, and each
+// q = x/d rounded to nearest even within ±127 (zero for a group of zeros;
+// a group with NaN or Inf gets a non-finite scale and zeros, so that it
+// dequantizes to NaN). Q8 weights and the q8 KV cache (QuantizeKV) share
+// it.
+func quantizeQ8Group(q []int8, x []float32) uint16 {
+	x, q = x[:GroupSize:GroupSize], q[:GroupSize:GroupSize]
+	// The largest magnitude by the bits of |x|, which order as the values
+	// do and put NaN above Inf.
+	var top uint32
+	for _, v := range x {
+		top = max(top, math.Float32bits(v)&^(1<<31))
+	}
+	d := F32ToF16(math.Float32frombits(top) / 127)
+	df := F16ToF32(d)
+	inv := float32(0)
+	if df != 0 {
+		inv = 1 / df
+	}
+	for i, v := range x {
+		// Within ±127, adding 1.5·2^23 rounds to a whole number (to
+		// nearest even) and subtracting it is exact. (Comparisons, not
+		// min and max: NaN passes both and becomes zero below.)
+		r := v * inv
+		if r > 127 {
+			r = 127
+		} else if r < -127 {
+			r = -127
+		}
+		r = float32(r+0x1.8p23) - 0x1.8p23
+		if r != r {
+			r = 0
+		}
+		q[i] = int8(r)
+	}
+	return d
 }
 
 // Dequantize returns the tensor's values as a new rows×cols float32 slice.

@@ -78,12 +78,16 @@ func AcceptSample(draft []int32, target, draftProb func(j int) []float32, rng *r
 	return len(draft), tok, nil
 }
 
+// draw samples an index from unnormalised non-negative weights; ok is
+// false when they sum to zero.
+func draw(w []float32, rng *rand.Rand) (int32, bool) { return drawExcept(w, -1, rng) }
+
 // drawExcept is draw over w with w[skip] taken as zero.
 func drawExcept(w []float32, skip int32, rng *rand.Rand) (int32, bool) {
 	total := 0.0
 	for i, x := range w {
-		if int32(i) != skip {
-			total += float64(max(0, x))
+		if x > 0 && int32(i) != skip {
+			total += float64(x)
 		}
 	}
 	if total <= 0 {
@@ -93,31 +97,6 @@ func drawExcept(w []float32, skip int32, rng *rand.Rand) (int32, bool) {
 	acc, last := 0.0, -1
 	for i, x := range w {
 		if x <= 0 || int32(i) == skip {
-			continue
-		}
-		acc += float64(x)
-		last = i
-		if u < acc {
-			return int32(i), true
-		}
-	}
-	return int32(last), true
-}
-
-// draw samples an index from unnormalised non-negative weights; ok is
-// false when they sum to zero.
-func draw(w []float32, rng *rand.Rand) (int32, bool) {
-	total := 0.0
-	for _, x := range w {
-		total += float64(x)
-	}
-	if total <= 0 {
-		return 0, false
-	}
-	u := rng.Float64() * total
-	acc, last := 0.0, -1
-	for i, x := range w {
-		if x <= 0 {
 			continue
 		}
 		acc += float64(x)
