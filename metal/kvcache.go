@@ -17,16 +17,16 @@ import (
 // s = b·BlockSize + i is at b·BlockStride + (h·BlockSize + i)·HeadDim + j
 // (KVIndex). In a KVQ8 cache a head of a block is its BlockSize rows of
 // HeadDim int8 (RowElems uint16 elements each, Int8s), then the rows'
-// scales, HeadDim/KVGroup float16 a row (ScaleIndex). Attention reads one KV head of a block at a time, so it reads
-// one contiguous stretch (4 KiB at Qwen3's head size of 128 and 16-token
-// blocks) that hardware prefetchers follow, not HeadDim values out of
-// every Dim().
+// scales, HeadDim/KVGroup float16 a row (ScaleIndex). Attention reads one
+// KV head of a block at a time, so it reads one contiguous stretch (4 KiB
+// at Qwen3's head size of 128 and 16-token blocks) that hardware
+// prefetchers follow, not HeadDim values out of every Dim().
 //
 // Blocks are BlockStride elements apart in K and in V. NewKVCache's are
-// adjacent (BlockStride zero stands for BlockSize·Dim()); NewKVCacheIn
-// interleaves the layers, so that K and V are windows onto a buffer they
-// share with the other layers, and only the elements BlockIndex reaches
-// are theirs.
+// adjacent (BlockStride zero stands for KVHeads·HeadElems(), BlockSize·Dim()
+// in float16); NewKVCacheIn interleaves the layers, so that K and V are
+// windows onto a buffer they share with the other layers, and only the
+// elements BlockIndex reaches are theirs.
 type KVLayer struct {
 	BlockSize, NumBlocks int
 	KVHeads, HeadDim     int
