@@ -15,3 +15,13 @@ func dequantKVSlices(asm func(dst *float32, q *int8, scales *uint16, groups int)
 		metal.DequantizeKV(dst[n:], q[n:], scales[g:])
 	}
 }
+
+// quantizeKVSlices is metal.QuantizeKV in asm (whole groups; x is).
+func quantizeKVSlices(asm func(q *int8, scales *uint16, x *float32, groups int), q []int8, scales []uint16, x []float32) {
+	g := len(x) / metal.KVGroup
+	if g == 0 {
+		return
+	}
+	_, _ = q[g*metal.KVGroup-1], scales[g-1] // bounds of every access
+	asm(&q[0], &scales[0], &x[0], g)
+}

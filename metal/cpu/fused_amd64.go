@@ -91,7 +91,7 @@ func availableFused() []fusedKernels {
 	avx512.name = "avx512"
 	avx512.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksAVX512, x, m) }
 	avx512.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksAVX512, gate, up) }
-	avx512.quantizeKV = quantizeKVSlices
+	avx512.quantizeKV = func(q []int8, scales []uint16, x []float32) { quantizeKVSlices(quantizeKVAVX512, q, scales, x) }
 	avx512.dequantKV = func(dst []float32, q []int8, scales []uint16) { dequantKVSlices(dequantKVAVX512, dst, q, scales) }
 	avx512.widen = func(dst []float32, width int, src []uint16, stride int) {
 		if width%16 != 0 {

@@ -55,6 +55,7 @@ func availableFused() []fusedKernels {
 		widenSlices(widenNEON, 8, dst, width, src, stride)
 	}
 	f.dequantKV = func(dst []float32, q []int8, scales []uint16) { dequantKVSlices(dequantKVNEON, dst, q, scales) }
+	f.quantizeKV = func(q []int8, scales []uint16, x []float32) { quantizeKVSlices(quantizeKVNEON, q, scales, x) }
 	f.scores = func(out, q, k []float32, stride int, scale float32) {
 		scoresSlices(scoresNEON, out, q, k, stride, scale)
 	}
