@@ -126,13 +126,7 @@ func availableFused() []fusedKernels {
 	avx512.scoresHeads = func(out, q [][]float32, k []float32, stride int, scale float32) {
 		scoresHeadsAVX512(quads, out, q, k, stride, scale)
 	}
-	q8 := avx512
-	avx512.scoresQ8Pair = func(out0, out1, q0, q1 []float32, k []int8, sc []uint16, scale float32, tmp []float32, next []int8) {
-		scoresPairQ8(q8, out0, out1, q0, q1, k, sc, scale, tmp, next)
-	}
-	avx512.weightedSumQ8Pair = func(o0, o1 []float32, v []int8, sc []uint16, w0, w1 []float32, tmp []float32, next []int8) {
-		weightedSumPairQ8(q8, o0, o1, v, sc, w0, w1, tmp, next)
-	}
+	avx512 = avx512.withQ8Pairs(scoresPairQ8AVX512, 8, weightedSumPairQ8AVX512, 128)
 	avx512.scoresHeadsHalf = scoresHeadsHalfAVX512
 	avx512.weightedSumHeadsHalf = func(o, w [][]float32, tab []halfGroup, hd int) {
 		weightedSumHeadsHalfSIMD(sumsAVX512, o, w, tab, hd)

@@ -78,7 +78,8 @@ func availableFused() []fusedKernels {
 	f.weightedSumHeadsHalf = func(o, w [][]float32, tab []halfGroup, hd int) {
 		weightedSumHeadsHalfSIMD(sumsNEON, o, w, tab, hd)
 	}
-	return []fusedKernels{f.withHalfPairs(scoresPairHalfNEON, 4, weightedSumPairHalfNEON, 32)}
+	return []fusedKernels{f.withHalfPairs(scoresPairHalfNEON, 4, weightedSumPairHalfNEON, 32).
+		withQ8Pairs(scoresPairQ8NEON, 4, weightedSumPairQ8NEON, 32)}
 }
 
 // maxNEON is maxRef with its eight lanes in two registers.

@@ -625,3 +625,177 @@ h2pos:
 	SUB    $1, R5, R5
 	CBNZ   R5, h2chunk
 	RET
+
+// The q8 cache's pair kernels (metal.KVQ8), as the float16 ones above with
+// each block of int8 sign-extended (SSHLL), converted (SCVTF) and
+// multiplied by its group's float16 scale widened (FCVTL): all exact, the
+// floats DequantizeKV gives, so the products and sums are the widened
+// path's.
+#define SXTL8H(d, n) WORD $(0x0F08A400 | ((n)<<5) | (d))
+#define SXTL28H(d, n) WORD $(0x4F08A400 | ((n)<<5) | (d))
+#define SXTL4S(d, n) WORD $(0x0F10A400 | ((n)<<5) | (d))
+#define SXTL24S(d, n) WORD $(0x4F10A400 | ((n)<<5) | (d))
+
+// QKEY widens position j's block of eight int8 keys (at Rr, stepped on)
+// times its scale V(24+j).S[0] and adds their products with the query
+// blocks to the sums, as HKEY.
+#define QKEY(r, j) \
+	VLD1.P 8(r), [V20.B8]; \
+	SXTL8H(20, 20); \
+	SXTL4S(21, 20); \
+	SXTL24S(22, 20); \
+	SCVTF4S(21, 21); \
+	SCVTF4S(22, 22); \
+	FMULE(21, 21, 24+(j)); \
+	FMULE(22, 22, 24+(j)); \
+	FMLA4S(2*(j), 21, 16); \
+	FMLA4S(2*(j)+1, 22, 17); \
+	FMLA4S(8+2*(j), 21, 18); \
+	FMLA4S(9+2*(j), 22, 19)
+
+// QSCALE sets f (a float register) to the float16 scale at (r), widened.
+#define QSCALE(r, f) \
+	MOVHU  (r), R21; \
+	FMOVS  R21, f; \
+	FCVTHS f, f
+
+// QBLOCK is NP_BLOCK(QKEY) with a line of the group's mirror at R12
+// prefetched (four positions' blocks of eight int8: 32 bytes).
+#define QBLOCK \
+	NP_BLOCK(QKEY); \
+	PRFM (R12), PLDL1KEEP; \
+	ADD  $32, R12
+
+// func scoresPairQ8NEON(out0, out1, q0, q1 *float32, k *int8, stride, groups, blocks int, scale float32, sc *uint16, pf *int8)
+// scoresPairHalfNEON over a q8 stretch: groups×4 positions of int8 rows
+// stride bytes apart from k (contiguous: stride = 8·blocks), blocks×8
+// dimensions (a multiple of 32); position p's scales at sc + p·blocks/2
+// bytes.
+TEXT ·scoresPairQ8NEON(SB), NOSPLIT, $0-88
+	NP_ARGS
+	MOVD sc+72(FP), R15
+	LSR  $1, R5, R19 // S: bytes of one position's scales
+	MOVD pf+80(FP), R14
+	SUB  R2, R14, R14 // pf − k
+
+q4group:
+	NP_GROUP
+	ADD  R2, R14, R12
+	MOVD R15, R20
+
+q4scales:
+	QSCALE(R20, F24)
+	ADD    R19, R20, R22
+	QSCALE(R22, F25)
+	ADD    R19, R22, R22
+	QSCALE(R22, F26)
+	ADD    R19, R22, R22
+	QSCALE(R22, F27)
+	QBLOCK
+	QBLOCK
+	QBLOCK
+	QBLOCK
+	ADD    $2, R20
+	SUB    $4, R13, R13
+	CBNZ   R13, q4scales
+
+	NP_PUT
+	ADD  R19<<2, R15, R15
+	CBNZ R4, q4group
+	RET
+
+// func weightedSumPairQ8NEON(o0, o1 *float32, v *int8, stride int, w0, w1 *float32, n, chunks int, pf *int8, sc *uint16, sstride int)
+// weightedSumPairHalfNEON over a q8 stretch: over chunks×32 floats of the
+// outputs (one scale group), positions 0..n-1 in order, int8 rows stride
+// bytes apart from v, position p's scales at sc + p·sstride bytes; each
+// position's 32 bytes of a chunk prefetched at pf's mirror.
+TEXT ·weightedSumPairQ8NEON(SB), NOSPLIT, $0-88
+	MOVD o0+0(FP), R0
+	MOVD o1+8(FP), R1
+	MOVD v+16(FP), R2
+	MOVD stride+24(FP), R3
+	MOVD n+48(FP), R4
+	MOVD chunks+56(FP), R5
+	MOVD pf+64(FP), R14
+	SUB  R2, R14, R14 // pf − v
+	MOVD sc+72(FP), R15
+	MOVD sstride+80(FP), R19
+
+q2chunk:
+	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	ADD  $64, R0, R6
+	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1 (R1), [V8.S4, V9.S4, V10.S4, V11.S4]
+	ADD  $64, R1, R6
+	VLD1 (R6), [V12.S4, V13.S4, V14.S4, V15.S4]
+	MOVD R2, R7
+	MOVD w0+32(FP), R8
+	MOVD w1+40(FP), R9
+	MOVD R4, R10
+	MOVD R15, R20
+
+q2pos:
+	ADD     R14, R7, R11
+	PRFM    (R11), PLDL1KEEP
+	FMOVS.P 4(R8), F28
+	FMOVS.P 4(R9), F29
+	VLD1    (R7), [V16.B16, V17.B16]
+	SXTL8H(18, 16)
+	SXTL28H(19, 16)
+	SXTL8H(20, 17)
+	SXTL28H(21, 17)
+	QSCALE(R20, F16)
+	SXTL4S(22, 18)
+	SXTL24S(23, 18)
+	SXTL4S(24, 19)
+	SXTL24S(25, 19)
+	SXTL4S(26, 20)
+	SXTL24S(27, 20)
+	SXTL4S(30, 21)
+	SXTL24S(31, 21)
+	SCVTF4S(22, 22)
+	SCVTF4S(23, 23)
+	SCVTF4S(24, 24)
+	SCVTF4S(25, 25)
+	SCVTF4S(26, 26)
+	SCVTF4S(27, 27)
+	SCVTF4S(30, 30)
+	SCVTF4S(31, 31)
+	FMULE(22, 22, 16)
+	FMULE(23, 23, 16)
+	FMULE(24, 24, 16)
+	FMULE(25, 25, 16)
+	FMULE(26, 26, 16)
+	FMULE(27, 27, 16)
+	FMULE(30, 30, 16)
+	FMULE(31, 31, 16)
+	FMLAE(0, 22, 28)
+	FMLAE(1, 23, 28)
+	FMLAE(2, 24, 28)
+	FMLAE(3, 25, 28)
+	FMLAE(4, 26, 28)
+	FMLAE(5, 27, 28)
+	FMLAE(6, 30, 28)
+	FMLAE(7, 31, 28)
+	FMLAE(8, 22, 29)
+	FMLAE(9, 23, 29)
+	FMLAE(10, 24, 29)
+	FMLAE(11, 25, 29)
+	FMLAE(12, 26, 29)
+	FMLAE(13, 27, 29)
+	FMLAE(14, 30, 29)
+	FMLAE(15, 31, 29)
+	ADD     R3, R7, R7
+	ADD     R19, R20, R20
+	SUB     $1, R10, R10
+	CBNZ    R10, q2pos
+
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
+	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R1)
+	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R1)
+	ADD    $32, R2, R2
+	ADD    $2, R15, R15
+	SUB    $1, R5, R5
+	CBNZ   R5, q2chunk
+	RET
