@@ -1,5 +1,6 @@
 #include "textflag.h"
 #include "fused_avx512_amd64.h"
+#include "fused_avx2_amd64.h"
 
 // A decode step's attention over a q8 cache (metal.KVQ8) read in place, as
 // fused_half_amd64.s reads a float16 one: each block of int8 keys or
@@ -7,6 +8,45 @@
 // group's float16 scale in registers (all exact: the floats DequantizeKV
 // gives), then used as the widened path uses them, in the same order, so
 // the results are the widened path's bit for bit.
+
+// The AVX2 versions: four positions at a time, a position's eight lanes
+// in one register (as scoresPairHalfAVX2 and weightedSumPairHalfAVX2).
+
+// Q2KEY loads the int8 block of eight keys at a into y as floats times
+// the scale vector at s.
+#define Q2KEY(a, s, y) \
+	VPMOVSXBD a, y; \
+	VCVTDQ2PS y, y; \
+	VMULPS    s, y, y
+
+// Q2SCALE stores the float16 scale at (AX), widened and broadcast, at s
+// (a slot of the kernel's frame).
+#define Q2SCALE(s) \
+	VPBROADCASTW (AX), X14; \
+	VCVTPH2PS    X14, Y14; \
+	VMOVUPS      Y14, s
+
+// Q2BLOCK adds one block of eight dimensions of the four positions (their
+// scale vectors at 0..96(SP)) and prefetches a line of the mirror at R11.
+#define Q2BLOCK \
+	VMOVUPS     (AX), Y8; \
+	VMOVUPS     (AX)(SI*1), Y9; \
+	Q2KEY((R10), 0(SP), Y10); \
+	Q2KEY((R10)(DX*1), 32(SP), Y11); \
+	Q2KEY((R10)(DX*2), 64(SP), Y12); \
+	Q2KEY((R10)(R9*1), 96(SP), Y13); \
+	VFMADD231PS Y10, Y8, Y0; \
+	VFMADD231PS Y10, Y9, Y4; \
+	VFMADD231PS Y11, Y8, Y1; \
+	VFMADD231PS Y11, Y9, Y5; \
+	VFMADD231PS Y12, Y8, Y2; \
+	VFMADD231PS Y12, Y9, Y6; \
+	VFMADD231PS Y13, Y8, Y3; \
+	VFMADD231PS Y13, Y9, Y7; \
+	PREFETCHT0  (R11); \
+	ADDQ        $32, R11; \
+	ADDQ        $32, AX; \
+	ADDQ        $8, R10
 
 // QPAIR loads the eight int8 keys of an eight-dimension block of positions
 // a and b into the low and high halves of Z9 as floats times their
@@ -160,3 +200,104 @@ qpos:
 
 	VZEROUPPER
 	RET
+
+// func scoresPairQ8AVX2(out0, out1, q0, q1 *float32, k *int8, stride, groups, blocks int, scale float32, sc *uint16, pf *int8)
+// scoresPairQ8AVX512 for the AVX2 set: four positions at a time, the
+// group's four scale vectors of each 32 dimensions kept in the frame
+// (0-127), with the scale pointer (128) and AX (136) while they are made.
+TEXT ·scoresPairQ8AVX2(SB), NOSPLIT, $144-88
+	A2_PAIR_ARGS
+	MOVQ sc+72(FP), R14
+	MOVQ R13, R15
+	SHRQ $1, R15        // S: bytes of one position's scales
+
+a2qgroup:
+	MOVQ pf+80(FP), R11
+	ADDQ R8, R11
+	SUBQ k+32(FP), R11  // the group's mirror at pf
+	A2_PAIR_GROUP
+	MOVQ R14, 128(SP)   // the group's scales of the 32 dimensions at hand
+
+a2qscales:
+	MOVQ AX, 136(SP)
+	MOVQ 128(SP), AX
+	Q2SCALE(0(SP))
+	ADDQ R15, AX
+	Q2SCALE(32(SP))
+	ADDQ R15, AX
+	Q2SCALE(64(SP))
+	ADDQ R15, AX
+	Q2SCALE(96(SP))
+	MOVQ 136(SP), AX
+	Q2BLOCK
+	Q2BLOCK
+	Q2BLOCK
+	Q2BLOCK
+	ADDQ $2, 128(SP)
+	SUBQ $4, CX
+	JNE  a2qscales
+
+	A2_PAIR_PUT
+	LEAQ (R14)(R15*4), R14
+	JNE  a2qgroup
+
+	VZEROUPPER
+	RET
+
+// func weightedSumPairQ8AVX2(o0, o1 *float32, v *int8, stride int, w0, w1 *float32, n, chunks int, pf *int8, sc *uint16, sstride int)
+// weightedSumPairQ8AVX512 for the AVX2 set: chunks×32 floats of the
+// outputs (one scale group), positions 0..n-1 in order.
+TEXT ·weightedSumPairQ8AVX2(SB), NOSPLIT, $0-88
+	MOVQ o0+0(FP), DI
+	MOVQ o1+8(FP), BX
+	SUBQ DI, BX         // o1 − o0
+	MOVQ v+16(FP), SI
+	MOVQ stride+24(FP), DX
+	MOVQ w1+40(FP), R10
+	SUBQ w0+32(FP), R10 // w1 − w0
+	MOVQ pf+64(FP), R11
+	SUBQ SI, R11        // pf − v
+	MOVQ chunks+56(FP), R14
+	MOVQ sc+72(FP), R12
+
+a2qchunk:
+	LOAD_SUMS2
+	MOVQ SI, R8
+	MOVQ w0+32(FP), R9
+	MOVQ n+48(FP), CX
+	MOVQ R12, R15
+
+a2qpos:
+	PREFETCHT0   (R8)(R11*1)
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS (R9)(R10*1), Y9
+	VPBROADCASTW (R15), X14
+	VCVTPH2PS    X14, Y14
+	Q2KEY(0(R8), Y14, Y10)
+	Q2KEY(8(R8), Y14, Y11)
+	Q2KEY(16(R8), Y14, Y12)
+	Q2KEY(24(R8), Y14, Y13)
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VFMADD231PS  Y11, Y8, Y1
+	VFMADD231PS  Y11, Y9, Y5
+	VFMADD231PS  Y12, Y8, Y2
+	VFMADD231PS  Y12, Y9, Y6
+	VFMADD231PS  Y13, Y8, Y3
+	VFMADD231PS  Y13, Y9, Y7
+	ADDQ         DX, R8
+	ADDQ         $4, R9
+	ADDQ         sstride+80(FP), R15
+	DECQ         CX
+	JNE          a2qpos
+
+	STORE_SUMS2
+	ADDQ $128, DI
+	ADDQ $32, SI
+	ADDQ $2, R12
+	DECQ R14
+	JNE  a2qchunk
+
+	VZEROUPPER
+	RET
+

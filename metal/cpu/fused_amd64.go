@@ -85,7 +85,8 @@ func availableFused() []fusedKernels {
 	}
 	avx2 := fusedAVX2()
 	if !hasAVX512() {
-		return []fusedKernels{avx2.withHalfPairs(scoresPairHalfAVX2, 4, weightedSumPairHalfAVX2, 32)}
+		return []fusedKernels{avx2.withHalfPairs(scoresPairHalfAVX2, 4, weightedSumPairHalfAVX2, 32).
+			withQ8Pairs(scoresPairQ8AVX2, 4, weightedSumPairQ8AVX2, 32)}
 	}
 	avx512 := avx2
 	avx512.name = "avx512"
@@ -132,7 +133,8 @@ func availableFused() []fusedKernels {
 		weightedSumHeadsHalfSIMD(sumsAVX512, o, w, tab, hd)
 	}
 	return []fusedKernels{avx512.withHalfPairs(scoresPairHalfAVX512, 8, weightedSumPairHalfAVX512, 128),
-		avx2.withHalfPairs(scoresPairHalfAVX2, 4, weightedSumPairHalfAVX2, 32)}
+		avx2.withHalfPairs(scoresPairHalfAVX2, 4, weightedSumPairHalfAVX2, 32).
+			withQ8Pairs(scoresPairQ8AVX2, 4, weightedSumPairQ8AVX2, 32)}
 }
 
 // scoresPairs is scoresRef with the whole sixteens of positions in the

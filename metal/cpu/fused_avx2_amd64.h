@@ -94,3 +94,25 @@
 	ADDQ   $16, DI; \
 	LEAQ   (R8)(DX*4), R8; \
 	DECQ   R12
+
+// LOAD_SUMS2 and STORE_SUMS2 move a 32-float chunk of two heads' value
+// sums, at DI and DI+BX, to and from Y0..Y3 and Y4..Y7.
+#define LOAD_SUMS2 \
+	VMOVUPS 0(DI), Y0; \
+	VMOVUPS 32(DI), Y1; \
+	VMOVUPS 64(DI), Y2; \
+	VMOVUPS 96(DI), Y3; \
+	VMOVUPS 0(DI)(BX*1), Y4; \
+	VMOVUPS 32(DI)(BX*1), Y5; \
+	VMOVUPS 64(DI)(BX*1), Y6; \
+	VMOVUPS 96(DI)(BX*1), Y7
+
+#define STORE_SUMS2 \
+	VMOVUPS Y0, 0(DI); \
+	VMOVUPS Y1, 32(DI); \
+	VMOVUPS Y2, 64(DI); \
+	VMOVUPS Y3, 96(DI); \
+	VMOVUPS Y4, 0(DI)(BX*1); \
+	VMOVUPS Y5, 32(DI)(BX*1); \
+	VMOVUPS Y6, 64(DI)(BX*1); \
+	VMOVUPS Y7, 96(DI)(BX*1)
