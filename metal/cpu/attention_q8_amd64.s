@@ -35,14 +35,7 @@
 	Q2KEY((R10)(DX*1), 32(SP), Y11); \
 	Q2KEY((R10)(DX*2), 64(SP), Y12); \
 	Q2KEY((R10)(R9*1), 96(SP), Y13); \
-	VFMADD231PS Y10, Y8, Y0; \
-	VFMADD231PS Y10, Y9, Y4; \
-	VFMADD231PS Y11, Y8, Y1; \
-	VFMADD231PS Y11, Y9, Y5; \
-	VFMADD231PS Y12, Y8, Y2; \
-	VFMADD231PS Y12, Y9, Y6; \
-	VFMADD231PS Y13, Y8, Y3; \
-	VFMADD231PS Y13, Y9, Y7; \
+	A2_PAIR_MAC; \
 	PREFETCHT0  (R11); \
 	ADDQ        $32, R11; \
 	ADDQ        $32, AX; \
@@ -248,23 +241,11 @@ a2qscales:
 // weightedSumPairQ8AVX512 for the AVX2 set: chunks×32 floats of the
 // outputs (one scale group), positions 0..n-1 in order.
 TEXT ·weightedSumPairQ8AVX2(SB), NOSPLIT, $0-88
-	MOVQ o0+0(FP), DI
-	MOVQ o1+8(FP), BX
-	SUBQ DI, BX         // o1 − o0
-	MOVQ v+16(FP), SI
-	MOVQ stride+24(FP), DX
-	MOVQ w1+40(FP), R10
-	SUBQ w0+32(FP), R10 // w1 − w0
-	MOVQ pf+64(FP), R11
-	SUBQ SI, R11        // pf − v
-	MOVQ chunks+56(FP), R14
+	A2_WSUM_ARGS
 	MOVQ sc+72(FP), R12
 
 a2qchunk:
-	LOAD_SUMS2
-	MOVQ SI, R8
-	MOVQ w0+32(FP), R9
-	MOVQ n+48(FP), CX
+	A2_WSUM_CHUNK
 	MOVQ R12, R15
 
 a2qpos:
@@ -277,14 +258,7 @@ a2qpos:
 	Q2KEY(8(R8), Y14, Y11)
 	Q2KEY(16(R8), Y14, Y12)
 	Q2KEY(24(R8), Y14, Y13)
-	VFMADD231PS  Y10, Y8, Y0
-	VFMADD231PS  Y10, Y9, Y4
-	VFMADD231PS  Y11, Y8, Y1
-	VFMADD231PS  Y11, Y9, Y5
-	VFMADD231PS  Y12, Y8, Y2
-	VFMADD231PS  Y12, Y9, Y6
-	VFMADD231PS  Y13, Y8, Y3
-	VFMADD231PS  Y13, Y9, Y7
+	A2_PAIR_MAC
 	ADDQ         DX, R8
 	ADDQ         $4, R9
 	ADDQ         sstride+80(FP), R15

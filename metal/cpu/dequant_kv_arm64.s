@@ -1,5 +1,6 @@
 #include "textflag.h"
 #include "quantdot_neon_arm64.h"
+#include "quantgroup_neon_arm64.h"
 
 // The q8 KV cache's widening (metal.DequantizeKV) in NEON: each group of
 // 32 int8 sign-extended (SSHLL), converted (SCVTF, exact) and multiplied
@@ -48,17 +49,8 @@ dqloop:
 	CBNZ    R3, dqloop
 	RET
 
-// FABS, FMAX, FMIN Vd.4S; FMAXV Sd, Vn.4S; FCVTNS Vd.4S (round to nearest,
-// ties to even); SQXTN(2) Vd.4H(8H), Vn.4S and Vd.8B(16B), Vn.8H.
-#define FABS4S(d, n) WORD $(0x4EA0F800 | ((n)<<5) | (d))
-#define FMAX4S(d, n, m) WORD $(0x4E20F400 | ((m)<<16) | ((n)<<5) | (d))
+// FMIN Vd.4S, Vn.4S, Vm.4S
 #define FMIN4S(d, n, m) WORD $(0x4EA0F400 | ((m)<<16) | ((n)<<5) | (d))
-#define FMAXV4S(d, n) WORD $(0x6E30F800 | ((n)<<5) | (d))
-#define FCVTNS4S(d, n) WORD $(0x4E21A800 | ((n)<<5) | (d))
-#define SQXTNH(d, n) WORD $(0x0E614800 | ((n)<<5) | (d))
-#define SQXTN2H(d, n) WORD $(0x4E614800 | ((n)<<5) | (d))
-#define SQXTNB(d, n) WORD $(0x0E214800 | ((n)<<5) | (d))
-#define SQXTN2B(d, n) WORD $(0x4E214800 | ((n)<<5) | (d))
 
 // CLAMP8 clamps V0..V7 to ±127 (V26, V27): FMIN and FMAX return NaN when
 // either input is, so NaN passes, as metal.QuantizeKV's comparisons let it.
@@ -101,22 +93,7 @@ TEXT ·quantizeKVNEON(SB), NOSPLIT, $0-32
 qkvgroup:
 	VLD1.P 64(R2), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1.P 64(R2), [V4.S4, V5.S4, V6.S4, V7.S4]
-	FABS4S(16, 0)
-	FABS4S(17, 1)
-	FABS4S(18, 2)
-	FABS4S(19, 3)
-	FABS4S(20, 4)
-	FABS4S(21, 5)
-	FABS4S(22, 6)
-	FABS4S(23, 7)
-	FMAX4S(16, 16, 17)
-	FMAX4S(18, 18, 19)
-	FMAX4S(20, 20, 21)
-	FMAX4S(22, 22, 23)
-	FMAX4S(16, 16, 18)
-	FMAX4S(20, 20, 22)
-	FMAX4S(16, 16, 20)
-	FMAXV4S(16, 16)
+	GROUP_AMAX
 
 	FDIVS  F14, F16, F17 // amax/127
 	FCVTSH F17, F18      // d
@@ -130,35 +107,10 @@ qkvgroup:
 	VEOR   V24.B16, V24.B16, V24.B16
 
 qkvscaled:
-	FMULE(0, 0, 24)
-	FMULE(1, 1, 24)
-	FMULE(2, 2, 24)
-	FMULE(3, 3, 24)
-	FMULE(4, 4, 24)
-	FMULE(5, 5, 24)
-	FMULE(6, 6, 24)
-	FMULE(7, 7, 24)
+	GROUP_SCALE
 	CLAMP8
-	FCVTNS4S(0, 0)
-	FCVTNS4S(1, 1)
-	FCVTNS4S(2, 2)
-	FCVTNS4S(3, 3)
-	FCVTNS4S(4, 4)
-	FCVTNS4S(5, 5)
-	FCVTNS4S(6, 6)
-	FCVTNS4S(7, 7)
-	SQXTNH(20, 0)
-	SQXTN2H(20, 1)
-	SQXTNH(21, 2)
-	SQXTN2H(21, 3)
-	SQXTNH(22, 4)
-	SQXTN2H(22, 5)
-	SQXTNH(23, 6)
-	SQXTN2H(23, 7)
-	SQXTNB(24, 20)
-	SQXTN2B(24, 21)
-	SQXTNB(25, 22)
-	SQXTN2B(25, 23)
+	GROUP_ROUND
+	GROUP_NARROW
 	VST1.P [V24.B16, V25.B16], 32(R0)
 
 	SUB  $1, R3, R3

@@ -104,6 +104,58 @@
 	SHL23(t, t); \
 	FMUL4S(x, p, t)
 
+// The parts of the NEON two-head value loops (weightedSumPairHalfNEON,
+// weightedSumPairQ8NEON): arguments o0, o1, v, stride (bytes), w0, w1,
+// n, chunks, pf; a 32-float chunk of head 0's sums in V0..V7 and head
+// 1's in V8..V15, values at R7, weights at R8 and R9, R10 positions to go.
+#define NW_ARGS \
+	MOVD o0+0(FP), R0; \
+	MOVD o1+8(FP), R1; \
+	MOVD v+16(FP), R2; \
+	MOVD stride+24(FP), R3; \
+	MOVD n+48(FP), R4; \
+	MOVD chunks+56(FP), R5; \
+	MOVD pf+64(FP), R14; \
+	SUB  R2, R14, R14
+
+#define NW_CHUNK \
+	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]; \
+	ADD  $64, R0, R6; \
+	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]; \
+	VLD1 (R1), [V8.S4, V9.S4, V10.S4, V11.S4]; \
+	ADD  $64, R1, R6; \
+	VLD1 (R6), [V12.S4, V13.S4, V14.S4, V15.S4]; \
+	MOVD R2, R7; \
+	MOVD w0+32(FP), R8; \
+	MOVD w1+40(FP), R9; \
+	MOVD R4, R10
+
+#define NW_PUT \
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0); \
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0); \
+	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R1); \
+	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R1)
+
+// NW_MAC adds one position's 32 widened values (a..h, four each) weighted
+// by S28 to head 0's sums and by S29 to head 1's.
+#define NW_MAC(a, b, c, d, e, f, g, h) \
+	FMLAE(0, a, 28); \
+	FMLAE(1, b, 28); \
+	FMLAE(2, c, 28); \
+	FMLAE(3, d, 28); \
+	FMLAE(4, e, 28); \
+	FMLAE(5, f, 28); \
+	FMLAE(6, g, 28); \
+	FMLAE(7, h, 28); \
+	FMLAE(8, a, 29); \
+	FMLAE(9, b, 29); \
+	FMLAE(10, c, 29); \
+	FMLAE(11, d, 29); \
+	FMLAE(12, e, 29); \
+	FMLAE(13, f, 29); \
+	FMLAE(14, g, 29); \
+	FMLAE(15, h, 29)
+
 // func expShiftBlocksNEON(x *float32, m float32, blocks int) float32
 // x[i] = exp32(x[i] - m) over blocks×8 floats; returns their sum in
 // eight lanes (V8, V9) combined in the dot order.
@@ -562,26 +614,10 @@ p4block:
 // position's 64 bytes of values widened once for both heads and
 // prefetched at pf's mirror.
 TEXT ·weightedSumPairHalfNEON(SB), NOSPLIT, $0-72
-	MOVD o0+0(FP), R0
-	MOVD o1+8(FP), R1
-	MOVD v+16(FP), R2
-	MOVD stride+24(FP), R3
-	MOVD n+48(FP), R4
-	MOVD chunks+56(FP), R5
-	MOVD pf+64(FP), R14
-	SUB  R2, R14, R14 // pf − v
+	NW_ARGS
 
 h2chunk:
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	ADD  $64, R0, R6
-	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1 (R1), [V8.S4, V9.S4, V10.S4, V11.S4]
-	ADD  $64, R1, R6
-	VLD1 (R6), [V12.S4, V13.S4, V14.S4, V15.S4]
-	MOVD R2, R7
-	MOVD w0+32(FP), R8
-	MOVD w1+40(FP), R9
-	MOVD R4, R10
+	NW_CHUNK
 
 h2pos:
 	ADD     R14, R7, R11
@@ -597,30 +633,12 @@ h2pos:
 	FCVTL2(25, 18)
 	FCVTL(26, 19)
 	FCVTL2(27, 19)
-	FMLAE(0, 20, 28)
-	FMLAE(1, 21, 28)
-	FMLAE(2, 22, 28)
-	FMLAE(3, 23, 28)
-	FMLAE(4, 24, 28)
-	FMLAE(5, 25, 28)
-	FMLAE(6, 26, 28)
-	FMLAE(7, 27, 28)
-	FMLAE(8, 20, 29)
-	FMLAE(9, 21, 29)
-	FMLAE(10, 22, 29)
-	FMLAE(11, 23, 29)
-	FMLAE(12, 24, 29)
-	FMLAE(13, 25, 29)
-	FMLAE(14, 26, 29)
-	FMLAE(15, 27, 29)
+	NW_MAC(20, 21, 22, 23, 24, 25, 26, 27)
 	ADD     R3, R7, R7
 	SUB     $1, R10, R10
 	CBNZ    R10, h2pos
 
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R1)
-	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R1)
+	NW_PUT
 	ADD    $64, R2, R2
 	SUB    $1, R5, R5
 	CBNZ   R5, h2chunk
@@ -710,28 +728,12 @@ q4scales:
 // bytes apart from v, position p's scales at sc + p·sstride bytes; each
 // position's 32 bytes of a chunk prefetched at pf's mirror.
 TEXT ·weightedSumPairQ8NEON(SB), NOSPLIT, $0-88
-	MOVD o0+0(FP), R0
-	MOVD o1+8(FP), R1
-	MOVD v+16(FP), R2
-	MOVD stride+24(FP), R3
-	MOVD n+48(FP), R4
-	MOVD chunks+56(FP), R5
-	MOVD pf+64(FP), R14
-	SUB  R2, R14, R14 // pf − v
+	NW_ARGS
 	MOVD sc+72(FP), R15
 	MOVD sstride+80(FP), R19
 
 q2chunk:
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	ADD  $64, R0, R6
-	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1 (R1), [V8.S4, V9.S4, V10.S4, V11.S4]
-	ADD  $64, R1, R6
-	VLD1 (R6), [V12.S4, V13.S4, V14.S4, V15.S4]
-	MOVD R2, R7
-	MOVD w0+32(FP), R8
-	MOVD w1+40(FP), R9
-	MOVD R4, R10
+	NW_CHUNK
 	MOVD R15, R20
 
 q2pos:
@@ -769,31 +771,13 @@ q2pos:
 	FMULE(27, 27, 16)
 	FMULE(30, 30, 16)
 	FMULE(31, 31, 16)
-	FMLAE(0, 22, 28)
-	FMLAE(1, 23, 28)
-	FMLAE(2, 24, 28)
-	FMLAE(3, 25, 28)
-	FMLAE(4, 26, 28)
-	FMLAE(5, 27, 28)
-	FMLAE(6, 30, 28)
-	FMLAE(7, 31, 28)
-	FMLAE(8, 22, 29)
-	FMLAE(9, 23, 29)
-	FMLAE(10, 24, 29)
-	FMLAE(11, 25, 29)
-	FMLAE(12, 26, 29)
-	FMLAE(13, 27, 29)
-	FMLAE(14, 30, 29)
-	FMLAE(15, 31, 29)
+	NW_MAC(22, 23, 24, 25, 26, 27, 30, 31)
 	ADD     R3, R7, R7
 	ADD     R19, R20, R20
 	SUB     $1, R10, R10
 	CBNZ    R10, q2pos
 
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R1)
-	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R1)
+	NW_PUT
 	ADD    $32, R2, R2
 	ADD    $2, R15, R15
 	SUB    $1, R5, R5

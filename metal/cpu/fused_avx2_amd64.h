@@ -58,6 +58,19 @@
 	MOVQ blocks+56(FP), CX; \
 	ZERO8Y
 
+// A2_PAIR_MAC adds the products of Y10..Y13 (four key blocks, or four
+// blocks of a position's values) with Y8 to Y0..Y3 and with Y9 to
+// Y4..Y7: head 0's and head 1's sums, each product once.
+#define A2_PAIR_MAC \
+	VFMADD231PS Y10, Y8, Y0; \
+	VFMADD231PS Y10, Y9, Y4; \
+	VFMADD231PS Y11, Y8, Y1; \
+	VFMADD231PS Y11, Y9, Y5; \
+	VFMADD231PS Y12, Y8, Y2; \
+	VFMADD231PS Y12, Y9, Y6; \
+	VFMADD231PS Y13, Y8, Y3; \
+	VFMADD231PS Y13, Y9, Y7
+
 // A2_PAIR_BLOCK adds one block of eight dimensions: the query blocks in
 // Y8, Y9, the four positions' key blocks loaded by load (kstep bytes a
 // block) into Y10..Y13.
@@ -68,14 +81,7 @@
 	load        (R10)(DX*1), Y11; \
 	load        (R10)(DX*2), Y12; \
 	load        (R10)(R9*1), Y13; \
-	VFMADD231PS Y10, Y8, Y0; \
-	VFMADD231PS Y10, Y9, Y4; \
-	VFMADD231PS Y11, Y8, Y1; \
-	VFMADD231PS Y11, Y9, Y5; \
-	VFMADD231PS Y12, Y8, Y2; \
-	VFMADD231PS Y12, Y9, Y6; \
-	VFMADD231PS Y13, Y8, Y3; \
-	VFMADD231PS Y13, Y9, Y7; \
+	A2_PAIR_MAC; \
 	ADDQ        $32, AX; \
 	ADDQ        kstep, R10
 
@@ -94,6 +100,30 @@
 	ADDQ   $16, DI; \
 	LEAQ   (R8)(DX*4), R8; \
 	DECQ   R12
+
+// A2_WSUM_ARGS loads the arguments of the AVX2 two-head value loops
+// (o0, o1, v, stride, w0, w1, n, chunks, pf: weightedSumPairHalfAVX2,
+// weightedSumPairQ8AVX2): DI o0, BX o1 − o0, SI v, DX stride, R10 w1 −
+// w0, R11 pf − v, R14 chunks.
+#define A2_WSUM_ARGS \
+	MOVQ o0+0(FP), DI; \
+	MOVQ o1+8(FP), BX; \
+	SUBQ DI, BX; \
+	MOVQ v+16(FP), SI; \
+	MOVQ stride+24(FP), DX; \
+	MOVQ w1+40(FP), R10; \
+	SUBQ w0+32(FP), R10; \
+	MOVQ pf+64(FP), R11; \
+	SUBQ SI, R11; \
+	MOVQ chunks+56(FP), R14
+
+// A2_WSUM_CHUNK loads a 32-float chunk of both heads' sums and starts its
+// positions: values at R8, weights at R9, CX positions to go.
+#define A2_WSUM_CHUNK \
+	LOAD_SUMS2; \
+	MOVQ SI, R8; \
+	MOVQ w0+32(FP), R9; \
+	MOVQ n+48(FP), CX
 
 // LOAD_SUMS2 and STORE_SUMS2 move a 32-float chunk of two heads' value
 // sums, at DI and DI+BX, to and from Y0..Y3 and Y4..Y7.

@@ -129,22 +129,10 @@ a2block:
 // 0 then head 1), positions 0..n-1 in order, each position's 64 bytes of
 // values widened once for both heads and prefetched at pf's mirror.
 TEXT ·weightedSumPairHalfAVX2(SB), NOSPLIT, $0-72
-	MOVQ o0+0(FP), DI
-	MOVQ o1+8(FP), BX
-	SUBQ DI, BX // o1 − o0
-	MOVQ v+16(FP), SI
-	MOVQ stride+24(FP), DX
-	MOVQ w1+40(FP), R10
-	SUBQ w0+32(FP), R10 // w1 − w0
-	MOVQ pf+64(FP), R11
-	SUBQ SI, R11 // pf − v
-	MOVQ chunks+56(FP), R14
+	A2_WSUM_ARGS
 
 w2chunk:
-	LOAD_SUMS2
-	MOVQ    SI, R8
-	MOVQ    w0+32(FP), R9
-	MOVQ    n+48(FP), CX
+	A2_WSUM_CHUNK
 
 w2pos:
 	PREFETCHT0   (R8)(R11*1)
@@ -154,14 +142,7 @@ w2pos:
 	VCVTPH2PS    16(R8), Y11
 	VCVTPH2PS    32(R8), Y12
 	VCVTPH2PS    48(R8), Y13
-	VFMADD231PS  Y10, Y8, Y0
-	VFMADD231PS  Y10, Y9, Y4
-	VFMADD231PS  Y11, Y8, Y1
-	VFMADD231PS  Y11, Y9, Y5
-	VFMADD231PS  Y12, Y8, Y2
-	VFMADD231PS  Y12, Y9, Y6
-	VFMADD231PS  Y13, Y8, Y3
-	VFMADD231PS  Y13, Y9, Y7
+	A2_PAIR_MAC
 	ADDQ         DX, R8
 	ADDQ         $4, R9
 	DECQ         CX
