@@ -18,6 +18,13 @@ type Config struct {
 	// every stream stalling for a full MaxBatchTokens chunk. Zero: no cap
 	// beyond MaxBatchTokens.
 	MaxPrefillWithDecode int
+	// AttentionBreakEven, when positive, is the context at which a token's
+	// attention costs as much as its matrix products (model.Config.
+	// AttentionBreakEven): MaxPrefillWithDecode then counts a prompt token
+	// at context c as 1 + c/AttentionBreakEven tokens, so that chunks deep
+	// in a long prompt shrink to what one at its start costs. Zero counts
+	// every token as one.
+	AttentionBreakEven int
 	// DraftCost, when positive, fixes the cost of verifying one draft token
 	// relative to a decode row's share of a step (spec.AdaptiveK.Next);
 	// otherwise it is learned from the steps' Elapsed times (spec.StepCost).
@@ -51,6 +58,8 @@ func (c *Config) withDefaults() (Config, error) {
 		return d, fmt.Errorf("engine: DraftCost %g is negative", d.DraftCost)
 	case d.MaxPrefillWithDecode < 0:
 		return d, fmt.Errorf("engine: MaxPrefillWithDecode %d is negative", d.MaxPrefillWithDecode)
+	case d.AttentionBreakEven < 0:
+		return d, fmt.Errorf("engine: AttentionBreakEven %d is negative", d.AttentionBreakEven)
 	}
 	return d, nil
 }

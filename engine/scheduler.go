@@ -190,33 +190,48 @@ func (s *Scheduler) Schedule() *Plan {
 	}
 
 	// Prompt chunks of running sequences, within what is left of the
-	// budget, or of MaxPrefillWithDecode when the step decodes.
-	if len(s.plan.Rows) > 0 && s.cfg.MaxPrefillWithDecode > 0 {
-		budget = min(budget, s.cfg.MaxPrefillWithDecode)
+	// budget and, when the step decodes, of MaxPrefillWithDecode.
+	pb := s.prefillBudget(budget, len(s.plan.Rows) > 0)
+	// Prompts share what is left: each running one takes at most half of
+	// it while others want some after it (the younger running prompts, and
+	// the first waiting one if it can be admitted). Without this one long
+	// prompt held every request that came while it prefilled, its first
+	// token up to 14 s late behind a 4096-token prompt; the oldest still
+	// gets the most, so nobody starves.
+	wanting := 0
+	for _, q := range s.order {
+		if q.state != Waiting && q.pending() > 1 && q.scheduledAt != s.step {
+			wanting++
+		}
+	}
+	if len(s.waiting) > 0 && len(s.running) < s.cfg.MaxRunning && s.kv.Stats().Free > 0 {
+		wanting++
 	}
 	for _, q := range s.order {
-		if budget <= 0 {
+		if pb.spent() {
 			break
 		}
 		if q.state == Waiting || q.pending() <= 1 || q.scheduledAt == s.step {
 			continue
 		}
-		chunk := min(q.pending(), budget)
-		if !s.fit(q, q.computed+chunk) {
+		wanting--
+		chunk := pb.chunk(q.computed, q.pending(), wanting > 0)
+		if chunk == 0 || !s.fit(q, q.computed+chunk) {
 			continue
 		}
-		budget -= s.addChunk(q, chunk)
+		start := q.computed
+		pb.take(start, s.addChunk(q, chunk))
 	}
 	clear(s.order)
 
 	// Admit waiting sequences, oldest first; stop at the first that does not fit.
-	for len(s.waiting) > 0 && budget > 0 && len(s.running) < s.cfg.MaxRunning {
+	for len(s.waiting) > 0 && !pb.spent() && len(s.running) < s.cfg.MaxRunning {
 		q := s.waiting[0]
 		cached := q.tokens
 		if q.wantPrompt {
 			cached = nil // cached blocks have no logits to report
 		}
-		hit, err := s.kv.Admit(&q.blocks, cached, func(hit int) int { return min(len(q.tokens), hit+budget) })
+		hit, err := s.kv.Admit(&q.blocks, cached, func(hit int) int { return hit + pb.chunk(hit, len(q.tokens)-hit, false) })
 		if errors.Is(err, kvcache.ErrOutOfBlocks) {
 			break
 		} else if err != nil {
@@ -226,10 +241,10 @@ func (s *Scheduler) Schedule() *Plan {
 		if q.cachedPrompt < 0 {
 			q.cachedPrompt = min(hit, q.promptLen)
 		}
-		chunk := min(q.pending(), budget)
+		chunk := pb.chunk(hit, q.pending(), false)
 		s.waiting = s.waiting[1:]
 		s.insertRunning(q)
-		budget -= s.addChunk(q, chunk)
+		pb.take(hit, s.addChunk(q, chunk))
 	}
 
 	p.reserveDrafts()

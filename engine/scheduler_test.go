@@ -26,6 +26,7 @@ func TestConfigValidation(t *testing.T) {
 		{"context beyond pool", Config{BlockSize: 4, NumBlocks: 2, MaxBatchTokens: 8, MaxRunning: 1, MaxModelLen: 9}, "MaxModelLen"},
 		{"negative draft", Config{NumBlocks: 8, MaxBatchTokens: 8, MaxRunning: 1, MaxDraft: -1}, "MaxDraft"},
 		{"negative prefill cap", Config{NumBlocks: 8, MaxBatchTokens: 8, MaxRunning: 1, MaxPrefillWithDecode: -1}, "MaxPrefillWithDecode"},
+		{"negative break-even", Config{NumBlocks: 8, MaxBatchTokens: 8, MaxRunning: 1, AttentionBreakEven: -1}, "AttentionBreakEven"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(tc.cfg, nil)
@@ -97,6 +98,10 @@ func TestScheduleScenarios(t *testing.T) {
 	cfg := Config{BlockSize: 4, NumBlocks: 16, MaxBatchTokens: 6, MaxRunning: 3}
 	capped := cfg
 	capped.MaxPrefillWithDecode = 2
+	capped4 := cfg
+	capped4.MaxPrefillWithDecode = 4
+	deep := cfg
+	deep.MaxPrefillWithDecode, deep.AttentionBreakEven = 4, 4
 	for _, tc := range []struct {
 		name  string
 		cfg   *Config // cfg when nil
@@ -119,6 +124,26 @@ func TestScheduleScenarios(t *testing.T) {
 			{add: []Request{{ID: 2, Prompt: prompt(9, 5), MaxTokens: 1}}, want: []rowShape{{1, DecodeRow, 3, 1, 1}, {2, PrefillRow, 0, 2, 0}}},
 			{want: []rowShape{{1, DecodeRow, 4, 1, 1}, {2, PrefillRow, 2, 2, 0}}},
 			{want: []rowShape{{2, PrefillRow, 4, 5, 1}}}, // nobody decodes: the whole budget
+			{want: nil},
+		}},
+		{"prompt chunks shrink with their context while others decode", &deep, []step{
+			{add: []Request{{ID: 1, Prompt: prompt(3, 1), MaxTokens: 4}}, want: []rowShape{{1, PrefillRow, 0, 3, 1}}},
+			// Costs with C = 4: n·(1 + (start + n/2)/4) within 4.
+			{add: []Request{{ID: 2, Prompt: prompt(8, 5), MaxTokens: 1}}, want: []rowShape{{1, DecodeRow, 3, 1, 1}, {2, PrefillRow, 0, 2, 0}}},
+			{want: []rowShape{{1, DecodeRow, 4, 1, 1}, {2, PrefillRow, 2, 2, 0}}},
+			{want: []rowShape{{1, DecodeRow, 5, 1, 1}, {2, PrefillRow, 4, 1, 0}}},
+			{want: []rowShape{{2, PrefillRow, 5, 3, 1}}}, // nobody decodes: the whole budget
+			{want: nil},
+		}},
+		{"prompts share the cap, the oldest taking half", &capped4, []step{
+			{add: []Request{{ID: 1, Prompt: prompt(3, 1), MaxTokens: 6}}, want: []rowShape{{1, PrefillRow, 0, 3, 1}}},
+			{add: []Request{{ID: 2, Prompt: prompt(12, 5), MaxTokens: 1}}, want: []rowShape{{1, DecodeRow, 3, 1, 1}, {2, PrefillRow, 0, 4, 0}}},
+			// A newcomer is admitted beside the running prompt.
+			{add: []Request{{ID: 3, Prompt: prompt(6, 9), MaxTokens: 1}}, want: []rowShape{{1, DecodeRow, 4, 1, 1}, {2, PrefillRow, 4, 2, 0}, {3, PrefillRow, 0, 2, 0}}},
+			{want: []rowShape{{1, DecodeRow, 5, 1, 1}, {2, PrefillRow, 6, 2, 0}, {3, PrefillRow, 2, 2, 0}}},
+			{want: []rowShape{{1, DecodeRow, 6, 1, 1}, {2, PrefillRow, 8, 2, 0}, {3, PrefillRow, 4, 2, 1}}},
+			// Alone again: the whole cap.
+			{want: []rowShape{{1, DecodeRow, 7, 1, 1}, {2, PrefillRow, 10, 2, 1}}},
 			{want: nil},
 		}},
 		{"prefix hit never covers the last token", nil, []step{

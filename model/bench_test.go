@@ -189,14 +189,8 @@ func BenchmarkPrefill0_6BQ4(b *testing.B) {
 	b.ReportMetric(tps, "tokens/s")
 	b.StopTimer()
 	if peak := be.DotPeak(); peak > 0 {
-		b.ReportMetric(tps*2*float64(layerWeights(m.Config()))/peak, "peakfrac")
+		b.ReportMetric(tps*2*float64(m.Config().LayerWeights())/peak, "peakfrac")
 	}
-}
-
-// layerWeights is the weights of every layer's seven matrix products.
-func layerWeights(c *model.Config) int {
-	h, q, kv, in := c.HiddenSize, c.QDim(), c.KVDim(), c.IntermediateSize
-	return c.NumHiddenLayers * (2*h*q + 2*h*kv + 3*h*in)
 }
 
 // BenchmarkVerifyRow0_6BQ4 measures one forward pass over a verify row of
@@ -254,4 +248,42 @@ func BenchmarkVerifyRatio0_6BQ4(b *testing.B) {
 	b.ReportMetric(ms(best[0]), "k0-min-ms")
 	b.ReportMetric(ms(best[4]), "k4-min-ms")
 	b.ReportMetric(best[4].Seconds()/best[0].Seconds(), "k4/k0")
+}
+
+// BenchmarkPrefillChunk0_6BQ4 measures what a prompt chunk's context costs:
+// a chunk of 128 tokens at the start of a prompt and one 4096 tokens in,
+// taking turns b.N times (minimums reported, as in VerifyRatio). A token's
+// matrix products cost the same anywhere; its attention grows with the
+// positions it sees. So with a chunk of n tokens at context c costing
+// k·n·(1 + (c + n/2)/C), breakeven is C measured, the context at which a
+// token's attention costs as much as its products, and model-breakeven
+// the C the server plans prompt chunks with (engine.Config.AttentionBreakEven):
+// from the model's shape and the kernel set's speed of quantized products
+// against float attention (cpu.Backend.QuantSpeedup).
+func BenchmarkPrefillChunk0_6BQ4(b *testing.B) {
+	const n, ctx, bs = 128, 4096, 32
+	m, _, be, done := openBenchSource(b, metal.Q4, 0)
+	defer done()
+	nb := (ctx+n)/bs + 1
+	kv := m.NewKVCache(nb, bs, metal.KVF16)
+	fillKV(kv, rand.New(rand.NewPCG(8, 128)))
+	blocks, chunk := identityBlocks(nb), benchPrompt(n)
+	best := map[int]time.Duration{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, start := range []int{0, ctx} {
+			t0 := time.Now()
+			if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Start: start, Tokens: chunk, Blocks: blocks, Logits: 1}}}, kv); err != nil {
+				b.Fatal(err)
+			}
+			if d := time.Since(t0); best[start] == 0 || d < best[start] {
+				best[start] = d
+			}
+		}
+	}
+	t0, tc := best[0].Seconds(), best[ctx].Seconds()
+	b.ReportMetric(t0*1e3, "ctx0-min-ms")
+	b.ReportMetric(tc*1e3, "ctx4096-min-ms")
+	b.ReportMetric(ctx*t0/(tc-t0)-n/2, "breakeven")
+	b.ReportMetric(float64(m.Config().AttentionBreakEven(be.QuantSpeedup(metal.Q4))), "model-breakeven")
 }

@@ -42,6 +42,27 @@ func (c *Config) KVDim() int { return c.NumKeyValueHeads * c.HeadDim }
 // QDim is the width of one token's queries in one layer.
 func (c *Config) QDim() int { return c.NumAttentionHeads * c.HeadDim }
 
+// LayerWeights is the weights of every layer's seven matrix products: the
+// multiply-adds one token costs in them.
+func (c *Config) LayerWeights() int64 {
+	h, q, kv, in := int64(c.HiddenSize), int64(c.QDim()), int64(c.KVDim()), int64(c.IntermediateSize)
+	return int64(c.NumHiddenLayers) * (2*h*q + 2*h*kv + 3*h*in)
+}
+
+// AttentionMACs is the multiply-adds one token's attention costs per
+// cached position it sees: a score and a weighted value for every query
+// head of every layer.
+func (c *Config) AttentionMACs() int64 {
+	return 2 * int64(c.NumHiddenLayers) * int64(c.QDim())
+}
+
+// AttentionBreakEven is the context at which a token's attention costs as
+// much as its matrix products, on a backend whose matrix kernels do
+// speedup multiply-adds in the time its attention does one (at least 1).
+func (c *Config) AttentionBreakEven(speedup float64) int {
+	return max(1, int(float64(c.LayerWeights())/(float64(c.AttentionMACs())*speedup)+0.5))
+}
+
 // Check reports the first inconsistency in the dimensions, naming it.
 func (c *Config) Check() error {
 	pos := []struct {

@@ -95,7 +95,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 32, "tokens per KV cache block")
 	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", "f16", "how the KV cache stores keys and values: f16, or q8 (int8 with a scale per 32, as llama.cpp's q8_0: about twice the tokens in the same memory, a little slower; head sizes that are multiples of 32)")
 	fs.IntVar(&f.maxBatchTokens, 0, "max-batch-tokens", 512, "tokens evaluated per step (prefill chunks and decode rows)")
-	fs.IntVar(&f.maxPrefillDec, 0, "max-prefill-with-decode", 128, "prompt tokens a step takes while other requests are decoding, so that their streams do not stall behind long prompts (0: up to --max-batch-tokens)")
+	fs.IntVar(&f.maxPrefillDec, 0, "max-prefill-with-decode", 128, "prompt tokens a step takes while other requests are decoding, so that their streams do not stall behind long prompts; counted at the start of a prompt, fewer deeper in (0: up to --max-batch-tokens)")
 	fs.IntVar(&f.maxRunning, 0, "max-running", 64, "sequences running at once")
 	fs.IntVar(&f.maxWaiting, 0, "max-waiting", 256, "requests queued beyond --max-running before new ones get 429")
 	fs.StringVar(&f.maxBody, 0, "max-body", "8M", "largest request body (413 beyond it)")
@@ -312,6 +312,15 @@ func (p plan) table(f *serveFlags) string {
 	return sb.String()
 }
 
+// productType is the type of the model's matrix weights (of its first
+// layer's down projection), or F32 when it has none by that name.
+func productType(ts model.Tensors) metal.DType {
+	if t, err := ts.Tensor("model.layers.0.mlp.down_proj.weight"); err == nil {
+		return t.DType
+	}
+	return metal.F32
+}
+
 // runServe loads the model, starts the engine and the HTTP server, prints
 // the Ready line and serves until ctx ends. ready, when not nil, receives
 // the listening address (tests).
@@ -370,11 +379,17 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		return err
 	}
 	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
+	sched := engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens, MaxPrefillWithDecode: f.maxPrefillDec,
+		AttentionBreakEven: m.cfg.AttentionBreakEven(be.QuantSpeedup(productType(m.tensors))),
+		MaxRunning:         f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens}
+	if f.maxPrefillDec > 0 {
+		fmt.Fprintf(s.err, "prompt chunks while others decode: %d tokens at the start of a prompt, %d at 8192 (a token's attention costs its matrix products at a context of %d)\n",
+			sched.PrefillChunkAt(0), sched.PrefillChunkAt(8192), sched.AttentionBreakEven)
+	}
 	eng, err := actors.New(actors.Config{Model: mdl, Draft: draft, Spec: f.spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
-		KVType: p.kvType,
-		Scheduler: engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens, MaxPrefillWithDecode: f.maxPrefillDec,
-			MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens},
-		Logger: slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		KVType:    p.kvType,
+		Scheduler: sched,
+		Logger:    slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return err
 	}

@@ -344,3 +344,23 @@ func TestPortableOptionForcesReference(t *testing.T) {
 		t.Fatalf("Name() = %q", be.Name())
 	}
 }
+
+func TestQuantSpeedup(t *testing.T) {
+	best, portable := New(1), NewWithOptions(Options{Threads: 1, Portable: true})
+	defer best.Close()
+	defer portable.Close()
+	for _, tc := range []struct {
+		name string
+		b    *Backend
+		d    metal.DType
+		want func(float64) bool
+	}{
+		{"float weights", best, metal.BF16, func(s float64) bool { return s == 1 }},
+		{"portable q4", portable, metal.Q4, func(s float64) bool { return s == 1 }},
+		{"best q4", best, metal.Q4, func(s float64) bool { return s >= 1 && (best.Name() == "cpu/portable") == (s == 1) }},
+	} {
+		if s := tc.b.QuantSpeedup(tc.d); !tc.want(s) {
+			t.Errorf("%s (%s): %g", tc.name, tc.b.Name(), s)
+		}
+	}
+}

@@ -37,6 +37,10 @@ type kernels struct {
 	// (Backend.DotPeak).
 	dotPeak    func(iters int)
 	dotPeakOps int
+	// quantSpeedup is how many multiply-adds the set's quantized matrix
+	// kernels do in the time the attention kernels of the same CPU do one
+	// (Backend.QuantSpeedup); 1 when zero.
+	quantSpeedup float64
 }
 
 // rowsFor is the set's row kernel for quantized matrices of dtype d

@@ -81,12 +81,12 @@ func availableKernels() []kernels {
 	if hasVNNI() {
 		ks = append(ks, kernels{name: "cpu/avx512vnni", rowsQ4: rowsQ4VNNI, rowsQ8: rowsQ8VNNI, q4Layout: true,
 			q4Tile: q4TileRowsVNNI, q4TileRows: 16, q4Packed: q4PackedRowsVNNI, q8Packed: q8PackedRowsVNNI, packHeight: 32, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2,
-			dotPeak: dotPeakVNNI, dotPeakOps: dotPeakVNNIOps})
+			dotPeak: dotPeakVNNI, dotPeakOps: dotPeakVNNIOps, quantSpeedup: vnniSpeedup})
 	}
 	if hasAVX2() {
 		ks = append(ks, kernels{name: "cpu/avx2", rowsQ4: rowsQ4AVX2, rowsQ8: rowsQ8AVX2, q4Layout: true,
 			q4Tile: q4TileRowsAVX2, q4TileRows: 8, q4Packed: q4PackedRowsAVX2, packHeight: 8, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2,
-			dotPeak: dotPeakAVX2, dotPeakOps: dotPeakAVX2Ops})
+			dotPeak: dotPeakAVX2, dotPeakOps: dotPeakAVX2Ops, quantSpeedup: avx2Speedup})
 	}
 	return ks
 }

@@ -1,0 +1,99 @@
+package engine
+
+import "math"
+
+// prefillBudget is what a step has left for prompt chunks: tokens, of
+// Config.MaxBatchTokens after the decode rows, and, when the step decodes
+// and Config.MaxPrefillWithDecode is set, cost in that cap's units.
+//
+// A chunk's cost is its tokens at the start of a prompt, where a token is
+// its matrix products; further in, every token's attention reads every
+// position before it, so with C = Config.AttentionBreakEven (the context at
+// which a token's attention costs as much as its products) a chunk of n
+// tokens from position c costs n·(1 + (c + n/2)/C). Charging that keeps the
+// time a chunk holds the decoding streams up about the same however deep
+// in its prompt it is: without it a 128-token chunk 4096 positions in took
+// 4.8× the time of one at the start (BenchmarkPrefillChunk0_6BQ4), so the
+// streams stalled for 0.64 s instead of 0.13.
+type prefillBudget struct {
+	tokens    int
+	capped    bool
+	cost      float64 // left, when capped
+	breakEven float64 // C; 0 charges n
+}
+
+// prefillBudget starts a step's prompt allowance with tokens left of the
+// batch, capped when the step carries decode rows.
+func (s *Scheduler) prefillBudget(tokens int, decodes bool) prefillBudget {
+	pb := prefillBudget{tokens: tokens, breakEven: float64(s.cfg.AttentionBreakEven)}
+	if decodes && s.cfg.MaxPrefillWithDecode > 0 {
+		pb.capped, pb.cost = true, float64(s.cfg.MaxPrefillWithDecode)
+	}
+	return pb
+}
+
+// PrefillChunkAt is how many tokens of a prompt at position context one
+// step takes while other sequences decode, when it is the only prompt.
+func (c *Config) PrefillChunkAt(context int) int {
+	pb := prefillBudget{tokens: c.MaxBatchTokens, breakEven: float64(c.AttentionBreakEven)}
+	if c.MaxPrefillWithDecode > 0 {
+		pb.capped, pb.cost = true, float64(c.MaxPrefillWithDecode)
+	}
+	return pb.chunk(context, c.MaxBatchTokens, false)
+}
+
+// spent reports whether no chunk fits any more.
+func (pb *prefillBudget) spent() bool { return pb.tokens <= 0 || (pb.capped && pb.cost <= 0) }
+
+// costOf is what n tokens from position start cost.
+func (pb *prefillBudget) costOf(start, n int) float64 {
+	if pb.breakEven <= 0 {
+		return float64(n)
+	}
+	return float64(n) * (1 + (float64(start)+float64(n)/2)/pb.breakEven)
+}
+
+// chunk is how many of want tokens from position start fit, within half
+// of what is left when shared (others want some after it): at least one
+// while any cost is left, so that a prompt deep enough that one token
+// costs more than the whole cap still moves (a step overshoots the cap by
+// at most one token).
+func (pb *prefillBudget) chunk(start, want int, shared bool) int {
+	tokens, cost := pb.tokens, pb.cost
+	if shared {
+		tokens, cost = max(1, tokens/2), cost/2
+	}
+	n := min(want, tokens, pb.tokens)
+	if !pb.capped || n <= 0 {
+		return max(n, 0)
+	}
+	return min(n, max(1, pb.affordable(start, cost)))
+}
+
+// affordable is the most tokens from position start that cost at most
+// cost: the root of n²/2C + n·(1 + start/C) = cost, rounded down.
+func (pb *prefillBudget) affordable(start int, cost float64) int {
+	if cost <= 0 {
+		return 0
+	}
+	if pb.breakEven <= 0 {
+		return int(cost)
+	}
+	c, a := pb.breakEven, 1+float64(start)/pb.breakEven
+	n := int(c * (math.Sqrt(a*a+2*cost/c) - a))
+	for n > 0 && pb.costOf(start, n) > cost {
+		n-- // the square root's rounding
+	}
+	for pb.costOf(start, n+1) <= cost {
+		n++
+	}
+	return n
+}
+
+// take charges a chunk of n tokens from position start.
+func (pb *prefillBudget) take(start, n int) {
+	pb.tokens -= n
+	if pb.capped {
+		pb.cost -= pb.costOf(start, n)
+	}
+}

@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func TestPrefillBudgetChunks(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		tokens, cap, breakEven int
+		decodes, shared        bool
+		start, want, chunk     int
+	}{
+		{"no decode rows: tokens only", 512, 128, 1000, false, false, 4096, 600, 512},
+		{"no cap", 512, 0, 1000, true, false, 4096, 600, 512},
+		{"flat cap", 512, 128, 0, true, false, 4096, 600, 128},
+		{"start of a prompt", 512, 128, 1000, true, false, 0, 600, 120},         // 120·1.06 ≤ 128 < 121·1.0605
+		{"4096 in", 512, 128, 1000, true, false, 4096, 600, 25},                 // 25·5.1085 ≤ 128 < 26·5.109
+		{"too deep for one token", 512, 128, 1000, true, false, 200000, 600, 1}, // one token costs 201: it still moves
+		{"short prompt", 512, 128, 1000, true, false, 4096, 3, 3},
+		{"few tokens left", 10, 128, 1000, true, false, 0, 600, 10},
+		{"shared: half the cost", 512, 128, 0, true, true, 4096, 600, 64},
+		{"shared: half the tokens", 512, 0, 0, false, true, 0, 600, 256},
+		{"shared: the last token", 1, 128, 0, true, true, 0, 600, 1},
+		{"no tokens left", 0, 128, 1000, true, false, 0, 600, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Scheduler{cfg: Config{MaxPrefillWithDecode: tc.cap, AttentionBreakEven: tc.breakEven}}
+			pb := s.prefillBudget(tc.tokens, tc.decodes)
+			if got := pb.chunk(tc.start, tc.want, tc.shared); got != tc.chunk {
+				t.Fatalf("chunk(%d, %d) = %d, want %d", tc.start, tc.want, got, tc.chunk)
+			}
+		})
+	}
+}
+
+// TestPrefillBudgetSpends takes chunks until the budget is spent: each is
+// the most that fits, and the cap is overshot by at most one token.
+func TestPrefillBudgetSpends(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 1000 {
+		cap, c := 1+rng.IntN(512), rng.IntN(3000)
+		s := &Scheduler{cfg: Config{MaxPrefillWithDecode: cap, AttentionBreakEven: c}}
+		pb := s.prefillBudget(1<<20, true)
+		start := rng.IntN(20000)
+		for !pb.spent() {
+			before := pb
+			n := pb.chunk(start, 1<<20, false)
+			if n < 1 {
+				t.Fatalf("cap %d C %d start %d: empty chunk before the budget is spent", cap, c, start)
+			}
+			if cost := pb.costOf(start, n); n > 1 && cost > pb.cost {
+				t.Fatalf("cap %d C %d start %d: %d tokens cost %g, over the %g left", cap, c, start, n, cost, pb.cost)
+			}
+			if next := pb.costOf(start, n+1); next <= pb.cost {
+				t.Fatalf("cap %d C %d start %d: %d tokens fit (%g ≤ %g) but the chunk is %d", cap, c, start, n+1, next, pb.cost, n)
+			}
+			pb.take(start, n)
+			if pb.tokens != before.tokens-n {
+				t.Fatal("tokens not charged")
+			}
+			start += n
+		}
+		if pb.cost < -pb.costOf(start, 1)-1e-9 {
+			t.Fatalf("cap %d C %d: overshot by %g, more than a token", cap, c, -pb.cost)
+		}
+	}
+}
+
+func TestPrefillChunkAt(t *testing.T) {
+	c := Config{MaxBatchTokens: 512, MaxPrefillWithDecode: 128, AttentionBreakEven: 1000}
+	for _, tc := range []struct{ context, want int }{{0, 120}, {4096, 25}, {200000, 1}} {
+		if got := c.PrefillChunkAt(tc.context); got != tc.want {
+			t.Errorf("PrefillChunkAt(%d) = %d, want %d", tc.context, got, tc.want)
+		}
+	}
+	if got := (&Config{MaxBatchTokens: 512}).PrefillChunkAt(4096); got != 512 {
+		t.Errorf("uncapped: %d, want the batch's 512", got)
+	}
+}

@@ -1,0 +1,34 @@
+package cpu
+
+import "github.com/splash-inference/splash/metal"
+
+// How many multiply-adds each kernel set's quantized matrix products do in
+// the time the same CPU's attention kernels do one (float32 products of
+// float16 or q8 keys and values), for planning work whose cost mixes the
+// two (Backend.QuantSpeedup).
+const (
+	// vnniSpeedup: measured by BenchmarkPrefillChunk0_6BQ4 (AMD EPYC Zen
+	// 5, two threads): VPDPBUSD multiplies 64 byte pairs an instruction
+	// against a float FMA's 16 lanes, and the products keep a larger share
+	// of their peak than attention does.
+	vnniSpeedup = 3.8
+	// avx2Speedup and neonSpeedup are estimates from the instruction
+	// widths, not yet measured: VPMADDUBSW with VPMADDWD does 32 byte
+	// pairs in two instructions against an 8-lane FMA, and SDOT 16 against
+	// a 4-lane FMLA, each less the q4 unpacking.
+	avx2Speedup = 2.2
+	neonSpeedup = 3
+)
+
+// QuantSpeedup is how many multiply-adds the backend's products of weights
+// of type d do in the time its attention does one: the ratio that decides
+// at what context a token's attention costs as much as its matrix
+// products (model.Config.AttentionBreakEven). 1 for float weights, whose
+// products and attention run on the same float units, and for the
+// portable kernels.
+func (b *Backend) QuantSpeedup(d metal.DType) float64 {
+	if (d != metal.Q4 && d != metal.Q8) || b.k.quantSpeedup == 0 {
+		return 1
+	}
+	return b.k.quantSpeedup
+}
