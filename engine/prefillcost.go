@@ -39,7 +39,7 @@ func (c *Config) PrefillChunkAt(context int) int {
 	if c.MaxPrefillWithDecode > 0 {
 		pb.capped, pb.cost = true, float64(c.MaxPrefillWithDecode)
 	}
-	return pb.chunk(context, c.MaxBatchTokens, false)
+	return pb.chunk(context, c.MaxBatchTokens, prefillNeed{})
 }
 
 // spent reports whether no chunk fits any more.
@@ -53,17 +53,35 @@ func (pb *prefillBudget) costOf(start, n int) float64 {
 	return float64(n) * (1 + (float64(start)+float64(n)/2)/pb.breakEven)
 }
 
-// chunk is how many of want tokens from position start fit, within half
-// of what is left when shared (others want some after it): at least one
+// prefillNeed is what prompts want of a step: tokens, and their cost.
+type prefillNeed struct {
+	tokens int
+	cost   float64
+}
+
+// need is what n tokens from position start want.
+func (pb *prefillBudget) need(start, n int) prefillNeed {
+	return prefillNeed{n, pb.costOf(start, n)}
+}
+
+func (a prefillNeed) plus(b prefillNeed) prefillNeed {
+	return prefillNeed{a.tokens + b.tokens, a.cost + b.cost}
+}
+
+// minus is a less b, never below zero (the sums' rounding).
+func (a prefillNeed) minus(b prefillNeed) prefillNeed {
+	return prefillNeed{max(0, a.tokens-b.tokens), max(0, a.cost-b.cost)}
+}
+
+// chunk is how many of want tokens from position start fit, after leaving
+// aside what later prompts want, up to half of what is left: at least one
 // while any cost is left, so that a prompt deep enough that one token
 // costs more than the whole cap still moves (a step overshoots the cap by
 // at most one token).
-func (pb *prefillBudget) chunk(start, want int, shared bool) int {
-	tokens, cost := pb.tokens, pb.cost
-	if shared {
-		tokens, cost = max(1, tokens/2), cost/2
-	}
-	n := min(want, tokens, pb.tokens)
+func (pb *prefillBudget) chunk(start, want int, later prefillNeed) int {
+	tokens := pb.tokens - min(later.tokens, pb.tokens/2)
+	cost := pb.cost - min(later.cost, pb.cost/2)
+	n := min(want, tokens)
 	if !pb.capped || n <= 0 {
 		return max(n, 0)
 	}

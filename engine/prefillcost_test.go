@@ -9,26 +9,28 @@ func TestPrefillBudgetChunks(t *testing.T) {
 	for _, tc := range []struct {
 		name                   string
 		tokens, cap, breakEven int
-		decodes, shared        bool
+		decodes                bool
+		later                  prefillNeed
 		start, want, chunk     int
 	}{
-		{"no decode rows: tokens only", 512, 128, 1000, false, false, 4096, 600, 512},
-		{"no cap", 512, 0, 1000, true, false, 4096, 600, 512},
-		{"flat cap", 512, 128, 0, true, false, 4096, 600, 128},
-		{"start of a prompt", 512, 128, 1000, true, false, 0, 600, 120},         // 120·1.06 ≤ 128 < 121·1.0605
-		{"4096 in", 512, 128, 1000, true, false, 4096, 600, 25},                 // 25·5.1085 ≤ 128 < 26·5.109
-		{"too deep for one token", 512, 128, 1000, true, false, 200000, 600, 1}, // one token costs 201: it still moves
-		{"short prompt", 512, 128, 1000, true, false, 4096, 3, 3},
-		{"few tokens left", 10, 128, 1000, true, false, 0, 600, 10},
-		{"shared: half the cost", 512, 128, 0, true, true, 4096, 600, 64},
-		{"shared: half the tokens", 512, 0, 0, false, true, 0, 600, 256},
-		{"shared: the last token", 1, 128, 0, true, true, 0, 600, 1},
-		{"no tokens left", 0, 128, 1000, true, false, 0, 600, 0},
+		{"no decode rows: tokens only", 512, 128, 1000, false, prefillNeed{}, 4096, 600, 512},
+		{"no cap", 512, 0, 1000, true, prefillNeed{}, 4096, 600, 512},
+		{"flat cap", 512, 128, 0, true, prefillNeed{}, 4096, 600, 128},
+		{"start of a prompt", 512, 128, 1000, true, prefillNeed{}, 0, 600, 120},         // 120·1.06 ≤ 128 < 121·1.0605
+		{"4096 in", 512, 128, 1000, true, prefillNeed{}, 4096, 600, 25},                 // 25·5.1085 ≤ 128 < 26·5.109
+		{"too deep for one token", 512, 128, 1000, true, prefillNeed{}, 200000, 600, 1}, // one token costs 201: it still moves
+		{"short prompt", 512, 128, 1000, true, prefillNeed{}, 4096, 3, 3},
+		{"few tokens left", 10, 128, 1000, true, prefillNeed{}, 0, 600, 10},
+		{"later prompts: half the cost", 512, 128, 0, true, prefillNeed{300, 300}, 4096, 600, 64},
+		{"later prompts: half the tokens", 512, 0, 0, false, prefillNeed{300, 300}, 0, 600, 256},
+		{"later prompts: the last token", 1, 128, 0, true, prefillNeed{300, 300}, 0, 600, 1},
+		{"later prompts: what they need", 512, 128, 0, true, prefillNeed{10, 10}, 0, 600, 118},
+		{"no tokens left", 0, 128, 1000, true, prefillNeed{}, 0, 600, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Scheduler{cfg: Config{MaxPrefillWithDecode: tc.cap, AttentionBreakEven: tc.breakEven}}
 			pb := s.prefillBudget(tc.tokens, tc.decodes)
-			if got := pb.chunk(tc.start, tc.want, tc.shared); got != tc.chunk {
+			if got := pb.chunk(tc.start, tc.want, tc.later); got != tc.chunk {
 				t.Fatalf("chunk(%d, %d) = %d, want %d", tc.start, tc.want, got, tc.chunk)
 			}
 		})
@@ -46,7 +48,7 @@ func TestPrefillBudgetSpends(t *testing.T) {
 		start := rng.IntN(20000)
 		for !pb.spent() {
 			before := pb
-			n := pb.chunk(start, 1<<20, false)
+			n := pb.chunk(start, 1<<20, prefillNeed{})
 			if n < 1 {
 				t.Fatalf("cap %d C %d start %d: empty chunk before the budget is spent", cap, c, start)
 			}

@@ -192,20 +192,20 @@ func (s *Scheduler) Schedule() *Plan {
 	// Prompt chunks of running sequences, within what is left of the
 	// budget and, when the step decodes, of MaxPrefillWithDecode.
 	pb := s.prefillBudget(budget, len(s.plan.Rows) > 0)
-	// Prompts share what is left: each running one takes at most half of
-	// it while others want some after it (the younger running prompts, and
-	// the first waiting one if it can be admitted). Without this one long
-	// prompt held every request that came while it prefilled, its first
-	// token up to 14 s late behind a 4096-token prompt; the oldest still
-	// gets the most, so nobody starves.
-	wanting := 0
+	// Prompts share what is left: each running one leaves aside what the
+	// prompts after it want (the younger running ones, and the first
+	// waiting one if it can be admitted), up to half of it. Without this
+	// one long prompt held every request that came while it prefilled, its
+	// first token up to 14 s late behind a 4096-token prompt; the oldest
+	// still gets at least half, so nobody starves.
+	var later prefillNeed
 	for _, q := range s.order {
 		if q.state != Waiting && q.pending() > 1 && q.scheduledAt != s.step {
-			wanting++
+			later = later.plus(pb.need(q.computed, q.pending()))
 		}
 	}
 	if len(s.waiting) > 0 && len(s.running) < s.cfg.MaxRunning && s.kv.Stats().Free > 0 {
-		wanting++
+		later = later.plus(pb.need(0, len(s.waiting[0].tokens))) // its prefix hit is not known yet
 	}
 	for _, q := range s.order {
 		if pb.spent() {
@@ -214,8 +214,8 @@ func (s *Scheduler) Schedule() *Plan {
 		if q.state == Waiting || q.pending() <= 1 || q.scheduledAt == s.step {
 			continue
 		}
-		wanting--
-		chunk := pb.chunk(q.computed, q.pending(), wanting > 0)
+		later = later.minus(pb.need(q.computed, q.pending()))
+		chunk := pb.chunk(q.computed, q.pending(), later)
 		if chunk == 0 || !s.fit(q, q.computed+chunk) {
 			continue
 		}
@@ -231,7 +231,7 @@ func (s *Scheduler) Schedule() *Plan {
 		if q.wantPrompt {
 			cached = nil // cached blocks have no logits to report
 		}
-		hit, err := s.kv.Admit(&q.blocks, cached, func(hit int) int { return hit + pb.chunk(hit, len(q.tokens)-hit, false) })
+		hit, err := s.kv.Admit(&q.blocks, cached, func(hit int) int { return hit + pb.chunk(hit, len(q.tokens)-hit, prefillNeed{}) })
 		if errors.Is(err, kvcache.ErrOutOfBlocks) {
 			break
 		} else if err != nil {
@@ -241,7 +241,7 @@ func (s *Scheduler) Schedule() *Plan {
 		if q.cachedPrompt < 0 {
 			q.cachedPrompt = min(hit, q.promptLen)
 		}
-		chunk := pb.chunk(hit, q.pending(), false)
+		chunk := pb.chunk(hit, q.pending(), prefillNeed{})
 		s.waiting = s.waiting[1:]
 		s.insertRunning(q)
 		pb.take(hit, s.addChunk(q, chunk))
