@@ -20,6 +20,7 @@ type prefillBudget struct {
 	capped    bool
 	cost      float64 // left, when capped
 	breakEven float64 // C; 0 charges n
+	taken     bool    // a chunk has been charged
 }
 
 // prefillBudget starts a step's prompt allowance with tokens left of the
@@ -59,6 +60,13 @@ type prefillNeed struct {
 	cost   float64
 }
 
+// prefillWant is a running prompt's need, or with q nil the first
+// waiting one's.
+type prefillWant struct {
+	q    *sequence
+	need prefillNeed
+}
+
 // need is what n tokens from position start want.
 func (pb *prefillBudget) need(start, n int) prefillNeed {
 	return prefillNeed{n, pb.costOf(start, n)}
@@ -68,16 +76,12 @@ func (a prefillNeed) plus(b prefillNeed) prefillNeed {
 	return prefillNeed{a.tokens + b.tokens, a.cost + b.cost}
 }
 
-// minus is a less b, never below zero (the sums' rounding).
-func (a prefillNeed) minus(b prefillNeed) prefillNeed {
-	return prefillNeed{max(0, a.tokens-b.tokens), max(0, a.cost-b.cost)}
-}
-
 // chunk is how many of want tokens from position start fit, after leaving
-// aside what later prompts want, up to half of what is left: at least one
-// while any cost is left, so that a prompt deep enough that one token
-// costs more than the whole cap still moves (a step overshoots the cap by
-// at most one token).
+// aside what later prompts want, up to half of what is left. The step's
+// first chunk has at least one token while any cost is left, so that a
+// prompt deep enough that one token costs more than the whole cap still
+// moves (a step overshoots the cap by at most one token); later ones stop
+// where the cap does, rather than trickle in a token a step.
 func (pb *prefillBudget) chunk(start, want int, later prefillNeed) int {
 	tokens := pb.tokens - min(later.tokens, pb.tokens/2)
 	cost := pb.cost - min(later.cost, pb.cost/2)
@@ -85,7 +89,16 @@ func (pb *prefillBudget) chunk(start, want int, later prefillNeed) int {
 	if !pb.capped || n <= 0 {
 		return max(n, 0)
 	}
-	return min(n, max(1, pb.affordable(start, cost)))
+	a := pb.affordable(start, cost)
+	if a == 0 && !pb.taken && pb.cost > 0 {
+		a = 1
+	}
+	return min(n, a)
+}
+
+// fits reports whether a prompt wanting w could be served whole now.
+func (pb *prefillBudget) fits(w prefillNeed) bool {
+	return w.tokens <= pb.tokens && (!pb.capped || w.cost <= pb.cost)
 }
 
 // affordable is the most tokens from position start that cost at most
@@ -110,6 +123,7 @@ func (pb *prefillBudget) affordable(start int, cost float64) int {
 
 // take charges a chunk of n tokens from position start.
 func (pb *prefillBudget) take(start, n int) {
+	pb.taken = true
 	pb.tokens -= n
 	if pb.capped {
 		pb.cost -= pb.costOf(start, n)

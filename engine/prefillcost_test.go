@@ -37,8 +37,9 @@ func TestPrefillBudgetChunks(t *testing.T) {
 	}
 }
 
-// TestPrefillBudgetSpends takes chunks until the budget is spent: each is
-// the most that fits, and the cap is overshot by at most one token.
+// TestPrefillBudgetSpends takes chunks until none fits: each is the most
+// that fits, the first has a token whatever it costs, and the cap is
+// overshot by at most that token.
 func TestPrefillBudgetSpends(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 1000 {
@@ -46,20 +47,23 @@ func TestPrefillBudgetSpends(t *testing.T) {
 		s := &Scheduler{cfg: Config{MaxPrefillWithDecode: cap, AttentionBreakEven: c}}
 		pb := s.prefillBudget(1<<20, true)
 		start := rng.IntN(20000)
-		for !pb.spent() {
-			before := pb
+		for first := true; ; first = false {
 			n := pb.chunk(start, 1<<20, prefillNeed{})
-			if n < 1 {
-				t.Fatalf("cap %d C %d start %d: empty chunk before the budget is spent", cap, c, start)
+			if n == 0 {
+				if first {
+					t.Fatalf("cap %d C %d start %d: the step's first chunk is empty", cap, c, start)
+				}
+				break
 			}
-			if cost := pb.costOf(start, n); n > 1 && cost > pb.cost {
+			if cost := pb.costOf(start, n); !(first && n == 1) && cost > pb.cost {
 				t.Fatalf("cap %d C %d start %d: %d tokens cost %g, over the %g left", cap, c, start, n, cost, pb.cost)
 			}
 			if next := pb.costOf(start, n+1); next <= pb.cost {
 				t.Fatalf("cap %d C %d start %d: %d tokens fit (%g ≤ %g) but the chunk is %d", cap, c, start, n+1, next, pb.cost, n)
 			}
+			before := pb.tokens
 			pb.take(start, n)
-			if pb.tokens != before.tokens-n {
+			if pb.tokens != before-n {
 				t.Fatal("tokens not charged")
 			}
 			start += n

@@ -135,15 +135,23 @@ func TestScheduleScenarios(t *testing.T) {
 			{want: []rowShape{{2, PrefillRow, 5, 3, 1}}}, // nobody decodes: the whole budget
 			{want: nil},
 		}},
-		{"prompts share the cap, the oldest taking half", &capped4, []step{
+		{"a short newcomer is admitted beside a long prompt", &capped4, []step{
 			{add: []Request{{ID: 1, Prompt: prompt(3, 1), MaxTokens: 6}}, want: []rowShape{{1, PrefillRow, 0, 3, 1}}},
 			{add: []Request{{ID: 2, Prompt: prompt(12, 5), MaxTokens: 1}}, want: []rowShape{{1, DecodeRow, 3, 1, 1}, {2, PrefillRow, 0, 4, 0}}},
-			// A newcomer is admitted beside the running prompt.
-			{add: []Request{{ID: 3, Prompt: prompt(6, 9), MaxTokens: 1}}, want: []rowShape{{1, DecodeRow, 4, 1, 1}, {2, PrefillRow, 4, 2, 0}, {3, PrefillRow, 0, 2, 0}}},
-			{want: []rowShape{{1, DecodeRow, 5, 1, 1}, {2, PrefillRow, 6, 2, 0}, {3, PrefillRow, 2, 2, 0}}},
-			{want: []rowShape{{1, DecodeRow, 6, 1, 1}, {2, PrefillRow, 8, 2, 0}, {3, PrefillRow, 4, 2, 1}}},
-			// Alone again: the whole cap.
-			{want: []rowShape{{1, DecodeRow, 7, 1, 1}, {2, PrefillRow, 10, 2, 1}}},
+			// Half the cap left aside for the newcomer, which fits in it.
+			{add: []Request{{ID: 3, Prompt: prompt(3, 9), MaxTokens: 1}}, want: []rowShape{{1, DecodeRow, 4, 1, 1}, {2, PrefillRow, 4, 2, 0}, {3, PrefillRow, 0, 2, 0}}},
+			{want: []rowShape{{1, DecodeRow, 5, 1, 1}, {3, DecodeRow, 2, 1, 1}, {2, PrefillRow, 6, 4, 0}}},
+			{want: []rowShape{{1, DecodeRow, 6, 1, 1}, {2, PrefillRow, 10, 2, 1}}},
+			{want: []rowShape{{1, DecodeRow, 7, 1, 1}}},
+			{want: nil},
+		}},
+		{"a longer prompt waits for an older shorter one", &capped4, []step{
+			{add: []Request{{ID: 1, Prompt: prompt(3, 1), MaxTokens: 5}}, want: []rowShape{{1, PrefillRow, 0, 3, 1}}},
+			{add: []Request{{ID: 2, Prompt: prompt(8, 5), MaxTokens: 1}}, want: []rowShape{{1, DecodeRow, 3, 1, 1}, {2, PrefillRow, 0, 4, 0}}},
+			{add: []Request{{ID: 3, Prompt: prompt(12, 9), MaxTokens: 1}}, want: []rowShape{{1, DecodeRow, 4, 1, 1}, {2, PrefillRow, 4, 4, 1}}},
+			{want: []rowShape{{1, DecodeRow, 5, 1, 1}, {3, PrefillRow, 0, 4, 0}}},
+			{want: []rowShape{{1, DecodeRow, 6, 1, 1}, {3, PrefillRow, 4, 4, 0}}},
+			{want: []rowShape{{3, PrefillRow, 8, 4, 1}}},
 			{want: nil},
 		}},
 		{"prefix hit never covers the last token", nil, []step{

@@ -38,6 +38,7 @@ type serveFlags struct {
 	kvCacheType    string
 	maxBatchTokens int
 	maxPrefillDec  int
+	prefillCost    bool
 	maxRunning     int
 	maxWaiting     int
 	maxBody        string
@@ -95,7 +96,8 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 32, "tokens per KV cache block")
 	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", "f16", "how the KV cache stores keys and values: f16, or q8 (int8 with a scale per 32, as llama.cpp's q8_0: about twice the tokens in the same memory, a little slower; head sizes that are multiples of 32)")
 	fs.IntVar(&f.maxBatchTokens, 0, "max-batch-tokens", 512, "tokens evaluated per step (prefill chunks and decode rows)")
-	fs.IntVar(&f.maxPrefillDec, 0, "max-prefill-with-decode", 128, "prompt tokens a step takes while other requests are decoding, so that their streams do not stall behind long prompts; counted at the start of a prompt, fewer deeper in (0: up to --max-batch-tokens)")
+	fs.IntVar(&f.maxPrefillDec, 0, "max-prefill-with-decode", 128, "prompt tokens a step takes while other requests are decoding, so that their streams do not stall behind long prompts (0: up to --max-batch-tokens)")
+	fs.BoolVar(&f.prefillCost, 0, "prefill-by-attention", "count prompt tokens deep in a long prompt at their attention's cost against --max-prefill-with-decode: smaller chunks there, steadier streams beside long prompts, less throughput")
 	fs.IntVar(&f.maxRunning, 0, "max-running", 64, "sequences running at once")
 	fs.IntVar(&f.maxWaiting, 0, "max-waiting", 256, "requests queued beyond --max-running before new ones get 429")
 	fs.StringVar(&f.maxBody, 0, "max-body", "8M", "largest request body (413 beyond it)")
@@ -380,9 +382,9 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	}
 	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
 	sched := engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens, MaxPrefillWithDecode: f.maxPrefillDec,
-		AttentionBreakEven: m.cfg.AttentionBreakEven(be.QuantSpeedup(productType(m.tensors))),
-		MaxRunning:         f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens}
-	if f.maxPrefillDec > 0 {
+		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens}
+	if f.prefillCost && f.maxPrefillDec > 0 {
+		sched.AttentionBreakEven = m.cfg.AttentionBreakEven(be.QuantSpeedup(productType(m.tensors)))
 		fmt.Fprintf(s.err, "prompt chunks while others decode: %d tokens at the start of a prompt, %d at 8192 (a token's attention costs its matrix products at a context of %d)\n",
 			sched.PrefillChunkAt(0), sched.PrefillChunkAt(8192), sched.AttentionBreakEven)
 	}
