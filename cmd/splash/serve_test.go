@@ -306,3 +306,32 @@ func TestPlanCountsTheDraftModel(t *testing.T) {
 		}
 	}
 }
+
+// TestServePrefillByAttention: --prefill-by-attention says how it will chunk
+// prompts and serves as before; without it chunks are counted in tokens.
+func TestServePrefillByAttention(t *testing.T) {
+	dir := t.TempDir()
+	if err := testmodel.Write(dir, testmodel.Tiny("qwen3")); err != nil {
+		t.Fatal(err)
+	}
+	for _, on := range []bool{false, true} {
+		args := []string{"--model", dir}
+		if on {
+			args = append(args, "--prefill-by-attention")
+		}
+		addr, _, logs, stop := startServeLogs(t, args...)
+		said := strings.Contains(logs.String(), "prompt chunks while others decode: ")
+		oc := openai.NewClient(option.WithBaseURL("http://"+addr+"/v1/"), option.WithAPIKey("x"), option.WithMaxRetries(0))
+		_, err := oc.Completions.New(context.Background(), openai.CompletionNewParams{
+			Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String(strings.Repeat("long prompt ", 100))}, MaxTokens: openai.Int(4)})
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if err != nil {
+			t.Fatalf("on=%v: %v", on, err)
+		}
+		if said != on {
+			t.Fatalf("on=%v: chunking line printed %v:\n%s", on, said, logs.String())
+		}
+	}
+}
