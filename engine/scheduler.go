@@ -244,7 +244,13 @@ func (s *Scheduler) Schedule() *Plan {
 		if q.wantPrompt {
 			cached = nil // cached blocks have no logits to report
 		}
-		hit, err := s.kv.Admit(&q.blocks, cached, func(hit int) int { return hit + pb.chunk(hit, len(q.tokens)-hit, prefillNeed{}) })
+		// What is left of a cap may not pay for one token at the depth of
+		// its cached prefix: then it waits for the next step.
+		chunk := pb.chunk(s.kv.Lookup(cached), len(q.tokens), prefillNeed{})
+		if chunk == 0 {
+			break
+		}
+		hit, err := s.kv.Admit(&q.blocks, cached, func(hit int) int { return min(len(q.tokens), hit+chunk) })
 		if errors.Is(err, kvcache.ErrOutOfBlocks) {
 			break
 		} else if err != nil {
@@ -254,7 +260,7 @@ func (s *Scheduler) Schedule() *Plan {
 		if q.cachedPrompt < 0 {
 			q.cachedPrompt = min(hit, q.promptLen)
 		}
-		chunk := pb.chunk(hit, q.pending(), prefillNeed{})
+		chunk = min(chunk, q.pending())
 		s.waiting = s.waiting[1:]
 		s.insertRunning(q)
 		pb.take(hit, s.addChunk(q, chunk))

@@ -376,6 +376,9 @@ func TestStress(t *testing.T) {
 		{"block size 1, small budget", Config{BlockSize: 1, NumBlocks: 48, MaxBatchTokens: 7, MaxRunning: 3, MaxDraft: 3, DraftCost: 0.01}, spec.Ngram{}, false},
 		{"big blocks", Config{BlockSize: 16, NumBlocks: 6, MaxBatchTokens: 40, MaxRunning: 8, MaxDraft: 4}, spec.Ngram{}, false},
 		{"draft model and ngram", Config{BlockSize: 4, NumBlocks: 20, MaxBatchTokens: 24, MaxRunning: 6, MaxDraft: 5}, nil, true},
+		{"prompt cap", Config{BlockSize: 4, NumBlocks: 20, MaxBatchTokens: 24, MaxRunning: 6, MaxDraft: 5, MaxPrefillWithDecode: 5}, spec.Ngram{}, false},
+		// Fractional costs: what is left of the cap is often less than a token.
+		{"prompt cap by attention", Config{BlockSize: 4, NumBlocks: 20, MaxBatchTokens: 24, MaxRunning: 6, MaxDraft: 5, MaxPrefillWithDecode: 7, AttentionBreakEven: 9}, spec.Ngram{}, false},
 	} {
 		for seed := range uint64(6) {
 			t.Run(fmt.Sprintf("%s/seed%d", tc.name, seed), func(t *testing.T) { stressOnce(t, tc.cfg, tc.proposer, tc.draft, seed) })
