@@ -236,6 +236,7 @@ func (s *Scheduler) Schedule() *Plan {
 		pb.take(start, s.addChunk(q, chunk))
 	}
 	clear(s.order)
+	clear(s.wants) // hold no sequence past its step
 
 	// Admit waiting sequences, oldest first; stop at the first that does not fit.
 	for len(s.waiting) > 0 && !pb.spent() && len(s.running) < s.cfg.MaxRunning {
