@@ -14,7 +14,9 @@ import "math"
 // time a chunk holds the decoding streams up about the same however deep
 // in its prompt it is: without it a 128-token chunk 4096 positions in took
 // 4.8× the time of one at the start (BenchmarkPrefillChunk0_6BQ4), so the
-// streams stalled for 0.64 s instead of 0.13.
+// streams stalled for 0.64 s instead of 0.13. It is opt-in (splash serve
+// --prefill-by-attention): the smaller, more numerous steps cost the agent
+// workload throughput.
 type prefillBudget struct {
 	tokens    int
 	capped    bool

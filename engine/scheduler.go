@@ -200,10 +200,10 @@ func (s *Scheduler) Schedule() *Plan {
 	// request that came while it prefilled, its first token up to 14 s
 	// late behind a 4096-token prompt. Long prompts are still served
 	// oldest first, since sharing between them only delays the first
-	// one's first token (in a run of four agent sessions with prompts of
-	// 2000-3000 tokens, sharing between all of them took the mean time to
-	// first token from 6 to 9 s); and the oldest gets at least half, so
-	// nobody starves.
+	// one's first token (four agent sessions with prompts of 2000-3000
+	// tokens, sharing between all of them and chunks costed by context
+	// together: mean time to first token 6 → 9 s); and the oldest gets at
+	// least half, so nobody starves.
 	wants := s.wants[:0]
 	for _, q := range s.order {
 		if q.state != Waiting && q.pending() > 1 && q.scheduledAt != s.step {
