@@ -58,9 +58,10 @@
 // tokens at their cost (prefillBudget): chunks shrink as the prompt
 // proceeds, and every step holds the streams up about as long. Prompt
 // chunks go oldest first, except that a running prompt leaves aside, up to
-// half of what is left, what shorter prompts after it want when the step
-// could serve them whole: a short request arriving while a long prompt
-// prefills is not held until that prompt is done. The scenarios in testdata/*.txt show plans step
+// half of what is left, what shorter prompts after it want when that is at
+// most MaxBatchTokens (past a cached prefix): a short request, or an agent's
+// next turn, arriving while a long prompt prefills is not held until that
+// prompt is done. The scenarios in testdata/*.txt show plans step
 // by step (go test -run TestScenarios -rewrite regenerates them).
 //
 // When blocks run out, the youngest running sequence not yet in the plan is

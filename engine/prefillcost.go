@@ -98,11 +98,6 @@ func (pb *prefillBudget) chunk(start, want int, later prefillNeed) int {
 	return min(n, a)
 }
 
-// fits reports whether a prompt wanting w could be served whole now.
-func (pb *prefillBudget) fits(w prefillNeed) bool {
-	return w.tokens <= pb.tokens && (!pb.capped || w.cost <= pb.cost)
-}
-
 // affordable is the most tokens from position start that cost at most
 // cost: the root of n²/2C + n·(1 + start/C) = cost, rounded down.
 func (pb *prefillBudget) affordable(start int, cost float64) int {

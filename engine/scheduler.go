@@ -195,8 +195,9 @@ func (s *Scheduler) Schedule() *Plan {
 	pb := s.prefillBudget(budget, len(s.plan.Rows) > 0)
 	// A running prompt leaves aside what the short prompts after it want
 	// (younger running ones, and the first waiting one if it can be
-	// admitted: those shorter than it that this step could serve whole),
-	// up to half of what is left. Without this one long prompt held every
+	// admitted, past its cached prefix: those shorter than it, of at most
+	// MaxBatchTokens, such as an agent's next turn), up to half of what is
+	// left. Without this one long prompt held every
 	// request that came while it prefilled, its first token up to 14 s
 	// late behind a 4096-token prompt. Long prompts are still served
 	// oldest first, since sharing between them only delays the first
@@ -211,7 +212,9 @@ func (s *Scheduler) Schedule() *Plan {
 		}
 	}
 	if len(s.waiting) > 0 && len(s.running) < s.cfg.MaxRunning && s.kv.Stats().Free > 0 {
-		wants = append(wants, prefillWant{nil, pb.need(0, len(s.waiting[0].tokens))}) // its prefix hit is not known yet
+		q := s.waiting[0]
+		hit := s.kv.Lookup(q.cachedTokens())
+		wants = append(wants, prefillWant{nil, pb.need(hit, len(q.tokens)-hit)})
 	}
 	s.wants = wants
 	for i, w := range wants {
@@ -224,7 +227,7 @@ func (s *Scheduler) Schedule() *Plan {
 		}
 		var later prefillNeed
 		for _, o := range wants[i+1:] {
-			if o.need.cost < w.need.cost && pb.fits(o.need) && (o.q == nil || o.q.state != Waiting) {
+			if o.need.cost < w.need.cost && o.need.tokens <= s.cfg.MaxBatchTokens && (o.q == nil || o.q.state != Waiting) {
 				later = later.plus(o.need)
 			}
 		}
@@ -241,10 +244,7 @@ func (s *Scheduler) Schedule() *Plan {
 	// Admit waiting sequences, oldest first; stop at the first that does not fit.
 	for len(s.waiting) > 0 && !pb.spent() && len(s.running) < s.cfg.MaxRunning {
 		q := s.waiting[0]
-		cached := q.tokens
-		if q.wantPrompt {
-			cached = nil // cached blocks have no logits to report
-		}
+		cached := q.cachedTokens()
 		// What is left of a cap may not pay for one token at the depth of
 		// its cached prefix: then it waits for the next step.
 		chunk := pb.chunk(s.kv.Lookup(cached), len(q.tokens), prefillNeed{})

@@ -145,6 +145,20 @@ func TestScheduleScenarios(t *testing.T) {
 			{want: []rowShape{{1, DecodeRow, 7, 1, 1}}},
 			{want: nil},
 		}},
+		{"a newcomer counts past its cached prefix", &capped4, []step{
+			{add: []Request{{ID: 1, Prompt: prompt(8, 3), MaxTokens: 1}}, want: []rowShape{{1, PrefillRow, 0, 6, 0}}},
+			{want: []rowShape{{1, PrefillRow, 6, 2, 1}}},
+			{add: []Request{{ID: 2, Prompt: prompt(3, 1), MaxTokens: 8}}, want: []rowShape{{2, PrefillRow, 0, 3, 1}}},
+			{add: []Request{{ID: 3, Prompt: prompt(20, 50), MaxTokens: 1}}, want: []rowShape{{2, DecodeRow, 3, 1, 1}, {3, PrefillRow, 0, 4, 0}}},
+			// Its first 8 tokens cached, the newcomer wants one: it goes beside.
+			{add: []Request{{ID: 4, Prompt: append(prompt(8, 3), 99), MaxTokens: 1}}, want: []rowShape{{2, DecodeRow, 4, 1, 1}, {3, PrefillRow, 4, 3, 0}, {4, PrefillRow, 8, 1, 1}}},
+			{want: []rowShape{{2, DecodeRow, 5, 1, 1}, {3, PrefillRow, 7, 4, 0}}},
+			{want: []rowShape{{2, DecodeRow, 6, 1, 1}, {3, PrefillRow, 11, 4, 0}}},
+			{want: []rowShape{{2, DecodeRow, 7, 1, 1}, {3, PrefillRow, 15, 4, 0}}},
+			{want: []rowShape{{2, DecodeRow, 8, 1, 1}, {3, DecodeRow, 19, 1, 1}}},
+			{want: []rowShape{{2, DecodeRow, 9, 1, 1}}},
+			{want: nil},
+		}},
 		{"a longer prompt waits for an older shorter one", &capped4, []step{
 			{add: []Request{{ID: 1, Prompt: prompt(3, 1), MaxTokens: 5}}, want: []rowShape{{1, PrefillRow, 0, 3, 1}}},
 			{add: []Request{{ID: 2, Prompt: prompt(8, 5), MaxTokens: 1}}, want: []rowShape{{1, DecodeRow, 3, 1, 1}, {2, PrefillRow, 0, 4, 0}}},

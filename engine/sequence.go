@@ -63,6 +63,16 @@ type sequence struct {
 // pending is how many tokens still need their keys and values computed.
 func (q *sequence) pending() int { return len(q.tokens) - q.computed }
 
+// cachedTokens is what q looks up in the prefix cache when admitted: its
+// tokens, or none when it wants prompt logprobs (cached blocks have no
+// logits to report).
+func (q *sequence) cachedTokens() []int32 {
+	if q.wantPrompt {
+		return nil
+	}
+	return q.tokens
+}
+
 func (q *sequence) generated() int { return len(q.tokens) - q.promptLen }
 
 // draftRoom bounds k so a verify row can neither overshoot max tokens nor
