@@ -151,6 +151,9 @@ func (f *serveFlags) validate() error {
 	if f.maxPrefillDec < 0 {
 		return fmt.Errorf("serve: --max-prefill-with-decode %d: must not be negative", f.maxPrefillDec)
 	}
+	if f.prefillCost && f.maxPrefillDec == 0 {
+		return fmt.Errorf("serve: --prefill-by-attention counts prompt tokens against --max-prefill-with-decode, which is 0 (no cap)")
+	}
 	sizes := []struct {
 		flag, v string
 		binary  bool
@@ -383,7 +386,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
 	sched := engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens, MaxPrefillWithDecode: f.maxPrefillDec,
 		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens}
-	if f.prefillCost && f.maxPrefillDec > 0 {
+	if f.prefillCost {
 		sched.AttentionBreakEven = m.cfg.AttentionBreakEven(be.QuantSpeedup(productType(m.tensors)))
 		fmt.Fprintf(s.err, "prompt chunks while others decode: %d tokens at the start of a prompt, %d at 8192 (a token's attention costs its matrix products at a context of %d)\n",
 			sched.PrefillChunkAt(0), sched.PrefillChunkAt(8192), sched.AttentionBreakEven)

@@ -68,6 +68,7 @@ func TestServeRejectsBadFlagsBeforeLoading(t *testing.T) {
 		{[]string{"--quant", "q2"}, "--quant"},
 		{[]string{"--kv-cache-type", "q4"}, "--kv-cache-type"},
 		{[]string{"--max-prefill-with-decode", "-1"}, "--max-prefill-with-decode"},
+		{[]string{"--prefill-by-attention", "--max-prefill-with-decode", "0"}, "--prefill-by-attention"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

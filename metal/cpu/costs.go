@@ -8,7 +8,8 @@ import "github.com/splash-inference/splash/metal"
 // two (Backend.QuantSpeedup).
 const (
 	// vnniSpeedup: measured by BenchmarkPrefillChunk0_6BQ4 (AMD EPYC Zen
-	// 5, two threads): VPDPBUSD multiplies 64 byte pairs an instruction
+	// 5, two threads; break-even 990-1088 positions in four runs, 1011
+	// with this ratio): VPDPBUSD multiplies 64 byte pairs an instruction
 	// against a float FMA's 16 lanes, and the products keep a larger share
 	// of their peak than attention does.
 	vnniSpeedup = 3.8
