@@ -28,9 +28,13 @@ type prefillBudget struct {
 // prefillBudget starts a step's prompt allowance with tokens left of the
 // batch, capped when the step carries decode rows.
 func (s *Scheduler) prefillBudget(tokens int, decodes bool) prefillBudget {
-	pb := prefillBudget{tokens: tokens, breakEven: float64(s.cfg.AttentionBreakEven)}
-	if decodes && s.cfg.MaxPrefillWithDecode > 0 {
-		pb.capped, pb.cost = true, float64(s.cfg.MaxPrefillWithDecode)
+	return s.cfg.prefillBudget(tokens, decodes)
+}
+
+func (c *Config) prefillBudget(tokens int, decodes bool) prefillBudget {
+	pb := prefillBudget{tokens: tokens, breakEven: float64(c.AttentionBreakEven)}
+	if decodes && c.MaxPrefillWithDecode > 0 {
+		pb.capped, pb.cost = true, float64(c.MaxPrefillWithDecode)
 	}
 	return pb
 }
@@ -38,10 +42,7 @@ func (s *Scheduler) prefillBudget(tokens int, decodes bool) prefillBudget {
 // PrefillChunkAt is how many tokens of a prompt at position context one
 // step takes while other sequences decode, when it is the only prompt.
 func (c *Config) PrefillChunkAt(context int) int {
-	pb := prefillBudget{tokens: c.MaxBatchTokens, breakEven: float64(c.AttentionBreakEven)}
-	if c.MaxPrefillWithDecode > 0 {
-		pb.capped, pb.cost = true, float64(c.MaxPrefillWithDecode)
-	}
+	pb := c.prefillBudget(c.MaxBatchTokens, true)
 	return pb.chunk(context, c.MaxBatchTokens, prefillNeed{})
 }
 

@@ -247,6 +247,7 @@ func (s *Scheduler) Schedule() *Plan {
 		cached := q.cachedTokens()
 		// What is left of a cap may not pay for one token at the depth of
 		// its cached prefix: then it waits for the next step.
+		// (Looked up again: the chunks above may have evicted cached blocks.)
 		chunk := pb.chunk(s.kv.Lookup(cached), len(q.tokens), prefillNeed{})
 		if chunk == 0 {
 			break
