@@ -131,7 +131,7 @@ const (
 // buffers to for contexts of up to context positions: each holds one
 // run's scores for up to every query head, and a widened chunk.
 func (b *Backend) AttentionScratchBytes(heads, headDim, context int) int64 {
-	return int64(b.Threads()) * 4 * int64(attnRunTokens*heads*context+15+attnChunk*headDim)
+	return int64(b.Threads()) * 4 * int64(attnRunTokens*heads*(context+7)+15+attnChunk*headDim)
 }
 
 func (b *Backend) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.AttnRow, heads, kvHeads, headDim int) {
@@ -194,16 +194,24 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// The widened chunk starts a whole number of 64-byte lines past the
 	// scores' start, so when the scratch is line-aligned (Go allocates
 	// slices past 32 KiB page-aligned) its vector loads never split a line.
-	nscores := ((r1-r0)*(h1-h0)*nmax + 15) &^ 15
+	//
+	// Each (token, head) has room for the scores of every position of the
+	// run's context up to a whole group of eight (stride), where its own
+	// positions end sooner: see each.
+	stride := (nmax + 7) &^ 7
+	nscores := ((r1-r0)*(h1-h0)*stride + 15) &^ 15
 	all := t.b.workerScratch(worker, nscores+chunk*hd)
 	// One KV head's keys or values of one chunk, widened to float32 once
 	// for the group's query heads of every token in the run.
 	widened := all[nscores:]
 	size := func(r int) int { return int(t.rows[r].Pos) + 1 }
-	scores := func(r, h int) []float32 {
-		off := ((r-r0)*(h1-h0) + h - h0) * nmax
-		return all[off : off+size(r)]
+	// room is token r's scores (then weights) of query head h for every
+	// position; scores, those of its own positions.
+	room := func(r, h int) []float32 {
+		off := ((r-r0)*(h1-h0) + h - h0) * stride
+		return all[off : off+stride]
 	}
+	scores := func(r, h int) []float32 { return room(r, h)[:size(r)] }
 	q := func(r, h int) []float32 { return t.q[(r*t.heads+h)*hd : (r*t.heads+h+1)*hd] }
 	out := func(r, h int) []float32 { return t.out[(r*t.heads+h)*hd : (r*t.heads+h+1)*hd] }
 	blocks := t.rows[r0].Blocks
@@ -275,20 +283,24 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	}
 	// each hands each chunk of each KV head of src (K or V) to the
 	// kernels with the query heads of every token of the run that sees
-	// the chunk, listed by list(r, kh, c, end) over the positions c..end-1
-	// all of them see, so that one call loads each key or value once for
-	// all of them (a SIMD set's kernels serve several heads per load);
-	// then with each token's heads over its positions past those, if any
-	// (the last tokens of a verify row see a few more). Where the set
-	// reads float16 in place for that many heads (half not nil), half
-	// takes every whole group of eight positions of the run's context,
-	// read in place for all the tokens that see the chunk, and only the
-	// last few positions are widened for visit. A token's scores past its
-	// own positions in those groups are computed but never used: the
-	// softmax stops at its length and masks them with zero weights (a
-	// cached key or value there is one of the run's own: written, finite),
-	// and adding 0·v leaves a sum's bits as they are.
-	each := func(src []uint16, list func(r, kh, c, end int), visit func(w []float32), half func(tab []halfGroup)) {
+	// the chunk, listed by list(r, kh, c, end) over positions c..end-1, so
+	// that one call loads each key or value once for all of them (a SIMD
+	// set's kernels serve several heads per load). Where the set reads
+	// float16 in place for that many heads (half not nil), half takes
+	// every whole group of eight positions of the run's context, read in
+	// place, and only the last few positions are widened for visit; with
+	// whole set, half also takes the last group whole, positions past the
+	// context and all (cache slots no token of the run has written yet:
+	// their scores are never read).
+	//
+	// Every token gets the chunk's positions up to the end of the run's
+	// context, though the first tokens of a verify row see a few less:
+	// one call for all of them costs far less than one more per token.
+	// A token's scores past its own positions are computed but never
+	// used: the softmax stops at its length and masks them with zero
+	// weights (a cached key or value there is one of the run's own:
+	// written, finite), and adding 0·v leaves a sum's bits as they are.
+	each := func(src []uint16, list func(r, kh, c, end int), visit func(w []float32), half func(tab []halfGroup), whole bool) {
 		// all lists the heads of every token that sees chunk c, positions
 		// from..to-1.
 		all := func(c, kh, from, to int) {
@@ -300,36 +312,28 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 			}
 		}
 		for c := 0; c < nmax; c += chunk {
-			cend, end, seen := min(c+chunk, nmax), min(c+chunk, nmax), 0
+			cend, seen := min(c+chunk, nmax), 0
 			for r := r0; r < r1; r++ {
-				if n := size(r); n > c {
-					end, seen = min(end, n), seen+1
+				if size(r) > c {
+					seen++
 				}
 			}
 			p0 := c // the first position widened
 			if heads := seen * group; half != nil && heads >= 2 && heads%2 == 0 && hd%32 == 0 && bs%8 == 0 {
 				p0 = c + (cend-c)&^7
+				if whole {
+					p0 = c + (cend-c+7)&^7
+				}
 			}
-			tail := max(end, p0) // the first position not every token sees
 			for kh := kh0; kh < kh1; kh++ {
 				if p0 > c {
 					all(c, kh, c, p0)
 					half(groups(src, c, p0, kh))
 				}
-				if p0 == cend {
-					continue
-				}
-				w := widen(src, c, p0, kh)
-				if p0 < end {
-					all(c, kh, p0, end)
+				if p0 < cend {
+					w := widen(src, c, p0, kh)
+					all(c, kh, p0, cend)
 					visit(w)
-				}
-				for r := r0; r < r1; r++ {
-					if e := min(cend, size(r)); e > tail {
-						hl.out, hl.in = hl.out[:0], hl.in[:0]
-						list(r, kh, tail, e)
-						visit(w[(tail-p0)*hd:])
-					}
 				}
 			}
 		}
@@ -341,7 +345,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 		for h := h0; h < h1; h++ {
 			s := scores(r, h)
 			f.scale(s, 1/f.expShift(s, f.max(s)))
-			clear(s[len(s):max(len(s), nmax&^7)]) // see each
+			clear(room(r, h)[len(s):]) // see each
 			clear(out(r, h))
 		}
 	}
@@ -443,10 +447,10 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	fetch(t.kv.K, 0, kh0)
 	each(t.kv.K, func(r, kh, c, end int) {
 		for h := kh * group; h < (kh+1)*group; h++ {
-			hl.out = append(hl.out, scores(r, h)[c:end])
+			hl.out = append(hl.out, room(r, h)[c:end])
 			hl.in = append(hl.in, q(r, h))
 		}
-	}, func(k []float32) { f.scoresHeads(hl.out, hl.in, k, hd, t.scale) }, scoresHalf)
+	}, func(k []float32) { f.scoresHeads(hl.out, hl.in, k, hd, t.scale) }, scoresHalf, true)
 	fetch(t.kv.V, 0, kh0) // read during the softmax
 	for r := r0; r < r1; r++ {
 		softmax(r)
@@ -454,9 +458,9 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	each(t.kv.V, func(r, kh, c, end int) {
 		for h := kh * group; h < (kh+1)*group; h++ {
 			hl.out = append(hl.out, out(r, h))
-			hl.in = append(hl.in, scores(r, h)[c:end])
+			hl.in = append(hl.in, room(r, h)[c:end])
 		}
-	}, func(v []float32) { f.weightedSumHeads(hl.out, hl.in, v, hd) }, sumsHalf)
+	}, func(v []float32) { f.weightedSumHeads(hl.out, hl.in, v, hd) }, sumsHalf, false)
 }
 
 // widenRows widens len(dst)/HeadDim consecutive positions of KV head kh of

@@ -11,13 +11,14 @@ import (
 // BenchmarkAttention is the attention of one sequence's last tokens in
 // every layer of a Qwen3-0.6B-shaped model (28 layers, 16 query heads, 8
 // KV heads of 128) at a context of ctx positions, on GOMAXPROCS threads:
-// one token (a decode step), five (a verify row of k=4) or sixteen (a
-// run of a prefill chunk); or of a batch of decode rows, seqs sequences
-// of one token each, every one at that context in blocks of its own. The
-// layers' caches together exceed the last-level cache, as in a real step;
-// KVGB/s is the cached keys and values read per second (their bytes in a
-// float16 cache, whatever the type, so that the types compare as speeds).
-// Cases named q8 read a KVQ8 cache.
+// one token (a decode step), five (a verify row of k=4; at a context of
+// 261, one that starts a block) or sixteen (a run of a prefill chunk); or
+// of a batch of decode rows, seqs sequences of one token each, every one
+// at that context in blocks of its own. The layers' caches together
+// exceed the last-level cache, as in a real step; KVGB/s is the cached
+// keys and values read per second (their bytes in a float16 cache,
+// whatever the type, so that the types compare as speeds). Cases named q8
+// read a KVQ8 cache.
 func BenchmarkAttention(b *testing.B) {
 	const layers, heads, kvHeads, hd, bs = 28, 16, 8, 128, 16
 	cases := []struct {
@@ -25,7 +26,7 @@ func BenchmarkAttention(b *testing.B) {
 		seqs, tokens, ctx int
 	}{
 		{metal.KVF16, 1, 1, 256}, {metal.KVF16, 1, 1, 1024}, {metal.KVF16, 1, 1, 4096}, {metal.KVF16, 1, 5, 256},
-		{metal.KVF16, 1, 5, 1024}, {metal.KVF16, 1, 16, 1024},
+		{metal.KVF16, 1, 5, 261}, {metal.KVF16, 1, 5, 1024}, {metal.KVF16, 1, 16, 1024},
 		{metal.KVF16, 16, 1, 128}, {metal.KVF16, 16, 1, 512}, {metal.KVF16, 4, 1, 1024},
 		{metal.KVQ8, 1, 1, 256}, {metal.KVQ8, 1, 1, 4096}, {metal.KVQ8, 1, 5, 256}, {metal.KVQ8, 1, 16, 1024},
 		{metal.KVQ8, 16, 1, 512},
@@ -43,7 +44,7 @@ func BenchmarkAttention(b *testing.B) {
 			rng := rand.New(rand.NewPCG(12, 12))
 			be := New(0)
 			defer be.Close()
-			nb := ctx / bs
+			nb := (ctx + bs - 1) / bs
 			cache := randKVCache(be, rng, c.typ, layers, seqs*nb, bs, kvHeads, hd)
 			rows := make([]metal.AttnRow, 0, seqs*tokens)
 			for s := range seqs {

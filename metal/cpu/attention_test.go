@@ -126,6 +126,61 @@ func TestAttentionRunsMatchSingleTokens(t *testing.T) {
 	}
 }
 
+// TestAttentionIgnoresUnwrittenSlots: the slots of a sequence's blocks
+// past its last token hold whatever their last owner left, here NaN keys
+// and infinite values; a run of tokens reads whole groups of eight keys
+// in place, some of them past its context, and must come out as the
+// portable kernels compute it (which read no slot past the context):
+// finite, and the same bits.
+func TestAttentionIgnoresUnwrittenSlots(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 15))
+	const heads, kvHeads, hd, bs, nb = 16, 8, 128, 16, 20
+	for _, typ := range []metal.KVType{metal.KVF16, metal.KVQ8} {
+		for _, run := range [][2]int{{256, 5}, {251, 5}, {3, 5}, {130, 1}, {121, 9}, {300, 16}, {250, 3}} {
+			kv := randKVLayer(rng, typ, nb, bs, kvHeads, hd)
+			table := identityTable(nb)
+			for s := run[0] + run[1]; s < nb*bs; s++ {
+				for h := range kvHeads {
+					k, v := kv.K[kv.KVIndex(int32(s), h):], kv.V[kv.KVIndex(int32(s), h):]
+					n := hd
+					if typ == metal.KVQ8 {
+						k, v, n = kv.K[kv.ScaleIndex(int32(s), h):], kv.V[kv.ScaleIndex(int32(s), h):], hd/metal.KVGroup
+					}
+					for i := range n {
+						k[i], v[i] = 0x7e00, 0x7c00 // float16 NaN, +Inf
+					}
+				}
+			}
+			var rows []metal.AttnRow
+			for p := run[0]; p < run[0]+run[1]; p++ {
+				rows = append(rows, metal.AttnRow{Pos: int32(p), Blocks: table})
+			}
+			q := randVec(rng, len(rows)*heads*hd)
+			want := make([]float32, len(q))
+			ref := NewWithOptions(Options{Threads: 1, Portable: true})
+			ref.Attention(want, q, kv, rows, heads, kvHeads, hd)
+			ref.Close()
+			for i, v := range want {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					t.Fatalf("%v run %v: portable out[%d] = %v", typ, run, i, v)
+				}
+			}
+			for _, set := range availableFused() {
+				be := NewWithOptions(Options{Threads: 2})
+				be.f = set
+				got := make([]float32, len(q))
+				be.Attention(got, q, kv, rows, heads, kvHeads, hd)
+				be.Close()
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%v run %v %s: out[%d] = %v, portable %v", typ, run, set.name, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestAttentionInterleavedCache: a layer of a cache whose layers are
 // interleaved block by block (metal.NewKVCacheIn, as models lay out the
 // KV memory a backend provides) stores and attends exactly as a layer of
