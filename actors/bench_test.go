@@ -40,9 +40,11 @@ func benchModel(b *testing.B) model.Model {
 	return m
 }
 
-// benchBlocks is the KV pool of the decode benchmarks: 64 short requests
-// fit, and the cache (230 KB a token for the 0.6B shape) stays small.
-const benchBlocks = 256
+// benchBlocks is the KV pool of the decode benchmarks, in blocks of
+// benchBlockSize tokens (the server's default block size): 64 short
+// requests fit, and the cache (230 KB a token for the 0.6B shape) stays
+// small.
+const benchBlocks, benchBlockSize = 128, 32
 
 func benchEngine(b *testing.B, m model.Model, specName string, p spec.Proposer) *Engine {
 	return benchEngineBlocks(b, m, specName, p, benchBlocks)
@@ -50,7 +52,7 @@ func benchEngine(b *testing.B, m model.Model, specName string, p spec.Proposer) 
 
 func benchEngineBlocks(b *testing.B, m model.Model, specName string, p spec.Proposer, blocks int) *Engine {
 	e, err := New(Config{Model: m, Spec: specName, Proposer: p, NewDecoder: func() TextDecoder { return idDecoder{} },
-		Scheduler: engine.Config{NumBlocks: blocks, BlockSize: 16, MaxBatchTokens: 512, MaxRunning: 64},
+		Scheduler: engine.Config{NumBlocks: blocks, BlockSize: benchBlockSize, MaxBatchTokens: 512, MaxRunning: 64},
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
@@ -215,7 +217,7 @@ func BenchmarkPrefixCacheTTFT(b *testing.B) {
 		prompt[i] = int32(1000 + i%5000)
 	}
 	for i := 0; i < b.N; i++ {
-		e := benchEngineBlocks(b, m, "off", nil, max(benchBlocks, 2*(n/16+2)))
+		e := benchEngineBlocks(b, m, "off", nil, max(benchBlocks, 2*(n/benchBlockSize+2)))
 		_, cold := runOne(b, e, prompt, 1)
 		resent := append(append([]int32{}, prompt...), 42, 43) // the next turn adds a little
 		_, warm := runOne(b, e, resent, 1)
@@ -231,10 +233,10 @@ func BenchmarkPrefixCacheTTFT(b *testing.B) {
 // BenchmarkEngineOverhead).
 func BenchmarkForwardRows(b *testing.B) {
 	m := benchModel(b)
-	const prompt, blocksPerSeq = 96, 16
+	const prompt, blocksPerSeq = 96, 8
 	for _, rows := range []int{1, 16} {
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
-			kv := m.NewKVCache(rows*blocksPerSeq, 16, metal.KVF16)
+			kv := m.NewKVCache(rows*blocksPerSeq, benchBlockSize, metal.KVF16)
 			batch := &model.Batch{Rows: make([]model.Row, rows)}
 			for r := range batch.Rows {
 				table := make([]int32, blocksPerSeq)
@@ -254,7 +256,7 @@ func BenchmarkForwardRows(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				for r := range batch.Rows {
-					batch.Rows[r].Start, batch.Rows[r].Tokens = prompt+i%(blocksPerSeq*16-prompt), tok
+					batch.Rows[r].Start, batch.Rows[r].Tokens = prompt+i%(blocksPerSeq*benchBlockSize-prompt), tok
 				}
 				if _, err := m.Forward(batch, kv); err != nil {
 					b.Fatal(err)

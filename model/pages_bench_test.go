@@ -37,7 +37,7 @@ func BenchmarkHugePages0_6BQ4(b *testing.B) {
 	}
 	for _, c := range []struct{ ctx, k int }{{256, 0}, {256, 4}, {4096, 0}} {
 		b.Run(fmt.Sprintf("ctx=%d/k=%d", c.ctx, c.k), func(b *testing.B) {
-			const bs = 16
+			const bs = benchBlockSize
 			blocks := identityBlocks(c.ctx/bs + 1)
 			var caches [2]*metal.KVCache
 			for v, m := range models {

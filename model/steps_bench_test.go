@@ -73,8 +73,8 @@ func BenchmarkVerifySteps0_6BQ4(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	kv := m.NewKVCache(32, 16, metal.KVF16)
-	blocks, prompt := identityBlocks(32), benchPrompt(256)
+	kv, blocks := benchCache(m, 512, metal.KVF16)
+	prompt := benchPrompt(256)
 	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
 		b.Fatal(err)
 	}

@@ -18,27 +18,35 @@ import (
 // exceed the last-level cache, as in a real step; KVGB/s is the cached
 // keys and values read per second (their bytes in a float16 cache,
 // whatever the type, so that the types compare as speeds). Cases named q8
-// read a KVQ8 cache.
+// read a KVQ8 cache. The cache is in 32-token blocks, the server's default
+// (--kv-block-size), except for cases named bs=16: a KV head's keys or
+// values are contiguous for one block only, so the size changes how fast
+// they stream.
 func BenchmarkAttention(b *testing.B) {
-	const layers, heads, kvHeads, hd, bs = 28, 16, 8, 128, 16
+	const layers, heads, kvHeads, hd = 28, 16, 8, 128
 	cases := []struct {
 		typ               metal.KVType
 		seqs, tokens, ctx int
+		bs                int
 	}{
-		{metal.KVF16, 1, 1, 256}, {metal.KVF16, 1, 1, 1024}, {metal.KVF16, 1, 1, 4096}, {metal.KVF16, 1, 5, 256},
-		{metal.KVF16, 1, 5, 261}, {metal.KVF16, 1, 5, 1024}, {metal.KVF16, 1, 16, 1024},
-		{metal.KVF16, 16, 1, 128}, {metal.KVF16, 16, 1, 512}, {metal.KVF16, 4, 1, 1024},
-		{metal.KVQ8, 1, 1, 256}, {metal.KVQ8, 1, 1, 4096}, {metal.KVQ8, 1, 5, 256}, {metal.KVQ8, 1, 16, 1024},
-		{metal.KVQ8, 16, 1, 512},
+		{metal.KVF16, 1, 1, 256, 32}, {metal.KVF16, 1, 1, 1024, 32}, {metal.KVF16, 1, 1, 4096, 32}, {metal.KVF16, 1, 5, 256, 32},
+		{metal.KVF16, 1, 5, 261, 32}, {metal.KVF16, 1, 5, 1024, 32}, {metal.KVF16, 1, 16, 1024, 32},
+		{metal.KVF16, 16, 1, 128, 32}, {metal.KVF16, 16, 1, 512, 32}, {metal.KVF16, 4, 1, 1024, 32},
+		{metal.KVQ8, 1, 1, 256, 32}, {metal.KVQ8, 1, 1, 4096, 32}, {metal.KVQ8, 1, 5, 256, 32}, {metal.KVQ8, 1, 16, 1024, 32},
+		{metal.KVQ8, 16, 1, 512, 32},
+		{metal.KVF16, 1, 1, 1024, 16}, {metal.KVF16, 1, 5, 256, 16}, {metal.KVQ8, 1, 1, 4096, 16},
 	}
 	for _, c := range cases {
-		seqs, tokens, ctx := c.seqs, c.tokens, c.ctx
+		seqs, tokens, ctx, bs := c.seqs, c.tokens, c.ctx, c.bs
 		name := fmt.Sprintf("tokens=%d/ctx=%d", tokens, ctx)
 		if seqs > 1 {
 			name = fmt.Sprintf("seqs=%d/", seqs) + name
 		}
 		if c.typ != metal.KVF16 {
 			name = c.typ.String() + "/" + name
+		}
+		if bs != 32 {
+			name = fmt.Sprintf("bs=%d/", bs) + name
 		}
 		b.Run(name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(12, 12))
