@@ -275,13 +275,12 @@ func BenchmarkVerifyRatio0_6BQ4(b *testing.B) {
 // from the model's shape and the kernel set's speed of quantized products
 // against float attention (cpu.Backend.QuantSpeedup).
 func BenchmarkPrefillChunk0_6BQ4(b *testing.B) {
-	const n, ctx, bs = 128, 4096, benchBlockSize
+	const n, ctx = 128, 4096
 	m, _, be, done := openBenchSource(b, metal.Q4, 0)
 	defer done()
-	nb := (ctx+n)/bs + 1
-	kv := m.NewKVCache(nb, bs, metal.KVF16)
+	kv, blocks := benchCache(m, ctx+n, metal.KVF16)
 	fillKV(kv, rand.New(rand.NewPCG(8, 128)))
-	blocks, chunk := identityBlocks(nb), benchPrompt(n)
+	chunk := benchPrompt(n)
 	best := map[int]time.Duration{}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
