@@ -15,20 +15,29 @@ import (
 // row, a verify row of k+1 tokens and a prefill chunk alike.
 //
 // For tile t (weight rows height·t ... height·t+height-1) and group g, the
-// quants block at q[(t·groups+g)·rowBytes·height] holds rowBytes/4 slices of
-// height dwords: dword i of slice k is bytes 4k..4k+3 of row height·t+i's
-// group g. For q4 (rowBytes 16: four slices) those hold low nibbles elements
-// 4k..4k+3 and high nibbles 16+4k..16+4k+3; for q8 (rowBytes 32: eight
-// slices) elements 4k..4k+3, each stored as q+128, an unsigned byte for
-// VPDPBUSD, or as q for SDOT (kernels.q8Signed). The scales block at
-// s[(t·groups+g)·2·height] holds the rows' float16 scales of group g, row
-// order. Only whole tiles are packed: rows past the last whole tile are read
-// from the original tensor by the row kernels.
+// block at q[(t·groups+g)·blockBytes()] holds rowBytes/4 slices of height
+// dwords, then the rows' float16 scales of group g in row order. Dword i of
+// slice k is bytes 4k..4k+3 of row height·t+i's group g. For q4 (rowBytes
+// 16: four slices) those hold low nibbles elements 4k..4k+3 and high
+// nibbles 16+4k..16+4k+3; for q8 (rowBytes 32: eight slices) elements
+// 4k..4k+3, each stored as q+128, an unsigned byte for VPDPBUSD, or as q
+// for SDOT (kernels.q8Signed). The scales follow their group's quants
+// rather than forming a stream of their own, so a tile is one sequential
+// stream: a loop of only the loads of a one-row product took 1.26-1.5× as
+// long with the scales in a second stream as without them, for 12% more
+// bytes (four alternating pairs, two threads). With the kernels' work in
+// between, one stream and two measured alike (three pairs); what holds
+// those kernels is in quantdot_packed32row_amd64.s. Only whole tiles are
+// packed: rows past the last whole tile are read from the original tensor
+// by the row kernels.
 type packedMatrix struct {
 	dtype                           metal.DType
 	height, tiles, groups, rowBytes int
-	q, s                            []byte
+	q                               []byte
 }
+
+// blockBytes is the size of one group's block: its quants and its scales.
+func (p *packedMatrix) blockBytes() int { return (p.rowBytes + 2) * p.height }
 
 // packQuant packs the whole tiles of the q4 or q8 tensor w for tiles of
 // height rows, into buffers from alloc (64-byte aligned, zeroed); q8 bytes
@@ -40,9 +49,8 @@ func packQuant(w *metal.Tensor, height int, signed bool, alloc func(n int) []byt
 		rb = 32
 	}
 	p := &packedMatrix{dtype: w.DType, height: height, tiles: w.Rows / height, groups: groups, rowBytes: rb}
-	blocks := p.tiles * groups
-	p.q = alloc(blocks * rb * height)
-	p.s = alloc(blocks * 2 * height)
+	bb := p.blockBytes()
+	p.q = alloc(p.tiles * groups * bb)
 	for t := 0; t < p.tiles; t++ {
 		for i := 0; i < height; i++ {
 			wq, ws := quantRow(w, t*height+i)
@@ -50,7 +58,7 @@ func packQuant(w *metal.Tensor, height int, signed bool, alloc func(n int) []byt
 				blk := (t*groups + g)
 				src := wq[rb*g : rb*g+rb]
 				for k := 0; k < rb/4; k++ {
-					d := blk*rb*height + k*4*height + 4*i
+					d := blk*bb + k*4*height + 4*i
 					copy(p.q[d:d+4], src[4*k:4*k+4])
 					if w.DType == metal.Q8 && !signed {
 						for j := d; j < d+4; j++ {
@@ -58,7 +66,7 @@ func packQuant(w *metal.Tensor, height int, signed bool, alloc func(n int) []byt
 						}
 					}
 				}
-				copy(p.s[blk*2*height+2*i:], ws[2*g:2*g+2])
+				copy(p.q[blk*bb+rb*height+2*i:], ws[2*g:2*g+2])
 			}
 		}
 	}
@@ -69,8 +77,7 @@ func packQuant(w *metal.Tensor, height int, signed bool, alloc func(n int) []byt
 // prefetch a tile's quants (quantdot_packed*_amd64.s).
 const packedLead = 4096
 
-// prefetchTiles asks for the first packedLead bytes of tile lo's quants and
-// for their scales. A worker calls it as it claims a range of tiles: the
+// prefetchTiles asks for the first packedLead bytes of tile lo. A worker calls it as it claims a range of tiles: the
 // kernel's own prefetch runs packedLead bytes ahead of its reads, so the
 // bytes before that came cold from memory at every claim, and a 0.6B decode
 // step makes a few hundred claims. (Two threads, a decode step's fraction
@@ -82,9 +89,8 @@ func (p *packedMatrix) prefetchTiles(lo int) {
 	if lo >= p.tiles {
 		return // a partial last tile, read by the row kernels
 	}
-	qb, sb := lo*p.groups*p.rowBytes*p.height, lo*p.groups*2*p.height
+	qb := lo * p.groups * p.blockBytes()
 	prefetch((*uint16)(unsafe.Pointer(&p.q[qb])), min(packedLead, len(p.q)-qb))
-	prefetch((*uint16)(unsafe.Pointer(&p.s[sb])), min(packedLead*2/p.rowBytes, len(p.s)-sb))
 }
 
 // packedFunc computes out[r·dim + height·tile + i] for the height rows i

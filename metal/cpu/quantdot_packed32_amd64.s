@@ -5,10 +5,11 @@
 // (quantdot_tiled_amd64.s) without its pack step, for two 16-row halves
 // at once. The weights of a tile of 32 rows were laid out at load time
 // (packed.go) so that the 64-byte vectors of a group are the transposed
-// dword slices the tiled kernel builds with permutes, and its float16
-// scales are contiguous: a group is eight aligned loads, the nibble split
+// dword slices the tiled kernel builds with permutes, followed by the
+// rows' float16 scales: a group is eight aligned loads, the nibble split
 // and two scale conversions, read as one sequential stream (slice k of a
-// group is 128 bytes: rows 0-15, then 16-31).
+// group is 128 bytes: rows 0-15, then 16-31; the scales the 64 bytes
+// after the last slice).
 //
 // Why 32 rows: a kernel on 16-row tiles was bound by its loads, not by
 // VPDPBUSD, once it had several activation rows: each activation dword
@@ -16,7 +17,10 @@
 // scale and accumulator traffic of each row it issued about 1.5 loads
 // per VPDPBUSD, where about two loads a cycle can issue. Here each
 // broadcast dword serves both halves, about 0.75 loads per VPDPBUSD.
-// (Two 16-row tiles read as two streams at once were slower from memory.)
+// (Two 16-row tiles read as two streams at once were slower from memory;
+// for one activation row, two 32-row tiles at once measured the same as
+// one, three alternating pairs.) One activation row has kernels of its
+// own (quantdot_packed32row_amd64.s).
 // Every lane's integer sum, float products and accumulator order are the
 // tiled kernel's, so the results are bit-identical to the portable
 // reference.
@@ -77,14 +81,13 @@
 // lane accumulators (16 registers' worth per row: R12 of them from R11).
 #define P32_ARGS \
 	MOVQ   w+0(FP), SI; \
-	MOVQ   ws+8(FP), DX; \
-	MOVQ   groups+16(FP), R14; \
-	MOVQ   xq+24(FP), DI; \
-	MOVQ   xs+32(FP), R8; \
-	MOVQ   xbias+40(FP), R9; \
+	MOVQ   groups+8(FP), R14; \
+	MOVQ   xq+16(FP), DI; \
+	MOVQ   xs+24(FP), R8; \
+	MOVQ   xbias+32(FP), R9; \
 	XORQ   R13, R13; \
-	MOVQ   facc+72(FP), R11; \
-	MOVQ   rows+64(FP), R12; \
+	MOVQ   facc+64(FP), R11; \
+	MOVQ   rows+56(FP), R12; \
 	SHLQ   $4, R12; \
 	VPXORD Z0, Z0, Z0
 
@@ -94,16 +97,16 @@
 	ADDQ    $64, R11; \
 	DECQ    R12
 
-// P32_ROWS_START widens the group's scales (Z12: rows 0-15, Z11: 16-31)
-// and points AX, R10, R11 and R12 at the first activation row.
-#define P32_ROWS_START \
-	VCVTPH2PS (DX), Z12; \
-	VCVTPH2PS 32(DX), Z11; \
+// P32_ROWS_START widens the group's scales, at soff(SI) (Z12: rows 0-15,
+// Z11: 16-31), and points AX, R10, R11 and R12 at the first activation row.
+#define P32_ROWS_START(soff) \
+	VCVTPH2PS soff(SI), Z12; \
+	VCVTPH2PS soff+32(SI), Z11; \
 	MOVQ      DI, AX; \
 	XORQ      R10, R10; \
-	MOVQ      facc+72(FP), R11; \
+	MOVQ      facc+64(FP), R11; \
 	ADDQ      R13, R11; \
-	MOVQ      rows+64(FP), R12
+	MOVQ      rows+56(FP), R12
 
 // P32_NEXT_ROW steps to the next activation row; R12 counts down.
 #define P32_NEXT_ROW \
@@ -112,13 +115,12 @@
 	ADDQ $1024, R11; \
 	DECQ R12
 
-// P32_NEXT_GROUP steps past a group of qbytes quant bytes; R14 counts
+// P32_NEXT_GROUP steps past a group's block of bbytes bytes; R14 counts
 // down.
-#define P32_NEXT_GROUP(qbytes) \
-	ADDQ qbytes, SI; \
-	ADDQ $64, DX; \
-	ADDQ xgstep+48(FP), DI; \
-	MOVQ sgstep+56(FP), AX; \
+#define P32_NEXT_GROUP(bbytes) \
+	ADDQ bbytes, SI; \
+	ADDQ xgstep+40(FP), DI; \
+	MOVQ sgstep+48(FP), AX; \
 	ADDQ AX, R8; \
 	ADDQ AX, R9; \
 	ADDQ $128, R13; \
@@ -128,10 +130,10 @@
 // P32_SUMS_START points R11, AX, R10 and R12 at the first row's lane
 // sums and outputs.
 #define P32_SUMS_START \
-	MOVQ facc+72(FP), R11; \
-	MOVQ out+80(FP), AX; \
-	MOVQ ostride+88(FP), R10; \
-	MOVQ rows+64(FP), R12
+	MOVQ facc+64(FP), R11; \
+	MOVQ out+72(FP), AX; \
+	MOVQ ostride+80(FP), R10; \
+	MOVQ rows+56(FP), R12
 
 // P32_SUM writes one activation row's 32 outputs, lane sums in the
 // reference order, and steps to the next; R12 counts down.
@@ -142,14 +144,14 @@
 	ADDQ R10, AX; \
 	DECQ R12
 
-// func q4Packed32VNNI(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+// func q4Packed32VNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 //
-// w: the tile's group 0 quants block (512 bytes per group); ws: its group
-// 0 scales (64 bytes per group, rows in order); the other arguments are
-// q4TileVNNI's, with 32 outputs per activation row. facc holds
+// w: the tile's group 0 block (576 bytes per group: 512 of quants, then
+// the 32 rows' scales); the other arguments are q4TileVNNI's, with 32
+// outputs per activation row. facc holds
 // rows·1024 bytes: for each row, eight slots (g mod 8) of both halves'
 // 16 lanes.
-TEXT ·q4Packed32VNNI(SB), NOSPLIT, $0-96
+TEXT ·q4Packed32VNNI(SB), NOSPLIT, $0-88
 	P32_ARGS
 	MOVQ         $0x0f0f0f0f0f0f0f0f, AX
 	VPBROADCASTQ AX, Z15
@@ -159,18 +161,7 @@ p4zero:
 	JNE p4zero
 
 p4group:
-	// The stream is sequential, but the hardware prefetchers alone leave
-	// a decode row (little work per byte) waiting on memory: one core read
-	// 12.9 GB/s of weights without this prefetch, 18-20 with it (distances
-	// of 1 to 8 KiB measured alike, on 16-row tiles).
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4160(SI)
-	PREFETCHT0 4224(SI)
-	PREFETCHT0 4288(SI)
-	PREFETCHT0 4352(SI)
-	PREFETCHT0 4416(SI)
-	PREFETCHT0 4480(SI)
-	PREFETCHT0 4544(SI)
+	PACKED_PREFETCH_Q4
 
 	VMOVDQU64 (SI), Z8
 	VMOVDQU64 128(SI), Z9
@@ -182,14 +173,14 @@ p4group:
 	VMOVDQU64 320(SI), Z10
 	VMOVDQU64 448(SI), Z11
 	NIBBLES(Z15, Z8, Z9, Z10, Z11, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
-	P32_ROWS_START
+	P32_ROWS_START(512)
 
 p4row:
 	P32_ROW
 	P32_NEXT_ROW
 	JNE p4row
 
-	P32_NEXT_GROUP($512)
+	P32_NEXT_GROUP($576)
 	JNE p4group
 
 	P32_SUMS_START
@@ -201,13 +192,13 @@ p4sum:
 	VZEROUPPER
 	RET
 
-// func q8Packed32VNNI(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+// func q8Packed32VNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 //
 // q4Packed32VNNI for q8 weights, packed as unsigned bytes q+128 (packed.go):
 // a group is sixteen 64-byte vectors (1 KiB) read straight into the slice
-// registers, with no nibbles to split, and the activations' bias is
-// −128·Σx.
-TEXT ·q8Packed32VNNI(SB), NOSPLIT, $0-96
+// registers, with no nibbles to split, then the scales (1088 bytes in
+// all), and the activations' bias is −128·Σx.
+TEXT ·q8Packed32VNNI(SB), NOSPLIT, $0-88
 	P32_ARGS
 
 p8zero:
@@ -215,48 +206,17 @@ p8zero:
 	JNE p8zero
 
 p8group:
-	// As q4Packed32VNNI, the next 4 KiB prefetched.
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4160(SI)
-	PREFETCHT0 4224(SI)
-	PREFETCHT0 4288(SI)
-	PREFETCHT0 4352(SI)
-	PREFETCHT0 4416(SI)
-	PREFETCHT0 4480(SI)
-	PREFETCHT0 4544(SI)
-	PREFETCHT0 4608(SI)
-	PREFETCHT0 4672(SI)
-	PREFETCHT0 4736(SI)
-	PREFETCHT0 4800(SI)
-	PREFETCHT0 4864(SI)
-	PREFETCHT0 4928(SI)
-	PREFETCHT0 4992(SI)
-	PREFETCHT0 5056(SI)
+	PACKED_PREFETCH_Q8
 
-	VMOVDQU64 0(SI), Z16
-	VMOVDQU64 64(SI), Z24
-	VMOVDQU64 128(SI), Z17
-	VMOVDQU64 192(SI), Z25
-	VMOVDQU64 256(SI), Z18
-	VMOVDQU64 320(SI), Z26
-	VMOVDQU64 384(SI), Z19
-	VMOVDQU64 448(SI), Z27
-	VMOVDQU64 512(SI), Z20
-	VMOVDQU64 576(SI), Z28
-	VMOVDQU64 640(SI), Z21
-	VMOVDQU64 704(SI), Z29
-	VMOVDQU64 768(SI), Z22
-	VMOVDQU64 832(SI), Z30
-	VMOVDQU64 896(SI), Z23
-	VMOVDQU64 960(SI), Z31
-	P32_ROWS_START
+	PACKED_Q8_SLICES
+	P32_ROWS_START(1024)
 
 p8row:
 	P32_ROW
 	P32_NEXT_ROW
 	JNE p8row
 
-	P32_NEXT_GROUP($1024)
+	P32_NEXT_GROUP($1088)
 	JNE p8group
 
 	P32_SUMS_START

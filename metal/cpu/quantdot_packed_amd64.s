@@ -10,27 +10,26 @@ DATA packedOnes16<>+16(SB)/8, $0x0001000100010001
 DATA packedOnes16<>+24(SB)/8, $0x0001000100010001
 GLOBL packedOnes16<>(SB), RODATA|NOPTR, $32
 
-// func q4PackedAVX2(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+// func q4PackedAVX2(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 //
 // q4PackedVNNI for tiles of eight rows in AVX2: q4TileAVX2 without its
 // pack step. A group is 128 contiguous bytes (four 32-byte dword slices,
-// lane i = weight row i) and its eight float16 scales 16 bytes of the
-// scales stream; lane accumulators are facc[r][g mod 8][8 float32].
-TEXT ·q4PackedAVX2(SB), NOSPLIT, $0-96
+// lane i = weight row i) followed by its eight float16 scales (16 bytes);
+// lane accumulators are facc[r][g mod 8][8 float32].
+TEXT ·q4PackedAVX2(SB), NOSPLIT, $0-88
 	MOVQ w+0(FP), SI
-	MOVQ ws+8(FP), DX
-	MOVQ groups+16(FP), R14
-	MOVQ xq+24(FP), DI
-	MOVQ xs+32(FP), R8
-	MOVQ xbias+40(FP), R9
+	MOVQ groups+8(FP), R14
+	MOVQ xq+16(FP), DI
+	MOVQ xs+24(FP), R8
+	MOVQ xbias+32(FP), R9
 	XORQ R13, R13
 	MOVQ $0x0f0f0f0f0f0f0f0f, AX
 	MOVQ AX, X7
 	VPBROADCASTQ X7, Y7
 
 	// Zero the lane accumulators.
-	MOVQ facc+72(FP), R11
-	MOVQ rows+64(FP), R12
+	MOVQ facc+64(FP), R11
+	MOVQ rows+56(FP), R12
 	SHLQ $3, R12
 	VXORPS Y0, Y0, Y0
 
@@ -41,9 +40,11 @@ p2zero:
 	JNE  p2zero
 
 p2group:
-	// As q4Packed32VNNI: a prefetch on top of the hardware's.
+	// As q4Packed32VNNI: a prefetch on top of the hardware's, of every
+	// line of the group 4 KiB ahead (its 144 bytes touch at most three).
 	PREFETCHT0 4096(SI)
 	PREFETCHT0 4160(SI)
+	PREFETCHT0 4239(SI)
 
 	// W0..W3 = Y8..Y11 (low nibbles), W4..W7 = Y12..Y15 (high).
 	VMOVDQU (SI), Y0
@@ -62,13 +63,13 @@ p2group:
 	VPAND  Y7, Y3, Y11
 	VPSRLW $4, Y3, Y15
 	VPAND  Y7, Y15, Y15
-	VCVTPH2PS (DX), Y4
+	VCVTPH2PS 128(SI), Y4
 
 	MOVQ DI, AX
 	XORQ R10, R10
-	MOVQ facc+72(FP), R11
+	MOVQ facc+64(FP), R11
 	ADDQ R13, R11
-	MOVQ rows+64(FP), R12
+	MOVQ rows+56(FP), R12
 
 p2row:
 	AVX2_TILE_ROW(packedOnes16<>(SB))
@@ -78,10 +79,9 @@ p2row:
 	DECQ R12
 	JNE  p2row
 
-	ADDQ $128, SI
-	ADDQ $16, DX
-	ADDQ xgstep+48(FP), DI
-	MOVQ sgstep+56(FP), AX
+	ADDQ $144, SI
+	ADDQ xgstep+40(FP), DI
+	MOVQ sgstep+48(FP), AX
 	ADDQ AX, R8
 	ADDQ AX, R9
 	ADDQ $32, R13
@@ -89,10 +89,10 @@ p2row:
 	DECQ R14
 	JNE  p2group
 
-	MOVQ facc+72(FP), R11
-	MOVQ out+80(FP), AX
-	MOVQ ostride+88(FP), R10
-	MOVQ rows+64(FP), R12
+	MOVQ facc+64(FP), R11
+	MOVQ out+72(FP), AX
+	MOVQ ostride+80(FP), R10
+	MOVQ rows+56(FP), R12
 
 p2sum:
 	AVX2_TILE_SUM

@@ -4,10 +4,10 @@ package cpu
 // on weights already in its register layout (packed.go), and its q8 twin.
 
 //go:noescape
-func q4PackedNEON(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+func q4PackedNEON(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 
 //go:noescape
-func q8PackedNEON(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+func q8PackedNEON(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 
 // q4PackedRowsNEON sets out[r·dim + 8·tile + i], i < 8, for every
 // activation row r < rows of a (tiled layout).

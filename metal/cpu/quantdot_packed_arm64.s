@@ -6,7 +6,7 @@
 // The weights of a tile of eight rows were laid out at load time
 // (packed.go) so that a group is 128 contiguous bytes (q8: 256), the dword
 // slices q4TileNEON builds with transposes (slice k: rows 0-3 then rows
-// 4-7), followed in a separate stream by the rows' eight float16 scales.
+// 4-7), followed by the rows' eight float16 scales (16 bytes).
 // The per-row work and the float order are q4TileNEON's, so results are
 // bit-identical to the portable reference.
 
@@ -14,30 +14,30 @@
 // the lane accumulators (R15 pairs of registers from R19).
 #define P8_ARGS \
 	MOVD w+0(FP), R0; \
-	MOVD ws+8(FP), R7; \
-	MOVD groups+16(FP), R11; \
-	MOVD xq+24(FP), R12; \
-	MOVD xs+32(FP), R13; \
-	MOVD xgstep+48(FP), R21; \
-	MOVD sgstep+56(FP), R22; \
-	MOVD facc+72(FP), R20; \
+	MOVD groups+8(FP), R11; \
+	MOVD xq+16(FP), R12; \
+	MOVD xs+24(FP), R13; \
+	MOVD xgstep+40(FP), R21; \
+	MOVD sgstep+48(FP), R22; \
+	MOVD facc+64(FP), R20; \
 	MOVD $0, R14; \
-	MOVD rows+64(FP), R15; \
+	MOVD rows+56(FP), R15; \
 	LSL  $3, R15, R15; \
 	MOVD R20, R19; \
 	ZERO(0); \
 	ZERO(1)
 
-// P8_ROWS_START widens the group's eight scales (rows 0-3 V9, 4-7 V10)
-// and points R16, R17, R19 and R15 at the first activation row.
+// P8_ROWS_START widens the group's eight scales, which follow its quants
+// (rows 0-3 V9, 4-7 V10), and points R16, R17, R19 and R15 at the first
+// activation row.
 #define P8_ROWS_START \
-	VLD1.P 16(R7), [V8.H8]; \
+	VLD1.P 16(R0), [V8.H8]; \
 	FCVTL(9, 8); \
 	FCVTL2(10, 8); \
 	MOVD   R12, R16; \
 	MOVD   R13, R17; \
 	ADD    R14, R20, R19; \
-	MOVD   rows+64(FP), R15
+	MOVD   rows+56(FP), R15
 
 // P8_NEXT_GROUP steps to the next group's activations and accumulator
 // slot; R11 counts down.
@@ -51,9 +51,9 @@
 // P8_SUMS_START points R2, R3, R15 and R19 at the first row's outputs and
 // lane sums.
 #define P8_SUMS_START \
-	MOVD out+80(FP), R2; \
-	MOVD ostride+88(FP), R3; \
-	MOVD rows+64(FP), R15; \
+	MOVD out+72(FP), R2; \
+	MOVD ostride+80(FP), R3; \
+	MOVD rows+56(FP), R15; \
 	MOVD R20, R19
 
 // P8_SUM writes one activation row's eight outputs, lane sums in the
@@ -64,12 +64,11 @@
 	ADD  R3, R2, R2; \
 	SUB  $1, R15, R15
 
-// func q4PackedNEON(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+// func q4PackedNEON(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 //
-// w: the tile's group 0 quants block (128 bytes per group); ws: its group
-// 0 scales (16 bytes per group); the other arguments are q4TileNEON's
-// (xbias is not read).
-TEXT ·q4PackedNEON(SB), NOSPLIT, $0-96
+// w: the tile's group 0 block (128 bytes of quants and 16 of scales per
+// group); the other arguments are q4TileNEON's (xbias is not read).
+TEXT ·q4PackedNEON(SB), NOSPLIT, $0-88
 	P8_ARGS
 	VMOVI $15, V7.B16
 	VMOVI $8, V11.B16
@@ -110,12 +109,12 @@ p2sum:
 	CBNZ R15, p2sum
 	RET
 
-// func q8PackedNEON(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+// func q8PackedNEON(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 //
 // q4PackedNEON for q8 weights (signed bytes as they are, 256 bytes a
 // group): the eight slices load straight into V16..V31, in the registers
 // the q4 kernel unpacks its nibbles to.
-TEXT ·q8PackedNEON(SB), NOSPLIT, $0-96
+TEXT ·q8PackedNEON(SB), NOSPLIT, $0-88
 	P8_ARGS
 
 p8zero:

@@ -6,16 +6,16 @@ import "unsafe"
 
 // packedKernel is the signature of the packed q4 assembly kernels
 // (quantdot_packed_*.s).
-type packedKernel func(w, ws *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+type packedKernel func(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 
 // packedRows runs a packed kernel over tile tile of p, height rows high,
 // in chunks of chunk (at most tileRowChunk) activation rows.
 func packedRows(kernel packedKernel, height, chunk int, p *packedMatrix, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int) {
 	groups := p.groups
 	cols := 32 * groups
-	qb, sb := tile*groups*p.rowBytes*height, tile*groups*2*height
+	qb := tile * groups * p.blockBytes()
 	// Bounds checks for everything the assembly reads or writes.
-	_, _ = p.q[qb+groups*p.rowBytes*height-1], p.s[sb+groups*2*height-1]
+	_ = p.q[qb+groups*p.blockBytes()-1]
 	o0 := tile * height
 	_ = out[(rows-1)*dim+o0+height-1]
 	x := &a.tiled
@@ -27,7 +27,7 @@ func packedRows(kernel packedKernel, height, chunk int, p *packedMatrix, tile in
 		n := min(tileRowChunk, rows-r0)
 		for s := 0; s < n; s += chunk {
 			m := min(chunk, n-s)
-			kernel(&p.q[qb], &p.s[sb], groups,
+			kernel(&p.q[qb], groups,
 				&x.q[r0*cols+32*s], &x.scale[r0*groups+s], &x.bias[r0*groups+s], 32*n, 4*n, m,
 				&facc[0][0], &out[(r0+s)*dim+o0], int(unsafe.Sizeof(float32(0)))*dim)
 		}
