@@ -77,10 +77,11 @@ func packQuant(w *metal.Tensor, height int, signed bool, alloc func(n int) []byt
 // prefetch a tile's quants (quantdot_packed*_amd64.s).
 const packedLead = 4096
 
-// prefetchTiles asks for the first packedLead bytes of tile lo. A worker calls it as it claims a range of tiles: the
-// kernel's own prefetch runs packedLead bytes ahead of its reads, so the
-// bytes before that came cold from memory at every claim, and a 0.6B decode
-// step makes a few hundred claims. (Two threads, a decode step's fraction
+// prefetchTiles asks for the first packedLead bytes of tile lo. A worker
+// calls it as it claims a range of tiles: the kernel's own prefetch runs
+// packedLead bytes ahead of its reads, so the bytes before that came cold
+// from memory at every claim, and a 0.6B decode step makes a few hundred
+// claims. (Two threads, a decode step's fraction
 // of the bandwidth bound against the probe read beside it: 0.53–0.59 →
 // 0.55–0.61 in four rounds of two binaries taking turns, each round
 // gaining; in an earlier four, switched by a variable, 0.49–0.51 →

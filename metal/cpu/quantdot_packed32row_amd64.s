@@ -64,8 +64,8 @@
 	VADDPS        64(R11)(R13*1), Z2, Z2; \
 	VMOVUPS       Z2, 64(R11)(R13*1)
 
-// ROW_ARGS loads the arguments and zeroes the lane accumulators (1 KiB
-// from facc).
+// ROW_ARGS loads the arguments and readies the zeroing of the lane
+// accumulators (1 KiB from facc: ROW_ZERO).
 #define ROW_ARGS \
 	MOVQ   w+0(FP), SI; \
 	MOVQ   groups+8(FP), R14; \
@@ -77,6 +77,7 @@
 	VPXORD Z0, Z0, Z0; \
 	MOVQ   $1024, AX
 
+// ROW_ZERO zeroes the 64 bytes below (R11)(AX*1); AX counts down.
 #define ROW_ZERO \
 	VMOVUPS Z0, -64(R11)(AX*1); \
 	SUBQ    $64, AX

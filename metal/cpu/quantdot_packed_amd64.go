@@ -1,8 +1,9 @@
 package cpu
 
-// Packed q4 matrix kernels (quantdot_packed32_amd64.s,
-// quantdot_packed_amd64.s): q4TileVNNI on tiles of 32 rows and q4TileAVX2
-// on weights already in their register layout (packed.go).
+// Packed q4 and q8 matrix kernels (quantdot_packed32_amd64.s,
+// quantdot_packed32row_amd64.s, quantdot_packed_amd64.s): q4TileVNNI on
+// tiles of 32 rows, with kernels of its own for one activation row, and
+// q4TileAVX2, on weights already in their register layout (packed.go).
 
 //go:noescape
 func q4Packed32VNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
@@ -12,6 +13,10 @@ func q8Packed32VNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xg
 
 //go:noescape
 func q4PackedAVX2(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+
+// packedRowKernel is the signature of the one-row packed kernels
+// (quantdot_packed32row_amd64.s).
+type packedRowKernel func(w *byte, groups int, xq *int8, xs *float32, xbias *int32, facc, out *float32)
 
 //go:noescape
 func q4Packed32VNNIRow(w *byte, groups int, xq *int8, xs *float32, xbias *int32, facc, out *float32)
@@ -41,7 +46,7 @@ func q8PackedRowsVNNI(p *packedMatrix, tile int, a *qacts, rows int, acc []laneA
 // packedRow runs a one-row kernel (quantdot_packed32row_amd64.s) over tile
 // tile of p, 32 rows high: out[32·tile + i], i < 32, for the one
 // activation row of a.
-func packedRow(kernel func(w *byte, groups int, xq *int8, xs *float32, xbias *int32, facc, out *float32), p *packedMatrix, tile int, a *qacts, acc []laneAcc, out []float32) {
+func packedRow(kernel packedRowKernel, p *packedMatrix, tile int, a *qacts, acc []laneAcc, out []float32) {
 	groups := p.groups
 	qb := tile * groups * p.blockBytes()
 	// Bounds checks for everything the assembly reads or writes.
