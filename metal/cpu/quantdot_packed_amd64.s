@@ -41,7 +41,9 @@ p2zero:
 
 p2group:
 	// As q4Packed32VNNI: a prefetch on top of the hardware's, of every
-	// line of the group 4 KiB ahead (its 144 bytes touch at most three).
+	// line of the group 4 KiB ahead: its 144 bytes touch at most three
+	// lines, those of its first byte, of 64 bytes on and of its last byte
+	// (4096+143).
 	PREFETCHT0 4096(SI)
 	PREFETCHT0 4160(SI)
 	PREFETCHT0 4239(SI)
