@@ -8,6 +8,7 @@ import (
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model"
+	"github.com/splash-inference/splash/model/testmodel"
 )
 
 // stepTimer is the CPU backend with the wall time of each kind of step
@@ -65,14 +66,8 @@ func (s *stepTimer) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.
 // adds to a decode pass; "other" is what the model does between backend
 // calls.
 func BenchmarkVerifySteps0_6BQ4(b *testing.B) {
-	src := openBenchPackage(b, metal.Q4)
-	defer src.Close()
-	be := &stepTimer{Backend: cpu.New(0), vocab: src.Config.VocabSize, spent: map[string]time.Duration{}}
-	defer be.Close()
-	m, err := src.Build(be)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, be, done := openStepTimer(b)
+	defer done()
 	kv, blocks := benchCache(m, 512, metal.KVF16)
 	prompt := benchPrompt(256)
 	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
@@ -80,34 +75,92 @@ func BenchmarkVerifySteps0_6BQ4(b *testing.B) {
 	}
 	for _, k := range []int{0, 4} {
 		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
-			// Each step's fastest pass, besides the means: on shared cores
-			// a step is only ever slowed down, so the minimums are what
-			// the code costs.
-			total, fastest := map[string]time.Duration{}, map[string]time.Duration{}
-			row := make([]int32, k+1)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				clear(be.spent)
-				start := time.Now()
-				if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Start: 256, Tokens: row, Blocks: blocks, Logits: k + 1}}}, kv); err != nil {
-					b.Fatal(err)
-				}
-				other := time.Since(start)
-				for _, d := range be.spent {
-					other -= d
-				}
-				be.spent["other"] = other
-				for step, d := range be.spent {
-					total[step] += d
-					if f, ok := fastest[step]; !ok || d < f {
-						fastest[step] = d
-					}
-				}
+			batch := &model.Batch{Rows: []model.Row{{Start: 256, Tokens: make([]int32, k+1), Blocks: blocks, Logits: k + 1}}}
+			reportSteps(b, m, be, kv, func(int) *model.Batch { return batch })
+		})
+	}
+}
+
+// BenchmarkBatchSteps0_6BQ4 is BenchmarkVerifySteps0_6BQ4 for decode
+// steps of 1 and 16 sequences, one token each, at contexts of 128 to 255
+// (the i-th pass at 128 + i mod 128; actors.BenchmarkForwardRows times
+// such passes whole): where a batched decode step spends the time one
+// row's step does not.
+func BenchmarkBatchSteps0_6BQ4(b *testing.B) {
+	m, be, done := openStepTimer(b)
+	defer done()
+	const ctx, perSeq = 128, 256 / benchBlockSize
+	for _, rows := range []int{1, 16} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			kv, batch, err := testmodel.DecodeBatch(m, rows, perSeq, benchBlockSize, ctx)
+			if err != nil {
+				b.Fatal(err)
 			}
-			for step, d := range total {
-				b.ReportMetric(d.Seconds()*1e3/float64(b.N), step+"-ms")
-				b.ReportMetric(fastest[step].Seconds()*1e3, step+"-min-ms")
+			reportSteps(b, m, be, kv, func(i int) *model.Batch {
+				for r := range batch.Rows {
+					batch.Rows[r].Start = ctx + i%ctx
+				}
+				return batch
+			})
+		})
+	}
+}
+
+// openStepTimer is the random Qwen3-0.6B-shaped q4 model over a stepTimer.
+func openStepTimer(b *testing.B) (model.Model, *stepTimer, func()) {
+	src := openBenchPackage(b, metal.Q4)
+	be := &stepTimer{Backend: cpu.New(0), vocab: src.Config.VocabSize, spent: map[string]time.Duration{}}
+	m, err := src.Build(be)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m, be, func() { be.Close(); src.Close() }
+}
+
+// reportSteps runs b.N forward passes, the i-th over pass(i), and reports
+// each kind of step's milliseconds per pass: the mean, and the fastest pass
+// (on shared cores a step is only ever slowed down, so the minimums are
+// what the code costs).
+func reportSteps(b *testing.B, m model.Model, be *stepTimer, kv *metal.KVCache, pass func(i int) *model.Batch) {
+	total, fastest := map[string]time.Duration{}, map[string]time.Duration{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		clear(be.spent)
+		start := time.Now()
+		if _, err := m.Forward(pass(i), kv); err != nil {
+			b.Fatal(err)
+		}
+		other := time.Since(start)
+		for _, d := range be.spent {
+			other -= d
+		}
+		be.spent["other"] = other
+		for step, d := range be.spent {
+			total[step] += d
+			if f, ok := fastest[step]; !ok || d < f {
+				fastest[step] = d
 			}
+		}
+	}
+	for step, d := range total {
+		b.ReportMetric(d.Seconds()*1e3/float64(b.N), step+"-ms")
+		b.ReportMetric(fastest[step].Seconds()*1e3, step+"-min-ms")
+	}
+}
+
+// BenchmarkPrefillSteps0_6BQ4 is BenchmarkVerifySteps0_6BQ4 for a prompt
+// chunk of 512 tokens at the start of a sequence and 2048 tokens in: how
+// a chunk's time splits between its matrix products, which cost the same
+// anywhere, and its attention, which grows with the context.
+func BenchmarkPrefillSteps0_6BQ4(b *testing.B) {
+	m, be, done := openStepTimer(b)
+	defer done()
+	for _, start := range []int{0, 2048} {
+		b.Run(fmt.Sprintf("start=%d", start), func(b *testing.B) {
+			kv, blocks := benchCache(m, start+512, metal.KVF16)
+			testmodel.TouchKV(kv)
+			batch := &model.Batch{Rows: []model.Row{{Start: start, Tokens: benchPrompt(512), Blocks: blocks, Logits: 1}}}
+			reportSteps(b, m, be, kv, func(int) *model.Batch { return batch })
 		})
 	}
 }
