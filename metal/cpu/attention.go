@@ -344,7 +344,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	softmax := func(r int) {
 		for h := h0; h < h1; h++ {
 			s := scores(r, h)
-			f.scale(s, 1/f.expShift(s, f.max(s)))
+			f.softmaxRow(s)
 			clear(room(r, h)[len(s):]) // see each
 			clear(out(r, h))
 		}

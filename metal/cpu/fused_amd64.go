@@ -49,6 +49,9 @@ func sumSquaresAVX2(x *float32, blocks int) float64
 func expShiftBlocksAVX512(x *float32, m float32, blocks int) float32
 
 //go:noescape
+func softmaxAVX512(x *float32, n int)
+
+//go:noescape
 func siluMulBlocksAVX512(gate, up *float32, blocks int)
 
 //go:noescape
@@ -92,6 +95,11 @@ func availableFused() []fusedKernels {
 	avx512.name = "avx512"
 	avx512.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksAVX512, x, m) }
 	avx512.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksAVX512, gate, up) }
+	avx512.softmax = func(x []float32) {
+		if len(x) > 0 {
+			softmaxAVX512(&x[0], len(x))
+		}
+	}
 	avx512.quantizeKV = func(q []int8, scales []uint16, x []float32) { quantizeKVSlices(quantizeKVAVX512, q, scales, x) }
 	avx512.dequantKV = func(dst []float32, q []int8, scales []uint16) { dequantKVSlices(dequantKVAVX512, dst, q, scales) }
 	avx512.widen = func(dst []float32, width int, src []uint16, stride int) {

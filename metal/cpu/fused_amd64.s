@@ -505,6 +505,125 @@ exp16sum:
 	MOVSS X7, ret+24(FP)
 	RET
 
+// func softmaxAVX512(x *float32, n int)
+// x[i] = exp32(x[i] − m) / Σ for n ≥ 1 floats, m their largest: a whole
+// softmax (maxRef, expShift, then scaleRef by 1/Σ) in one call, sixteen
+// at a time with the last n mod 16 masked, so that a short row costs no
+// Go calls between its passes and no scalar exponentials in its tail.
+// The bits are the three steps': each exponential is EXP16's, Σ adds in
+// expShift's order (the lane sums of whole eights as in
+// expShiftBlocksAVX512, folded by HSUM, then the last n mod 8 one by one)
+// and the scale multiplies by the correctly rounded 1/Σ. The maximum is
+// taken in another order than maxRef's, which can only change the sign
+// of a zero maximum, and x − (+0) and x − (−0) are equal but for x = −0,
+// whose exponential is 1 either way.
+TEXT ·softmaxAVX512(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), DX
+	MOVQ DX, CX
+	ANDQ $15, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1        // the last n mod 16
+	SHRQ $4, DX         // whole sixteens
+
+	// The maximum: "if v > m then m = v" in each lane (a NaN never
+	// replaces m), masked lanes −Inf.
+	MOVL         $0xff800000, AX
+	VPBROADCASTD AX, Z5
+	VMOVAPS      Z5, Z8
+	MOVQ         SI, DI
+	MOVQ         DX, BX
+	TESTQ        BX, BX
+	JEQ          smaxtail
+
+smaxloop:
+	VMOVUPS (DI), Z6
+	VMAXPS  Z8, Z6, Z8
+	ADDQ    $64, DI
+	DECQ    BX
+	JNE     smaxloop
+
+smaxtail:
+	VMOVAPS       Z5, Z6
+	VMOVUPS       (DI), K1, Z6
+	VMAXPS        Z8, Z6, Z8
+	VEXTRACTF32X8 $1, Z8, Y6
+	VMAXPS        Y8, Y6, Y8
+	VEXTRACTF128  $1, Y8, X6
+	VMAXPS        X8, X6, X8
+	VPERMILPS     $0x4e, X8, X6
+	VMAXPS        X8, X6, X8
+	VMOVSHDUP     X8, X6
+	VMAXSS        X8, X6, X8
+	VBROADCASTSS  X8, Z8
+
+	// The exponentials and their sum.
+	EXP_SETUP16
+	VXORPS Y7, Y7, Y7
+	MOVQ   SI, DI
+	MOVQ   DX, BX
+	TESTQ  BX, BX
+	JEQ    sexptail
+
+sexploop:
+	VMOVUPS       (DI), Z0
+	VSUBPS        Z8, Z0, Z0
+	EXP16
+	VMOVUPS       Z0, (DI)
+	VADDPS        Y0, Y7, Y7
+	VEXTRACTF32X8 $1, Z0, Y1
+	VADDPS        Y1, Y7, Y7
+	ADDQ          $64, DI
+	DECQ          BX
+	JNE           sexploop
+
+sexptail:
+	VMOVUPS.Z (DI), K1, Z0
+	VSUBPS    Z8, Z0, Z0
+	EXP16
+	VMOVUPS   Z0, K1, (DI)
+	TESTQ     $8, CX
+	JEQ       sexpfold
+	VADDPS    Y0, Y7, Y7   // a whole eight
+	ADDQ      $32, DI
+	SUBQ      $8, CX
+
+sexpfold:
+	HSUM(Y7, X7, X1)
+	TESTQ CX, CX
+	JEQ   sscale
+
+sexpone:
+	VADDSS (DI), X7, X7    // the last n mod 8, in order
+	ADDQ   $4, DI
+	DECQ   CX
+	JNE    sexpone
+
+	// The scale by 1/Σ.
+sscale:
+	VBROADCASTSS expConsts<>+48(SB), X6 // 1
+	VDIVSS       X7, X6, X6
+	VBROADCASTSS X6, Z6
+	MOVQ         SI, DI
+	TESTQ        DX, DX
+	JEQ          sscaletail
+
+sscaleloop:
+	VMULPS  (DI), Z6, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+	DECQ    DX
+	JNE     sscaleloop
+
+sscaletail:
+	VMOVUPS.Z (DI), K1, Z0
+	VMULPS    Z6, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	VZEROUPPER
+	RET
+
 // func siluMulBlocksAVX512(gate, up *float32, blocks int)
 // siluMulBlocksAVX2 sixteen values at a time; an odd last eight as AVX2
 // does it.

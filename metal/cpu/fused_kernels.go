@@ -87,6 +87,9 @@ type fusedKernels struct {
 	weightedSumHeadsHalf func(o, w [][]float32, tab []halfGroup, hd int)
 	// scale multiplies x by c in place (a softmax's normalisation).
 	scale func(x []float32, c float32)
+	// softmax is softmaxRow in one call, bit for bit; nil where the set
+	// has none (softmaxRow then composes it of max, expShift and scale).
+	softmax func(x []float32)
 	// sumSquares returns Σ x² in float64 (sumSquaresRef's order): the
 	// mean square of RMSNorm.
 	sumSquares func(x []float32) float64
@@ -103,6 +106,16 @@ type fusedKernels struct {
 	// toF16 sets dst[i] to src[i] as float16, rounded to nearest even
 	// (metal.F32ToF16).
 	toF16 func(dst []uint16, src []float32)
+}
+
+// softmaxRow sets x to its softmax: exp32(x[i] − max x), each divided by
+// their sum as a multiplication by 1/Σ (max, expShift, scale).
+func (f *fusedKernels) softmaxRow(x []float32) {
+	if f.softmax != nil {
+		f.softmax(x)
+		return
+	}
+	f.scale(x, 1/f.expShift(x, f.max(x)))
 }
 
 // halfGroup locates eight consecutive positions of one KV head for the

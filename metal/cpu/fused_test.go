@@ -66,6 +66,7 @@ func TestFusedKernelsMatchPortable(t *testing.T) {
 func testFusedSet(t *testing.T, best fusedKernels) {
 	ref := portableFused()
 	rng := rand.New(rand.NewPCG(8, 8))
+	testSoftmax(t, &ref, &best, rng)
 	for _, n := range []int{1, 7, 8, 9, 27, 64, 131, 200} {
 		t.Run(fmt.Sprint("n=", n), func(t *testing.T) {
 			x := randVec(rng, n)
@@ -354,6 +355,40 @@ func TestHeadsHalfMatchWidened(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// testSoftmax checks a set's softmaxRow against the portable one on rows
+// of every length up to 40 and around 256 (every case of a sixteen and an
+// eight cut short): attention scores, scores whose largest is a zero of
+// either sign, and scores far enough below the largest to clamp.
+func testSoftmax(t *testing.T, ref, best *fusedKernels, rng *rand.Rand) {
+	var lengths []int
+	for n := 1; n <= 40; n++ {
+		lengths = append(lengths, n)
+	}
+	lengths = append(lengths, 247, 248, 249, 255, 256, 257)
+	for _, n := range lengths {
+		x := randVec(rng, n)
+		for i := range x {
+			x[i] *= 8
+		}
+		zeros := make([]float32, n)
+		for i := range zeros {
+			zeros[i] = -float32(rng.IntN(4)) // ties, and -0 from 0·(-1)
+			if rng.IntN(2) == 0 {
+				zeros[i] = float32(math.Copysign(0, -1))
+			}
+		}
+		zeros[rng.IntN(n)] = 0
+		far := randVec(rng, n)
+		far[n-1] = 200 // every other value clamps at exp32(-87)
+		for _, row := range [][]float32{x, zeros, far} {
+			a, b := append([]float32(nil), row...), append([]float32(nil), row...)
+			ref.softmaxRow(a)
+			best.softmaxRow(b)
+			same(t, fmt.Sprintf("softmax of %d", n), b, a)
 		}
 	}
 }
