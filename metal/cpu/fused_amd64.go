@@ -52,6 +52,9 @@ func expShiftBlocksAVX512(x *float32, m float32, blocks int) float32
 func softmaxAVX512(x *float32, n int)
 
 //go:noescape
+func softmaxAVX2(x *float32, n int)
+
+//go:noescape
 func siluMulBlocksAVX512(gate, up *float32, blocks int)
 
 //go:noescape
@@ -267,6 +270,11 @@ func fusedAVX2() fusedKernels {
 	f := fusedKernels{name: "avx2", max: maxAVX2, quantizeKV: metal.QuantizeKV}
 	f.dequantKV = func(dst []float32, q []int8, scales []uint16) { dequantKVSlices(dequantKVAVX2, dst, q, scales) }
 	f.scale = func(x []float32, c float32) { scaleSlices(scaleAVX2, x, c) }
+	f.softmax = func(x []float32) {
+		if len(x) > 0 {
+			softmaxAVX2(&x[0], len(x))
+		}
+	}
 	f.normScale = func(o, x, w []float32, c float32) { normScaleSlices(normScaleAVX2, o, x, w, c) }
 	f.rotate = func(lo, hi, c, s []float32) { rotateSlices(rotateAVX2, lo, hi, c, s) }
 	f.add = func(dst, src []float32) { addSlices(addAVX2, dst, src) }

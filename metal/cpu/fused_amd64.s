@@ -505,6 +505,121 @@ exp16sum:
 	MOVSS X7, ret+24(FP)
 	RET
 
+// MAX_FOLD8 leaves the largest of Y8's eight lanes in X8's low float
+// (X6 scratch); the lanes hold no NaN, so any order gives its bits but for
+// the sign of a zero.
+#define MAX_FOLD8 \
+	VEXTRACTF128 $1, Y8, X6; \
+	VMAXPS       X8, X6, X8; \
+	VPERMILPS    $0x4e, X8, X6; \
+	VMAXPS       X8, X6, X8; \
+	VMOVSHDUP    X8, X6; \
+	VMAXSS       X8, X6, X8
+
+// func softmaxAVX2(x *float32, n int)
+// softmaxAVX512 eight at a time, the last n mod 8 one by one (their
+// exponentials by EXP8 on one lane, their maximum by VMAXSS).
+TEXT ·softmaxAVX2(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), DX
+	MOVQ DX, CX
+	ANDQ $7, CX // the rest
+	SHRQ $3, DX // whole eights
+
+	MOVL         $0xff800000, AX
+	MOVQ         AX, X8
+	VPBROADCASTD X8, Y8
+	MOVQ         SI, DI
+	MOVQ         DX, BX
+	TESTQ        BX, BX
+	JEQ          amaxfold
+
+amaxloop:
+	VMOVUPS (DI), Y6
+	VMAXPS  Y8, Y6, Y8
+	ADDQ    $32, DI
+	DECQ    BX
+	JNE     amaxloop
+
+amaxfold:
+	MAX_FOLD8
+	MOVQ         CX, BX
+	TESTQ        BX, BX
+	JEQ          amaxdone
+
+amaxone:
+	VMOVSS (DI), X6
+	VMAXSS X8, X6, X8
+	ADDQ   $4, DI
+	DECQ   BX
+	JNE    amaxone
+
+amaxdone:
+	VBROADCASTSS X8, Y8
+
+	EXP_SETUP
+	VXORPS Y7, Y7, Y7
+	MOVQ   SI, DI
+	MOVQ   DX, BX
+	TESTQ  BX, BX
+	JEQ    aexpfold
+
+aexploop:
+	VMOVUPS (DI), Y0
+	VSUBPS  Y8, Y0, Y0
+	EXP8
+	VMOVUPS Y0, (DI)
+	VADDPS  Y0, Y7, Y7
+	ADDQ    $32, DI
+	DECQ    BX
+	JNE     aexploop
+
+aexpfold:
+	HSUM(Y7, X7, X1)
+	MOVQ  CX, BX
+	TESTQ BX, BX
+	JEQ   ascale
+
+aexpone:
+	VMOVSS (DI), X0
+	VSUBPS Y8, Y0, Y0
+	EXP8
+	VMOVSS X0, (DI)
+	VADDSS X0, X7, X7
+	ADDQ   $4, DI
+	DECQ   BX
+	JNE    aexpone
+
+ascale:
+	VBROADCASTSS expConsts<>+48(SB), X6 // 1
+	VDIVSS       X7, X6, X6
+	VBROADCASTSS X6, Y6
+	MOVQ         SI, DI
+	TESTQ        DX, DX
+	JEQ          ascalerest
+
+ascaleloop:
+	VMULPS  (DI), Y6, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	DECQ    DX
+	JNE     ascaleloop
+
+ascalerest:
+	TESTQ CX, CX
+	JEQ   adone
+
+ascaleone:
+	VMULSS (DI), X6, X0
+	VMOVSS X0, (DI)
+	ADDQ   $4, DI
+	DECQ   CX
+	JNE    ascaleone
+
+adone:
+	VZEROUPPER
+	RET
+
 // func softmaxAVX512(x *float32, n int)
 // x[i] = exp32(x[i] − m) / Σ for n ≥ 1 floats, m their largest: a whole
 // softmax (maxRef, expShift, then scaleRef by 1/Σ) in one call, sixteen
@@ -551,12 +666,7 @@ smaxtail:
 	VMAXPS        Z8, Z6, Z8
 	VEXTRACTF32X8 $1, Z8, Y6
 	VMAXPS        Y8, Y6, Y8
-	VEXTRACTF128  $1, Y8, X6
-	VMAXPS        X8, X6, X8
-	VPERMILPS     $0x4e, X8, X6
-	VMAXPS        X8, X6, X8
-	VMOVSHDUP     X8, X6
-	VMAXSS        X8, X6, X8
+	MAX_FOLD8
 	VBROADCASTSS  X8, Z8
 
 	// The exponentials and their sum.

@@ -13,6 +13,9 @@ func weightedSumNEON(o, v *float32, stride int, w *float32, n, chunks int)
 func expShiftBlocksNEON(x *float32, m float32, blocks int) float32
 
 //go:noescape
+func softmaxNEON(x *float32, n int)
+
+//go:noescape
 func siluMulBlocksNEON(gate, up *float32, blocks int)
 
 //go:noescape
@@ -51,6 +54,11 @@ func availableFused() []fusedKernels {
 	f.name = "neon"
 	f.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksNEON, x, m) }
 	f.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksNEON, gate, up) }
+	f.softmax = func(x []float32) {
+		if len(x) > 0 {
+			softmaxNEON(&x[0], len(x))
+		}
+	}
 	f.widen = func(dst []float32, width int, src []uint16, stride int) {
 		widenSlices(widenNEON, 8, dst, width, src, stride)
 	}

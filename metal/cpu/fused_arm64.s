@@ -156,6 +156,25 @@
 	FMLAE(14, g, 29); \
 	FMLAE(15, h, 29)
 
+// SCALE8 multiplies the eight floats at r by S(c), stepping r past them.
+#define SCALE8(r, c) \
+	VLD1 (r), [V0.S4, V1.S4]; \
+	FMULE(0, 0, c); \
+	FMULE(1, 1, c); \
+	VST1.P [V0.S4, V1.S4], 32(r)
+
+// EXP_SHIFT8 sets the eight floats at r to exp32(x − V15) and adds them
+// to the lane sums V8 (lanes 0-3) and V9 (4-7), stepping r past them.
+#define EXP_SHIFT8(r) \
+	VLD1 (r), [V0.S4, V1.S4]; \
+	FSUB4S(0, 0, 15); \
+	FSUB4S(1, 1, 15); \
+	EXP4(0, 2, 3, 4); \
+	EXP4(1, 5, 6, 7); \
+	VST1.P [V0.S4, V1.S4], 32(r); \
+	FADD4S(8, 8, 0); \
+	FADD4S(9, 9, 1)
+
 // func expShiftBlocksNEON(x *float32, m float32, blocks int) float32
 // x[i] = exp32(x[i] - m) over blocks×8 floats; returns their sum in
 // eight lanes (V8, V9) combined in the dot order.
@@ -169,19 +188,117 @@ TEXT ·expShiftBlocksNEON(SB), NOSPLIT, $0-28
 	ZERO(9)
 
 exploop:
-	VLD1 (R0), [V0.S4, V1.S4]
-	FSUB4S(0, 0, 15)
-	FSUB4S(1, 1, 15)
-	EXP4(0, 2, 3, 4)
-	EXP4(1, 5, 6, 7)
-	VST1.P [V0.S4, V1.S4], 32(R0)
-	FADD4S(8, 8, 0)
-	FADD4S(9, 9, 1)
+	EXP_SHIFT8(R0)
 	SUB  $1, R1, R1
 	CBNZ R1, exploop
 
 	LANESUM(10, 8, 9, 11)
 	FMOVS F10, ret+24(FP)
+	RET
+
+// FMAXNM Vd.4S, Vn.4S, Vm.4S; FMAXNMV Sd, Vn.4S; FMAXNM Sd, Sn, Sm: the
+// larger, a quiet NaN losing to any number (as in maxRef, where a NaN
+// never replaces the running maximum).
+#define FMAXNM4S(d, n, m) WORD $(0x4E20C400 | ((m)<<16) | ((n)<<5) | (d))
+#define FMAXNMV(d, n) WORD $(0x6E30C800 | ((n)<<5) | (d))
+#define FMAXNMS(d, n, m) WORD $(0x1E206800 | ((m)<<16) | ((n)<<5) | (d))
+
+// func softmaxNEON(x *float32, n int)
+// x[i] = exp32(x[i] − m) / Σ for n ≥ 1 floats, m their largest: a whole
+// softmax (maxRef, expShift, then scaleRef by 1/Σ) in one call, as
+// softmaxAVX512 (fused_amd64.s) does it, eight at a time and the last
+// n mod 8 one by one. The bits are the three steps': Σ adds in expShift's
+// order (lanes 0-3 in V8, 4-7 in V9, folded by LANESUM, then the rest in
+// order) and the scale multiplies by the correctly rounded 1/Σ. The
+// maximum is taken in another order than maxRef's, which can only change
+// the sign of a zero maximum: the exponentials are the same.
+TEXT ·softmaxNEON(SB), NOSPLIT, $0-16
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R1
+	LSR  $3, R1, R2 // whole eights
+	AND  $7, R1, R3 // the rest
+
+	// The maximum.
+	MOVW $0xff800000, R4
+	VDUP R4, V0.S4
+	VDUP R4, V1.S4
+	MOVD R0, R5
+	MOVD R2, R6
+	CBZ  R6, smaxfold
+
+smaxloop:
+	VLD1.P 32(R5), [V2.S4, V3.S4]
+	FMAXNM4S(0, 0, 2)
+	FMAXNM4S(1, 1, 3)
+	SUB    $1, R6, R6
+	CBNZ   R6, smaxloop
+
+smaxfold:
+	FMAXNM4S(0, 0, 1)
+	FMAXNMV(0, 0)
+	MOVD R3, R6
+	CBZ  R6, smaxdone
+
+smaxone:
+	FMOVS.P 4(R5), F2
+	FMAXNMS(0, 0, 2)
+	SUB     $1, R6, R6
+	CBNZ    R6, smaxone
+
+smaxdone:
+	VDUP V0.S[0], V15.S4
+
+	// The exponentials and their sum.
+	EXP_SETUP
+	ZERO(8)
+	ZERO(9)
+	MOVD R0, R5
+	MOVD R2, R6
+	CBZ  R6, sexpfold
+
+sexploop:
+	EXP_SHIFT8(R5)
+	SUB    $1, R6, R6
+	CBNZ   R6, sexploop
+
+sexpfold:
+	LANESUM(10, 8, 9, 11)
+	MOVD R3, R6
+	CBZ  R6, sscale
+
+sexpone:
+	FMOVS (R5), F0
+	FSUB4S(0, 0, 15)
+	EXP4(0, 2, 3, 4)
+	FMOVS.P F0, 4(R5)
+	FADDS   F0, F10, F10
+	SUB     $1, R6, R6
+	CBNZ    R6, sexpone
+
+	// The scale by 1/Σ.
+sscale:
+	FMOVS $1.0, F11
+	FDIVS F10, F11, F11
+	MOVD  R0, R5
+	MOVD  R2, R6
+	CBZ   R6, sscalerest
+
+sscaleloop:
+	SCALE8(R5, 11)
+	SUB    $1, R6, R6
+	CBNZ   R6, sscaleloop
+
+sscalerest:
+	CBZ R3, sdone
+
+sscaleone:
+	FMOVS (R5), F0
+	FMULS F11, F0, F0
+	FMOVS.P F0, 4(R5)
+	SUB     $1, R3, R3
+	CBNZ    R3, sscaleone
+
+sdone:
 	RET
 
 // func siluMulBlocksNEON(gate, up *float32, blocks int)
@@ -414,10 +531,7 @@ TEXT ·scaleNEON(SB), NOSPLIT, $0-24
 	MOVD  blocks+16(FP), R1
 
 scaleloop:
-	VLD1 (R0), [V0.S4, V1.S4]
-	FMULE(0, 0, 16)
-	FMULE(1, 1, 16)
-	VST1.P [V0.S4, V1.S4], 32(R0)
+	SCALE8(R0, 16)
 	SUB  $1, R1, R1
 	CBNZ R1, scaleloop
 	RET
