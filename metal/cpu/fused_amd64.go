@@ -98,11 +98,7 @@ func availableFused() []fusedKernels {
 	avx512.name = "avx512"
 	avx512.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksAVX512, x, m) }
 	avx512.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksAVX512, gate, up) }
-	avx512.softmax = func(x []float32) {
-		if len(x) > 0 {
-			softmaxAVX512(&x[0], len(x))
-		}
-	}
+	avx512.softmax = softmaxSlice(softmaxAVX512)
 	avx512.quantizeKV = func(q []int8, scales []uint16, x []float32) { quantizeKVSlices(quantizeKVAVX512, q, scales, x) }
 	avx512.dequantKV = func(dst []float32, q []int8, scales []uint16) { dequantKVSlices(dequantKVAVX512, dst, q, scales) }
 	avx512.widen = func(dst []float32, width int, src []uint16, stride int) {
@@ -270,11 +266,7 @@ func fusedAVX2() fusedKernels {
 	f := fusedKernels{name: "avx2", max: maxAVX2, quantizeKV: metal.QuantizeKV}
 	f.dequantKV = func(dst []float32, q []int8, scales []uint16) { dequantKVSlices(dequantKVAVX2, dst, q, scales) }
 	f.scale = func(x []float32, c float32) { scaleSlices(scaleAVX2, x, c) }
-	f.softmax = func(x []float32) {
-		if len(x) > 0 {
-			softmaxAVX2(&x[0], len(x))
-		}
-	}
+	f.softmax = softmaxSlice(softmaxAVX2)
 	f.normScale = func(o, x, w []float32, c float32) { normScaleSlices(normScaleAVX2, o, x, w, c) }
 	f.rotate = func(lo, hi, c, s []float32) { rotateSlices(rotateAVX2, lo, hi, c, s) }
 	f.add = func(dst, src []float32) { addSlices(addAVX2, dst, src) }

@@ -54,11 +54,7 @@ func availableFused() []fusedKernels {
 	f.name = "neon"
 	f.expShift = func(x []float32, m float32) float32 { return expShiftSlices(expShiftBlocksNEON, x, m) }
 	f.siluMul = func(gate, up []float32) { siluMulSlices(siluMulBlocksNEON, gate, up) }
-	f.softmax = func(x []float32) {
-		if len(x) > 0 {
-			softmaxNEON(&x[0], len(x))
-		}
-	}
+	f.softmax = softmaxSlice(softmaxNEON)
 	f.widen = func(dst []float32, width int, src []uint16, stride int) {
 		widenSlices(widenNEON, 8, dst, width, src, stride)
 	}

@@ -18,6 +18,7 @@ type (
 	rotateAsm      func(lo, hi, c, s *float32, blocks int)
 	addAsm         func(dst, src *float32, blocks int)
 	sumSquaresAsm  func(x *float32, blocks int) float64
+	softmaxAsm     func(x *float32, n int)
 )
 
 // widenSlices is widenRef for rows of whole vectors of lanes floats (the
@@ -56,6 +57,15 @@ func weightedSumChunks(asm weightedSumAsm, chunk int, rest func(o, v []float32, 
 	}
 	if r := o[chunk*c:]; len(r) > 0 {
 		rest(r, v[chunk*c:], stride, w)
+	}
+}
+
+// softmaxSlice is a set's softmax: a whole row in one assembly call.
+func softmaxSlice(asm softmaxAsm) func(x []float32) {
+	return func(x []float32) {
+		if len(x) > 0 {
+			asm(&x[0], len(x))
+		}
 	}
 }
 
