@@ -508,13 +508,7 @@ exp16sum:
 // MAX_FOLD8 leaves the largest of Y8's eight lanes in X8's low float
 // (X6 scratch); the lanes hold no NaN, so any order gives its bits but for
 // the sign of a zero.
-#define MAX_FOLD8 \
-	VEXTRACTF128 $1, Y8, X6; \
-	VMAXPS       X8, X6, X8; \
-	VPERMILPS    $0x4e, X8, X6; \
-	VMAXPS       X8, X6, X8; \
-	VMOVSHDUP    X8, X6; \
-	VMAXSS       X8, X6, X8
+#define MAX_FOLD8 LANEFOLD(VMAXPS, VMAXSS, Y8, X8, X6)
 
 // func softmaxAVX2(x *float32, n int)
 // softmaxAVX512 eight at a time, the last n mod 8 one by one (their

@@ -3,15 +3,19 @@
 // Macros shared by the AVX2 attention loops (fused_amd64.s,
 // fused_half_amd64.s).
 
-// HSUM reduces the eight lanes of acc (Y) into the low float of x (its X
-// half) as ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)), the order of dot.
-#define HSUM(acc, x, tmp) \
+// LANEFOLD combines the eight lanes of acc (Y) into the low float of x
+// (its X half) with op (packed) and ops (scalar) as
+// ((s0∘s4)∘(s2∘s6))∘((s1∘s5)∘(s3∘s7)).
+#define LANEFOLD(op, ops, acc, x, tmp) \
 	VEXTRACTF128 $1, acc, tmp; \
-	VADDPS tmp, x, x; \
+	op tmp, x, x; \
 	VPERMILPS $0x4e, x, tmp; \
-	VADDPS tmp, x, x; \
+	op tmp, x, x; \
 	VMOVSHDUP x, tmp; \
-	VADDSS tmp, x, x
+	ops tmp, x, x
+
+// HSUM adds the eight lanes of acc in that order, the order of dot.
+#define HSUM(acc, x, tmp) LANEFOLD(VADDPS, VADDSS, acc, x, tmp)
 
 // FOLD8_SCALE folds each of Y0..Y7 (HSUM) into the low float of X0..X7
 // and multiplies it by X15 (X8..X14 scratch).
