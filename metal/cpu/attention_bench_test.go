@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/splash-inference/splash/metal"
 )
@@ -119,4 +120,61 @@ func randKVCache(be *Backend, rng *rand.Rand, typ metal.KVType, layers, blocks, 
 	buf := be.KVBuffer(metal.KVCacheElems(typ, layers, blocks, bs, kvHeads, hd))
 	copy(buf, randF16(rng, len(buf)))
 	return metal.NewKVCacheIn(buf, typ, layers, blocks, bs, kvHeads, hd)
+}
+
+// BenchmarkScoresQ8Packed measures what integer attention scores could
+// gain: the scores of 2, 10 or 32 query heads (a decode pair, a verify
+// row's, a 16-token run's) against 2048 positions of one KV head of 128,
+// on one thread with everything in cache, two ways. "packed" holds the
+// keys as a q8 matrix packed for the set's matrix kernels and computes the
+// scores as a product (MatMul, the heads as activation rows, quantising
+// them included). "half" holds them as float16 and uses the set's in-place
+// many-head attention kernel, as attention does today. min-ns is the
+// fastest call (other processes on shared cores only slow calls down).
+func BenchmarkScoresQ8Packed(b *testing.B) {
+	const npos, hd = 2048, 128
+	rng := rand.New(rand.NewPCG(3, 3))
+	kf := randVec(rng, npos*hd)
+	w, _ := metal.Quantize(metal.Q8, kf, npos, hd)
+	k16 := make([]uint16, npos*hd)
+	for i, v := range kf {
+		k16[i] = metal.F32ToF16(v)
+	}
+	tab := make([]halfGroup, npos/8)
+	for g := range tab {
+		tab[g] = halfGroup{k: &k16[g*8*hd], pf: &k16[g*8*hd]}
+	}
+	for _, heads := range []int{2, 10, 32} {
+		x := randVec(rng, heads*hd)
+		b.Run(fmt.Sprintf("heads=%d/packed", heads), func(b *testing.B) {
+			be := New(1)
+			defer be.Close()
+			be.PrepareWeights(w)
+			y := make([]float32, heads*npos)
+			reportFastest(b, func() { be.MatMul(y, x, heads, w) })
+		})
+		b.Run(fmt.Sprintf("heads=%d/half", heads), func(b *testing.B) {
+			be := New(1)
+			defer be.Close()
+			if be.f.scoresHeadsHalf == nil {
+				b.Skipf("the %s set has no in-place many-head kernel", be.f.name)
+			}
+			out, q := make([][]float32, heads), make([][]float32, heads)
+			for h := range heads {
+				out[h], q[h] = make([]float32, npos), x[h*hd:(h+1)*hd]
+			}
+			reportFastest(b, func() { be.f.scoresHeadsHalf(out, q, tab, hd, 1) })
+		})
+	}
+}
+
+// reportFastest runs call b.N times and reports the fastest as min-ns.
+func reportFastest(b *testing.B, call func()) {
+	best := time.Duration(1 << 62)
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		call()
+		best = min(best, time.Since(start))
+	}
+	b.ReportMetric(float64(best.Nanoseconds()), "min-ns")
 }
