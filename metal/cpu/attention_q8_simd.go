@@ -17,17 +17,17 @@ type (
 func (f fusedKernels) withQ8Pairs(scores q8Scores, group int, sums q8Sums, chunk int) fusedKernels {
 	pairs := f
 	f.scoresQ8Pair = func(out0, out1, q0, q1 []float32, k []int8, sc []uint16, scale float32, tmp []float32, next []int8) {
-		scoresPairQ8(scores, group, pairs, out0, out1, q0, q1, k, sc, scale, tmp, next)
+		scoresPairQ8(scores, group, &pairs, out0, out1, q0, q1, k, sc, scale, tmp, next)
 	}
 	f.weightedSumQ8Pair = func(o0, o1 []float32, v []int8, sc []uint16, w0, w1 []float32, tmp []float32, next []int8) {
-		weightedSumPairQ8(sums, chunk, pairs, o0, o1, v, sc, w0, w1, tmp, next)
+		weightedSumPairQ8(sums, chunk, &pairs, o0, o1, v, sc, w0, w1, tmp, next)
 	}
 	return f
 }
 
 // scoresPairQ8 is a set's scoresQ8Pair: whole groups of group positions
 // in the kernel, the rest widened into tmp for pairs.scores2.
-func scoresPairQ8(kernel q8Scores, group int, pairs fusedKernels, out0, out1, q0, q1 []float32, k []int8, sc []uint16, scale float32, tmp []float32, next []int8) {
+func scoresPairQ8(kernel q8Scores, group int, pairs *fusedKernels, out0, out1, q0, q1 []float32, k []int8, sc []uint16, scale float32, tmp []float32, next []int8) {
 	npos, hd := len(out0), len(q0)
 	n := 0
 	if hd%metal.KVGroup == 0 && hd > 0 && npos >= group && len(out1) == npos && len(q1) == hd {
@@ -47,7 +47,7 @@ func scoresPairQ8(kernel q8Scores, group int, pairs fusedKernels, out0, out1, q0
 // weightedSumPairQ8 is a set's weightedSumQ8Pair: whole chunks of chunk
 // outputs in the kernel, the rest of the outputs from values widened into
 // tmp, eight positions at a time in order.
-func weightedSumPairQ8(kernel q8Sums, chunk int, pairs fusedKernels, o0, o1 []float32, v []int8, sc []uint16, w0, w1 []float32, tmp []float32, next []int8) {
+func weightedSumPairQ8(kernel q8Sums, chunk int, pairs *fusedKernels, o0, o1 []float32, v []int8, sc []uint16, w0, w1 []float32, tmp []float32, next []int8) {
 	npos, hd := len(w0), len(o0)
 	if npos == 0 {
 		return

@@ -118,21 +118,21 @@ func availableFused() []fusedKernels {
 	avx512 = avx512.withSinglePairs()
 	single := avx512
 	avx512.scores2 = func(out0, out1, q0, q1, k []float32, stride int, scale float32) {
-		scoresPairGroups(scoresPairAVX512, 8, single, out0, out1, q0, q1, k, stride, scale)
+		scoresPairGroups(scoresPairAVX512, 8, &single, out0, out1, q0, q1, k, stride, scale)
 	}
 	avx512.weightedSum2 = func(o0, o1, v []float32, stride int, w0, w1 []float32) {
-		weightedSumPairs2(single, o0, o1, v, stride, w0, w1)
+		weightedSumPairs2(&single, o0, o1, v, stride, w0, w1)
 	}
 	pairs := avx512
 	avx512.scores4 = func(out, q [4][]float32, k []float32, stride int, scale float32) {
-		scoresQuads(pairs, out, q, k, stride, scale)
+		scoresQuads(&pairs, out, q, k, stride, scale)
 	}
 	avx512.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
-		weightedSumHeadsSIMD(sumsAVX512, pairs, o, w, v, stride)
+		weightedSumHeadsSIMD(sumsAVX512, &pairs, o, w, v, stride)
 	}
 	quads := avx512
 	avx512.scoresHeads = func(out, q [][]float32, k []float32, stride int, scale float32) {
-		scoresHeadsAVX512(quads, out, q, k, stride, scale)
+		scoresHeadsAVX512(&quads, out, q, k, stride, scale)
 	}
 	avx512 = avx512.withQ8Pairs(scoresPairQ8AVX512, 8, weightedSumPairQ8AVX512, 128)
 	avx512.scoresHeadsHalf = scoresHeadsHalfAVX512
@@ -161,7 +161,7 @@ func scoresPairs(asm scoresAsm, rest func(out, q, k []float32, stride int, scale
 
 // scoresQuads is pairs.scores4 with the whole eights of positions in
 // scoresQuadAVX512 and the rest two heads at a time.
-func scoresQuads(pairs fusedKernels, out, q [4][]float32, k []float32, stride int, scale float32) {
+func scoresQuads(pairs *fusedKernels, out, q [4][]float32, k []float32, stride int, scale float32) {
 	npos, hd := len(out[0]), len(q[0])
 	n := npos &^ 7
 	ok := hd%8 == 0 && hd > 0 && n > 0
@@ -183,7 +183,7 @@ func scoresQuads(pairs fusedKernels, out, q [4][]float32, k []float32, stride in
 
 // weightedSumPairs2 is single.weightedSum2 with the whole 128-float
 // chunks of the outputs in weightedSumPairAVX512.
-func weightedSumPairs2(single fusedKernels, o0, o1, v []float32, stride int, w0, w1 []float32) {
+func weightedSumPairs2(single *fusedKernels, o0, o1, v []float32, stride int, w0, w1 []float32) {
 	const chunk = 128
 	n, c := len(w0), len(o0)/chunk
 	if n == 0 || c == 0 || len(w1) != n || len(o1) != len(o0) {
@@ -200,7 +200,7 @@ func weightedSumPairs2(single fusedKernels, o0, o1, v []float32, stride int, w0,
 // scoresHeadsAVX512 is quads.scoresHeads with the heads in groups of six
 // in scoresHeads6AVX512 over the whole eights of positions (the rest of
 // their positions, and the last five or fewer heads, by quads).
-func scoresHeadsAVX512(quads fusedKernels, out, q [][]float32, k []float32, stride int, scale float32) {
+func scoresHeadsAVX512(quads *fusedKernels, out, q [][]float32, k []float32, stride int, scale float32) {
 	if len(out) == 0 {
 		return
 	}
@@ -287,7 +287,7 @@ func fusedAVX2() fusedKernels {
 	f = f.withSinglePairs().withScorePairs(scoresPairAVX2, 4)
 	pairs := f
 	f.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
-		weightedSumHeadsSIMD(sumsAVX2, pairs, o, w, v, stride)
+		weightedSumHeadsSIMD(sumsAVX2, &pairs, o, w, v, stride)
 	}
 	f.weightedSumHeadsHalf = func(o, w [][]float32, tab []halfGroup, hd int) {
 		weightedSumHeadsHalfSIMD(sumsAVX2, o, w, tab, hd)

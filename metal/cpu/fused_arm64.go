@@ -77,7 +77,7 @@ func availableFused() []fusedKernels {
 	f = f.withSinglePairs().withScorePairs(scoresPairNEON, 4)
 	pairs := f
 	f.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
-		weightedSumHeadsSIMD(sumsNEON, pairs, o, w, v, stride)
+		weightedSumHeadsSIMD(sumsNEON, &pairs, o, w, v, stride)
 	}
 	f.weightedSumHeadsHalf = func(o, w [][]float32, tab []halfGroup, hd int) {
 		weightedSumHeadsHalfSIMD(sumsNEON, o, w, tab, hd)

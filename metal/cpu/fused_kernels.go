@@ -153,17 +153,17 @@ func (f fusedKernels) withSinglePairs() fusedKernels {
 	}
 	pairs := f
 	f.weightedSumHeads = func(o, w [][]float32, v []float32, stride int) {
-		weightedSumHeadPairs(pairs, o, w, v, stride)
+		weightedSumHeadPairs(&pairs, o, w, v, stride)
 	}
 	f.scoresHeads = func(out, q [][]float32, k []float32, stride int, scale float32) {
-		scoresHeadQuads(pairs, out, q, k, stride, scale)
+		scoresHeadQuads(&pairs, out, q, k, stride, scale)
 	}
 	return f
 }
 
 // scoresHeadQuads is scoresHeads by quads.scores4, four heads at a time,
 // then scores2 and scores for the last three or fewer.
-func scoresHeadQuads(quads fusedKernels, out, q [][]float32, k []float32, stride int, scale float32) {
+func scoresHeadQuads(quads *fusedKernels, out, q [][]float32, k []float32, stride int, scale float32) {
 	i := 0
 	for ; i+3 < len(out); i += 4 {
 		quads.scores4([4][]float32(out[i:i+4]), [4][]float32(q[i:i+4]), k, stride, scale)
@@ -179,7 +179,7 @@ func scoresHeadQuads(quads fusedKernels, out, q [][]float32, k []float32, stride
 
 // weightedSumHeadPairs is weightedSumHeads by pairs.weightedSum2, two
 // heads at a time, and weightedSum for an odd one out.
-func weightedSumHeadPairs(pairs fusedKernels, o, w [][]float32, v []float32, stride int) {
+func weightedSumHeadPairs(pairs *fusedKernels, o, w [][]float32, v []float32, stride int) {
 	i := 0
 	for ; i+1 < len(o); i += 2 {
 		pairs.weightedSum2(o[i], o[i+1], v, stride, w[i], w[i+1])

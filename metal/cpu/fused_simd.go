@@ -166,17 +166,17 @@ type (
 func (f fusedKernels) withHalfPairs(scores halfScores, group int, sums halfSums, chunk int) fusedKernels {
 	pairs := f
 	f.scoresHalf2 = func(out0, out1, q0, q1 []float32, k []uint16, stride int, scale float32, tmp []float32, next []uint16) {
-		scoresHalfPairs(scores, group, pairs, out0, out1, q0, q1, k, stride, scale, tmp, next)
+		scoresHalfPairs(scores, group, &pairs, out0, out1, q0, q1, k, stride, scale, tmp, next)
 	}
 	f.weightedSum2Half = func(o0, o1 []float32, v []uint16, stride int, w0, w1 []float32, tmp []float32, next []uint16) {
-		weightedSumHalfPairs(sums, chunk, pairs, o0, o1, v, stride, w0, w1, tmp, next)
+		weightedSumHalfPairs(sums, chunk, &pairs, o0, o1, v, stride, w0, w1, tmp, next)
 	}
 	return f
 }
 
 // scoresHalfPairs is pairs.scoresHalf2: whole groups of positions in the
 // kernel, the rest widened into tmp for pairs.scores2.
-func scoresHalfPairs(kernel halfScores, group int, pairs fusedKernels, out0, out1, q0, q1 []float32, k []uint16, stride int, scale float32, tmp []float32, next []uint16) {
+func scoresHalfPairs(kernel halfScores, group int, pairs *fusedKernels, out0, out1, q0, q1 []float32, k []uint16, stride int, scale float32, tmp []float32, next []uint16) {
 	npos, hd := len(out0), len(q0)
 	n := 0
 	if hd%8 == 0 && hd > 0 && npos >= group && len(out1) == npos && len(q1) == hd {
@@ -195,7 +195,7 @@ func scoresHalfPairs(kernel halfScores, group int, pairs fusedKernels, out0, out
 // weightedSumHalfPairs is pairs.weightedSum2Half: whole chunks of the
 // outputs in the kernel, the rest of the outputs from the values widened
 // into tmp, eight positions at a time in order.
-func weightedSumHalfPairs(kernel halfSums, chunk int, pairs fusedKernels, o0, o1 []float32, v []uint16, stride int, w0, w1 []float32, tmp []float32, next []uint16) {
+func weightedSumHalfPairs(kernel halfSums, chunk int, pairs *fusedKernels, o0, o1 []float32, v []uint16, stride int, w0, w1 []float32, tmp []float32, next []uint16) {
 	npos, hd := len(w0), len(o0)
 	if npos == 0 {
 		return
@@ -262,7 +262,7 @@ type scoresPairAsm func(out0, out1, q0, q1, k *float32, stride, groups, blocks i
 
 // scoresPairGroups is single.scores2 with the whole groups of group
 // positions in asm and the rest by single.
-func scoresPairGroups(asm scoresPairAsm, group int, single fusedKernels, out0, out1, q0, q1, k []float32, stride int, scale float32) {
+func scoresPairGroups(asm scoresPairAsm, group int, single *fusedKernels, out0, out1, q0, q1, k []float32, stride int, scale float32) {
 	n := len(out0) - len(out0)%group
 	hd := len(q0)
 	if hd%8 != 0 || hd == 0 || n == 0 || len(out1) != len(out0) || len(q1) != hd {
@@ -282,7 +282,7 @@ func scoresPairGroups(asm scoresPairAsm, group int, single fusedKernels, out0, o
 func (f fusedKernels) withScorePairs(asm scoresPairAsm, group int) fusedKernels {
 	single := f
 	f.scores2 = func(out0, out1, q0, q1, k []float32, stride int, scale float32) {
-		scoresPairGroups(asm, group, single, out0, out1, q0, q1, k, stride, scale)
+		scoresPairGroups(asm, group, &single, out0, out1, q0, q1, k, stride, scale)
 	}
 	pairs := f
 	f.scores4 = func(out, q [4][]float32, k []float32, stride int, scale float32) {
@@ -291,7 +291,7 @@ func (f fusedKernels) withScorePairs(asm scoresPairAsm, group int) fusedKernels 
 	}
 	quads := f
 	f.scoresHeads = func(out, q [][]float32, k []float32, stride int, scale float32) {
-		scoresHeadQuads(quads, out, q, k, stride, scale)
+		scoresHeadQuads(&quads, out, q, k, stride, scale)
 	}
 	return f
 }
@@ -317,7 +317,7 @@ func (s sumsSet) width() int {
 // weightedSumHeadsSIMD is pairs.weightedSumHeads with the heads in groups
 // of ten, eight, six or four in the widened value kernels of set, and the
 // last one to three heads by pairs.
-func weightedSumHeadsSIMD(set sumsSet, pairs fusedKernels, o, w [][]float32, v []float32, stride int) {
+func weightedSumHeadsSIMD(set sumsSet, pairs *fusedKernels, o, w [][]float32, v []float32, stride int) {
 	if len(o) == 0 {
 		return
 	}
