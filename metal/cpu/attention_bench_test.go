@@ -31,7 +31,7 @@ func BenchmarkAttention(b *testing.B) {
 		bs                int
 	}{
 		{metal.KVF16, 1, 1, 256, 32}, {metal.KVF16, 1, 1, 1024, 32}, {metal.KVF16, 1, 1, 4096, 32}, {metal.KVF16, 1, 5, 256, 32},
-		{metal.KVF16, 1, 5, 261, 32}, {metal.KVF16, 1, 5, 1024, 32}, {metal.KVF16, 1, 16, 1024, 32},
+		{metal.KVF16, 1, 5, 261, 32}, {metal.KVF16, 1, 5, 1024, 32}, {metal.KVF16, 1, 5, 4096, 32}, {metal.KVF16, 1, 16, 1024, 32},
 		{metal.KVF16, 16, 1, 128, 32}, {metal.KVF16, 16, 1, 512, 32}, {metal.KVF16, 4, 1, 1024, 32},
 		{metal.KVQ8, 1, 1, 256, 32}, {metal.KVQ8, 1, 1, 4096, 32}, {metal.KVQ8, 1, 5, 256, 32}, {metal.KVQ8, 1, 16, 1024, 32},
 		{metal.KVQ8, 16, 1, 512, 32},
