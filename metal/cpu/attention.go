@@ -158,8 +158,9 @@ func (b *Backend) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.At
 // groups of positions of an in-place call, kept per worker so that
 // listing them allocates only the first time.
 type headLists struct {
-	out, in [][]float32
-	tab     []halfGroup
+	out, in   [][]float32
+	tab       []halfGroup
+	stretches []decodeStretch // a decode step's tables (decodeByTables)
 }
 
 // sameTable reports whether two rows read the same block table (the rows
@@ -360,11 +361,16 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// reads, the stretch that comes next.
 	//
 	// A q8 cache is read the same way, by the set's q8 pair kernels, where
-	// it has them.
+	// it has them. Sets with kernels over tables of stretches take a whole
+	// segment of a KV head per call instead (decodeByTables).
 	f16 := t.kv.Type == metal.KVF16
 	if inPlace := (f16 && f.scoresHalf2 != nil) || (!f16 && f.scoresQ8Pair != nil); r1-r0 == 1 && group%2 == 0 && inPlace {
 		r, n := r0, size(r0)
 		tmp := widened[:8*hd]
+		if t.byTables() {
+			t.decodeByTables(r, kh0, kh1, hl, scores, q, out, softmax, tmp)
+			return
+		}
 		// stretch is a stretch's chunk, KV head and first position; step
 		// returns the one walked after it (its chunk past n at the end).
 		type stretch struct{ c, kh, p int }

@@ -78,6 +78,37 @@
 	ADDQ $8, R10; \
 	ADDQ $8, R11
 
+// Q32DIMS adds one group of 32 dimensions of the group's eight positions:
+// their scale vectors from R12 (S = R13 bytes a position), four QBLOCKs,
+// and R12 on to the next 32 dimensions' scales.
+#define Q32DIMS \
+	MOVQ   R12, R14; \
+	QSCALE((R14), (R14)(R13*4), Z16); \
+	ADDQ   R13, R14; \
+	QSCALE((R14), (R14)(R13*4), Z17); \
+	ADDQ   R13, R14; \
+	QSCALE((R14), (R14)(R13*4), Z18); \
+	ADDQ   R13, R14; \
+	QSCALE((R14), (R14)(R13*4), Z19); \
+	QBLOCK; \
+	QBLOCK; \
+	QBLOCK; \
+	QBLOCK; \
+	ADDQ   $2, R12
+
+// QGROUP_PUT folds and stores the group's sixteen scores and moves R8 to
+// the next eight positions' rows and R12 to their scales: R12 went S bytes
+// on, and the next group's scales are 8·S from the last's.
+#define QGROUP_PUT \
+	FOLDQ(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7); \
+	VMOVUPS       Y0, (DI); \
+	VEXTRACTF32X8 $1, Z0, (DI)(BX*1); \
+	ADDQ          $32, DI; \
+	LEAQ          (R8)(DX*8), R8; \
+	LEAQ          (R12)(R13*4), R12; \
+	LEAQ          (R12)(R13*2), R12; \
+	ADDQ          R13, R12
+
 // func scoresPairQ8AVX512(out0, out1, q0, q1 *float32, k *int8, stride, groups, blocks int, scale float32, sc *uint16, pf *int8)
 // scoresPairHalfAVX512 over a q8 stretch: groups×8 positions of int8 rows
 // stride bytes apart from k (contiguous: stride = 8·blocks), over blocks×8
@@ -103,32 +134,11 @@ qgroup:
 	SHRQ $2, CX         // groups of 32 dimensions
 
 qscales:
-	MOVQ   R12, R14
-	QSCALE((R14), (R14)(R13*4), Z16)
-	ADDQ   R13, R14
-	QSCALE((R14), (R14)(R13*4), Z17)
-	ADDQ   R13, R14
-	QSCALE((R14), (R14)(R13*4), Z18)
-	ADDQ   R13, R14
-	QSCALE((R14), (R14)(R13*4), Z19)
-	QBLOCK
-	QBLOCK
-	QBLOCK
-	QBLOCK
-	ADDQ   $2, R12
+	Q32DIMS
 	DECQ   CX
 	JNE    qscales
 
-	FOLDQ(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
-	VMOVUPS       Y0, (DI)
-	VEXTRACTF32X8 $1, Z0, (DI)(BX*1)
-	ADDQ          $32, DI
-	LEAQ          (R8)(DX*8), R8
-
-	// R12 went S bytes on; the next group's scales are 8·S from the last's.
-	LEAQ (R12)(R13*4), R12
-	LEAQ (R12)(R13*2), R12
-	ADDQ R13, R12
+	QGROUP_PUT
 	DECQ groups+48(FP)
 	JNE  qgroup
 
@@ -143,6 +153,33 @@ qscales:
 	VMULPS      s, t, t; \
 	VFMADD231PS t, Z8, a; \
 	VFMADD231PS t, Z10, b
+
+// QSUM_POS adds one position's weighted int8 values (at R8, its four
+// scales at R11, weights at R9 and R9+R10) to the chunk's sums and steps
+// to the next position (sstride: the memory operand of the bytes between
+// two positions' scales).
+#define QSUM_POS(sstride) \
+	VBROADCASTSS (R9), Z8; \
+	VBROADCASTSS (R9)(R10*1), Z10; \
+	VPBROADCASTW 0(R11), Y11; \
+	VCVTPH2PS    Y11, Z11; \
+	VPBROADCASTW 2(R11), Y12; \
+	VCVTPH2PS    Y12, Z12; \
+	VPBROADCASTW 4(R11), Y13; \
+	VCVTPH2PS    Y13, Z13; \
+	VPBROADCASTW 6(R11), Y14; \
+	VCVTPH2PS    Y14, Z14; \
+	QSUM(0, Z11, Z24, Z0, Z16); \
+	QSUM(16, Z11, Z25, Z1, Z17); \
+	QSUM(32, Z12, Z26, Z2, Z18); \
+	QSUM(48, Z12, Z27, Z3, Z19); \
+	QSUM(64, Z13, Z28, Z4, Z20); \
+	QSUM(80, Z13, Z29, Z5, Z21); \
+	QSUM(96, Z14, Z30, Z6, Z22); \
+	QSUM(112, Z14, Z31, Z7, Z23); \
+	ADDQ         DX, R8; \
+	ADDQ         $4, R9; \
+	ADDQ         sstride, R11
 
 // func weightedSumPairQ8AVX512(o0, o1 *float32, v *int8, stride int, w0, w1 *float32, n, chunks int, pf *int8, sc *uint16, sstride int)
 // weightedSumPairHalfAVX512 over a q8 stretch: over chunks×128 floats of
@@ -162,27 +199,7 @@ qchunk:
 qpos:
 	PREFETCHT0   (R8)(R15*1)
 	PREFETCHT0   64(R8)(R15*1)
-	VBROADCASTSS (R9), Z8
-	VBROADCASTSS (R9)(R10*1), Z10
-	VPBROADCASTW 0(R11), Y11
-	VCVTPH2PS    Y11, Z11
-	VPBROADCASTW 2(R11), Y12
-	VCVTPH2PS    Y12, Z12
-	VPBROADCASTW 4(R11), Y13
-	VCVTPH2PS    Y13, Z13
-	VPBROADCASTW 6(R11), Y14
-	VCVTPH2PS    Y14, Z14
-	QSUM(0, Z11, Z24, Z0, Z16)
-	QSUM(16, Z11, Z25, Z1, Z17)
-	QSUM(32, Z12, Z26, Z2, Z18)
-	QSUM(48, Z12, Z27, Z3, Z19)
-	QSUM(64, Z13, Z28, Z4, Z20)
-	QSUM(80, Z13, Z29, Z5, Z21)
-	QSUM(96, Z14, Z30, Z6, Z22)
-	QSUM(112, Z14, Z31, Z7, Z23)
-	ADDQ         DX, R8
-	ADDQ         $4, R9
-	ADDQ         sstride+80(FP), R11
+	QSUM_POS(sstride+80(FP))
 	DECQ         CX
 	JNE          qpos
 
@@ -190,6 +207,112 @@ qpos:
 	ADDQ $8, R12        // the next chunk's four scales
 	DECQ R14
 	JNE  qchunk
+
+	VZEROUPPER
+	RET
+
+// func scoresPairQ8TabAVX512(out0, out1, q0, q1 *float32, tab *decodeStretch, n, blocks int, scale float32, soff int)
+// scoresPairQ8AVX512 over the n stretches of tab (fused_half_amd64.s,
+// scoresPairHalfTabAVX512): each stretch's int8 rows of blocks×8 bytes
+// from its first element, their scales soff bytes on; as a group's rows
+// and scales are read, the same bytes of the stretch's mirror are
+// prefetched. The frame holds the groups left (0) and pf − k (8).
+TEXT ·scoresPairQ8TabAVX512(SB), NOSPLIT, $16-72
+	TAB_SCORES_ARGS($3) // a row: 8·blocks bytes
+	SHRQ         $1, R13           // S: bytes of one position's scales
+
+qtentry:
+	MOVQ       tab+32(FP), CX
+	TAB_LEAD(CX, R8)
+	MOVQ       0(CX), R8
+	MOVQ       8(CX), R14
+	SUBQ       R8, R14
+	MOVQ       R14, 8(SP)          // pf − k
+	MOVQ       R8, R12
+	ADDQ       soff+64(FP), R12    // the first position's scales
+	MOVQ       24(CX), R14
+	SHRQ       $3, R14             // whole groups
+	MOVQ       R14, 0(SP)
+	ADDQ       $32, CX
+	MOVQ       CX, tab+32(FP)
+	TESTQ      R14, R14
+	JEQ        qtnext
+
+qtgroup:
+	MOVQ       R8, R10
+	LEAQ       (R8)(DX*4), R11
+	MOVQ       q0+16(FP), AX
+	MOVQ       8(SP), R15
+	LEAQ       (R12)(R15*1), R14   // the mirror's scales of the group
+	PREFETCHT0 (R14)
+	PREFETCHT0 -1(R14)(R13*8)
+	ADDQ       R8, R15
+	ZERO8
+	MOVQ       blocks+48(FP), CX
+	SHRQ       $2, CX              // groups of 32 dimensions
+
+qtscales:
+	Q32DIMS
+	DECQ   CX
+	JNE    qtscales
+
+	QGROUP_PUT
+	DECQ 0(SP)
+	JNE  qtgroup
+
+qtnext:
+	DECQ n+40(FP)
+	JNE  qtentry
+
+	VZEROUPPER
+	RET
+
+// func weightedSumPairQ8TabAVX512(o0, o1 *float32, tab *decodeStretch, n int, w0, w1 *float32, chunks, stride, soff, sstride int)
+// weightedSumPairQ8AVX512 over the n stretches of tab
+// (weightedSumPairHalfTabAVX512): int8 rows stride bytes apart from each
+// stretch's first element, position p's scales at soff + p·sstride bytes
+// from it; each chunk's sums kept in registers through every stretch.
+TEXT ·weightedSumPairQ8TabAVX512(SB), NOSPLIT, $0-80
+	TAB_SUMS_ARGS
+	XORQ R13, R13                  // the chunk's byte offset in a row
+	XORQ SI, SI                    // and in a row's scales
+
+qtchunk:
+	LOAD8((DI), Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	LOAD8((DI)(BX*1), Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	MOVQ w0+32(FP), R9
+	MOVQ tab+16(FP), AX
+	MOVQ n+24(FP), R12
+
+qtvstretch:
+	TAB_STRETCH
+	LEAQ  (R8)(SI*1), R11
+	ADDQ  soff+64(FP), R11         // the chunk's scales of the first position
+	ADDQ  R13, R8
+	MOVQ  24(AX), CX
+	ADDQ  $32, AX
+	TESTQ CX, CX
+	JEQ   qtvnext
+
+qtpos:
+	PREFETCHT0   (R8)(R15*1)
+	PREFETCHT0   64(R8)(R15*1)
+	PREFETCHT0   (R11)(R15*1)
+	QSUM_POS(sstride+72(FP))
+	DECQ         CX
+	JNE          qtpos
+
+qtvnext:
+	DECQ R12
+	JNE  qtvstretch
+
+	STORE8((DI), Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	STORE8((DI)(BX*1), Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	ADDQ $512, DI
+	ADDQ $128, R13
+	ADDQ $8, SI
+	DECQ R14
+	JNE  qtchunk
 
 	VZEROUPPER
 	RET

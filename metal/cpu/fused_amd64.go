@@ -135,6 +135,7 @@ func availableFused() []fusedKernels {
 		scoresHeadsAVX512(&quads, out, q, k, stride, scale)
 	}
 	avx512 = avx512.withQ8Pairs(scoresPairQ8AVX512, 8, weightedSumPairQ8AVX512, 128)
+	avx512.tabs = stretchKernels{8, 128, scoresPairHalfTabAVX512, weightedSumPairHalfTabAVX512, scoresPairQ8TabAVX512, weightedSumPairQ8TabAVX512}
 	avx512.scoresHeadsHalf = scoresHeadsHalfAVX512
 	avx512.weightedSumHeadsHalf = func(o, w [][]float32, tab []halfGroup, hd int) {
 		weightedSumHeadsHalfSIMD(sumsAVX512, o, w, tab, hd)

@@ -143,6 +143,47 @@
 	ADDQ $512, DI; \
 	ADDQ $(8*vstep), SI
 
+// TAB_LEAD asks for the first two lines of the stretch at 16(r) of a
+// table of stretches (decodeStretch's lead), t a scratch register.
+#define TAB_LEAD(r, t) \
+	MOVQ       16(r), t; \
+	PREFETCHT0 (t); \
+	PREFETCHT0 64(t)
+
+// TAB_STRETCH starts the value kernels' stretch at AX: asks for its lead,
+// R8 its first row, R15 the distance to its mirror (pf − v).
+#define TAB_STRETCH \
+	TAB_LEAD(AX, CX); \
+	MOVQ 0(AX), R8; \
+	MOVQ 8(AX), R15; \
+	SUBQ R8, R15
+
+// TAB_SCORES_ARGS loads the table score kernels' arguments as PAIR_ARGS
+// does (DI, BX, SI, DX, R9, Z15), a row being blocks << rowshift bytes,
+// with R13 = blocks.
+#define TAB_SCORES_ARGS(rowshift) \
+	MOVQ         out0+0(FP), DI; \
+	MOVQ         out1+8(FP), BX; \
+	SUBQ         DI, BX; \
+	MOVQ         q1+24(FP), SI; \
+	SUBQ         q0+16(FP), SI; \
+	MOVQ         blocks+48(FP), R13; \
+	MOVQ         R13, DX; \
+	SHLQ         rowshift, DX; \
+	LEAQ         (DX)(DX*2), R9; \
+	VBROADCASTSS scale+56(FP), Z15
+
+// TAB_SUMS_ARGS loads the table value kernels' common arguments as
+// WSUM_PAIR_ARGS does (DI, BX, R10, R14 the chunks, DX the stride).
+#define TAB_SUMS_ARGS \
+	MOVQ o0+0(FP), DI; \
+	MOVQ o1+8(FP), BX; \
+	SUBQ DI, BX; \
+	MOVQ w1+40(FP), R10; \
+	SUBQ w0+32(FP), R10; \
+	MOVQ chunks+48(FP), R14; \
+	MOVQ stride+56(FP), DX
+
 // SCORES_PUT stores the eight scores of two heads folded into the low and
 // high halves of z (y its low half) at the pointers in slots a and b of
 // the table at out+0(FP), R15 bytes in.

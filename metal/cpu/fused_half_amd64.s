@@ -62,6 +62,15 @@ hblock:
 	VFMADD231PS t, Z8, a; \
 	VFMADD231PS t, Z10, b
 
+// HWSUM_POS adds one position's weighted float16 values, prefetching its
+// 256 bytes at the mirror R15 bytes on.
+#define HWSUM_POS \
+	PREFETCHT0 (R8)(R15*1); \
+	PREFETCHT0 64(R8)(R15*1); \
+	PREFETCHT0 128(R8)(R15*1); \
+	PREFETCHT0 192(R8)(R15*1); \
+	WSUM_PAIR_POS(HWSUM2, 32)
+
 // func weightedSumPairHalfAVX512(o0, o1 *float32, v *uint16, stride int, w0, w1 *float32, n, chunks int, pf *uint16)
 // weightedSumPairAVX512 with the values float16 (stride in bytes): over
 // chunks×128 floats of the outputs, positions 0..n-1 in order, each
@@ -75,17 +84,109 @@ hchunk:
 	WSUM_PAIR_CHUNK
 
 hpos:
-	PREFETCHT0 (R8)(R15*1)
-	PREFETCHT0 64(R8)(R15*1)
-	PREFETCHT0 128(R8)(R15*1)
-	PREFETCHT0 192(R8)(R15*1)
-	WSUM_PAIR_POS(HWSUM2, 32)
+	HWSUM_POS
 	DECQ CX
 	JNE  hpos
 
 	WSUM_PAIR_PUT(32)
 	DECQ R14
 	JNE  hchunk
+
+	VZEROUPPER
+	RET
+
+// The same two kernels over a whole table of stretches (decodeStretch,
+// 32 bytes: the stretch's first row, the stretch to prefetch as it is read,
+// the one decodeLead further on whose first two lines are asked for as it
+// starts, and its positions): one call for all of a KV head's stretches
+// instead of one per stretch, so the scores run on from stretch to
+// stretch and the value sums stay in registers from the first position
+// to the last. Each stretch is read exactly as the one-stretch kernels
+// read it, so the results are theirs bit for bit.
+
+// func scoresPairHalfTabAVX512(out0, out1, q0, q1 *float32, tab *decodeStretch, n, blocks int, scale float32)
+// scoresPairHalfAVX512 over the n stretches of tab, rows of blocks×8
+// float16 each: the whole groups of eight positions of each stretch (its
+// positions rounded down to a multiple of eight), their scores one after
+// another from out0 and out1.
+TEXT ·scoresPairHalfTabAVX512(SB), NOSPLIT, $0-60
+	TAB_SCORES_ARGS($4) // a row: 16·blocks bytes
+
+htentry:
+	MOVQ     tab+32(FP), CX
+	TAB_LEAD(CX, R8)
+	MOVQ     0(CX), R8
+	MOVQ     8(CX), R14
+	SUBQ     R8, R14               // pf − k
+	MOVQ     24(CX), R12
+	SHRQ     $3, R12               // whole groups
+	ADDQ     $32, CX
+	MOVQ     CX, tab+32(FP)
+	TESTQ    R12, R12
+	JEQ      htnext
+
+htgroup:
+	SCORES_PAIR_GROUP
+	LEAQ (R8)(R14*1), R15
+
+htblock:
+	SCORES_PAIR_BLOCK(HPAIR, $16)
+	PREFETCHT0 (R15)
+	PREFETCHT0 64(R15)
+	ADDQ       $128, R15
+	DECQ       CX
+	JNE        htblock
+
+	SCORES_PAIR_PUT
+	DECQ R12
+	JNE  htgroup
+
+htnext:
+	DECQ n+40(FP)
+	JNE  htentry
+
+	VZEROUPPER
+	RET
+
+// func weightedSumPairHalfTabAVX512(o0, o1 *float32, tab *decodeStretch, n int, w0, w1 *float32, chunks, stride int)
+// weightedSumPairHalfAVX512 over the n stretches of tab (rows stride bytes
+// apart), their positions in order with weights one after another from
+// w0 and w1: over chunks×128 floats of the outputs, each chunk's sums
+// kept in registers through every stretch.
+TEXT ·weightedSumPairHalfTabAVX512(SB), NOSPLIT, $0-64
+	TAB_SUMS_ARGS
+	XORQ R11, R11                  // the chunk's byte offset in a row
+
+htchunk:
+	LOAD8((DI), Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	LOAD8((DI)(BX*1), Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	MOVQ w0+32(FP), R9
+	MOVQ tab+16(FP), AX
+	MOVQ n+24(FP), R12
+
+htvstretch:
+	TAB_STRETCH
+	ADDQ  R11, R8
+	MOVQ  24(AX), CX
+	ADDQ  $32, AX
+	TESTQ CX, CX
+	JEQ   htvnext
+
+htpos:
+	HWSUM_POS
+	DECQ CX
+	JNE  htpos
+
+htvnext:
+	DECQ R12
+	JNE  htvstretch
+
+	STORE8((DI), Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	STORE8((DI)(BX*1), Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	ADDQ $512, DI
+	ADDQ $256, R11
+	DECQ R14
+	JNE  htchunk
 
 	VZEROUPPER
 	RET

@@ -75,6 +75,9 @@ type fusedKernels struct {
 	// the set has none (a decode step then widens its chunks).
 	scoresQ8Pair      func(out0, out1, q0, q1 []float32, k []int8, sc []uint16, scale float32, tmp []float32, next []int8)
 	weightedSumQ8Pair func(o0, o1 []float32, v []int8, sc []uint16, w0, w1 []float32, tmp []float32, next []int8)
+	// tabs are the pair kernels over a decode step's tables of stretches
+	// (attention_tables.go), where the set has them.
+	tabs stretchKernels
 	// scoresHeadsHalf and weightedSumHeadsHalf are scoresHeads and
 	// weightedSumHeads with the keys or values read in place as float16,
 	// a group of eight positions at a time from tab (each group hd
