@@ -41,6 +41,27 @@
 	ADDQ        $32, AX; \
 	ADDQ        $8, R10
 
+// Q2_32DIMS adds 32 dimensions of the group's four positions: their scale
+// vectors made in the frame (0-127) from the scales at 128(SP) (S = R15
+// bytes a position; AX kept at 136), four Q2BLOCKs, and 128(SP) on to the
+// next 32 dimensions' scales.
+#define Q2_32DIMS \
+	MOVQ AX, 136(SP); \
+	MOVQ 128(SP), AX; \
+	Q2SCALE(0(SP)); \
+	ADDQ R15, AX; \
+	Q2SCALE(32(SP)); \
+	ADDQ R15, AX; \
+	Q2SCALE(64(SP)); \
+	ADDQ R15, AX; \
+	Q2SCALE(96(SP)); \
+	MOVQ 136(SP), AX; \
+	Q2BLOCK; \
+	Q2BLOCK; \
+	Q2BLOCK; \
+	Q2BLOCK; \
+	ADDQ $2, 128(SP)
+
 // QPAIR loads the eight int8 keys of an eight-dimension block of positions
 // a and b into the low and high halves of Z9 as floats times their
 // scales s (the pair's scale vector), and adds their products with query
@@ -156,9 +177,9 @@ qscales:
 
 // QSUM_POS adds one position's weighted int8 values (at R8, its four
 // scales at R11, weights at R9 and R9+R10) to the chunk's sums and steps
-// to the next position (sstride: the memory operand of the bytes between
+// to the next position (ss: the memory operand of the bytes between
 // two positions' scales).
-#define QSUM_POS(sstride) \
+#define QSUM_POS(ss) \
 	VBROADCASTSS (R9), Z8; \
 	VBROADCASTSS (R9)(R10*1), Z10; \
 	VPBROADCASTW 0(R11), Y11; \
@@ -179,7 +200,7 @@ qscales:
 	QSUM(112, Z14, Z31, Z7, Z23); \
 	ADDQ         DX, R8; \
 	ADDQ         $4, R9; \
-	ADDQ         sstride, R11
+	ADDQ         ss, R11
 
 // func weightedSumPairQ8AVX512(o0, o1 *float32, v *int8, stride int, w0, w1 *float32, n, chunks int, pf *int8, sc *uint16, sstride int)
 // weightedSumPairHalfAVX512 over a q8 stretch: over chunks×128 floats of
@@ -218,7 +239,7 @@ qpos:
 // and scales are read, the same bytes of the stretch's mirror are
 // prefetched. The frame holds the groups left (0) and pf − k (8).
 TEXT ·scoresPairQ8TabAVX512(SB), NOSPLIT, $16-72
-	TAB_SCORES_ARGS($3) // a row: 8·blocks bytes
+	TAB_SCORES_ARGS($3, Z15) // a row: 8·blocks bytes
 	SHRQ         $1, R13           // S: bytes of one position's scales
 
 qtentry:
@@ -335,21 +356,7 @@ a2qgroup:
 	MOVQ R14, 128(SP)   // the group's scales of the 32 dimensions at hand
 
 a2qscales:
-	MOVQ AX, 136(SP)
-	MOVQ 128(SP), AX
-	Q2SCALE(0(SP))
-	ADDQ R15, AX
-	Q2SCALE(32(SP))
-	ADDQ R15, AX
-	Q2SCALE(64(SP))
-	ADDQ R15, AX
-	Q2SCALE(96(SP))
-	MOVQ 136(SP), AX
-	Q2BLOCK
-	Q2BLOCK
-	Q2BLOCK
-	Q2BLOCK
-	ADDQ $2, 128(SP)
+	Q2_32DIMS
 	SUBQ $4, CX
 	JNE  a2qscales
 
@@ -359,6 +366,26 @@ a2qscales:
 
 	VZEROUPPER
 	RET
+
+// Q2_POS adds one position's 32 int8 values at R8 times their scale at
+// R15 (its line prefetched at the mirror R11 bytes on), weighted by the
+// next weights at R9 and R9+R10, to the chunk's sums, and steps to the
+// next position (ss: the memory operand of the bytes between two
+// positions' scales).
+#define Q2_POS(ss) \
+	PREFETCHT0   (R8)(R11*1); \
+	VBROADCASTSS (R9), Y8; \
+	VBROADCASTSS (R9)(R10*1), Y9; \
+	VPBROADCASTW (R15), X14; \
+	VCVTPH2PS    X14, Y14; \
+	Q2KEY(0(R8), Y14, Y10); \
+	Q2KEY(8(R8), Y14, Y11); \
+	Q2KEY(16(R8), Y14, Y12); \
+	Q2KEY(24(R8), Y14, Y13); \
+	A2_PAIR_MAC; \
+	ADDQ         DX, R8; \
+	ADDQ         $4, R9; \
+	ADDQ         ss, R15
 
 // func weightedSumPairQ8AVX2(o0, o1 *float32, v *int8, stride int, w0, w1 *float32, n, chunks int, pf *int8, sc *uint16, sstride int)
 // weightedSumPairQ8AVX512 for the AVX2 set: chunks×32 floats of the
@@ -372,19 +399,7 @@ a2qchunk:
 	MOVQ R12, R15
 
 a2qpos:
-	PREFETCHT0   (R8)(R11*1)
-	VBROADCASTSS (R9), Y8
-	VBROADCASTSS (R9)(R10*1), Y9
-	VPBROADCASTW (R15), X14
-	VCVTPH2PS    X14, Y14
-	Q2KEY(0(R8), Y14, Y10)
-	Q2KEY(8(R8), Y14, Y11)
-	Q2KEY(16(R8), Y14, Y12)
-	Q2KEY(24(R8), Y14, Y13)
-	A2_PAIR_MAC
-	ADDQ         DX, R8
-	ADDQ         $4, R9
-	ADDQ         sstride+80(FP), R15
+	Q2_POS(sstride+80(FP))
 	DECQ         CX
 	JNE          a2qpos
 
@@ -398,3 +413,104 @@ a2qpos:
 	VZEROUPPER
 	RET
 
+// func scoresPairQ8TabAVX2(out0, out1, q0, q1 *float32, tab *decodeStretch, n, blocks int, scale float32, soff int)
+// scoresPairQ8AVX2 over the n stretches of tab (scoresPairHalfTabAVX2):
+// each stretch's int8 rows of blocks×8 bytes from its first element,
+// their scales soff bytes on, a group's scales at the mirror prefetched.
+// The frame as scoresPairQ8AVX2's, and pf − k at 144.
+TEXT ·scoresPairQ8TabAVX2(SB), NOSPLIT, $152-72
+	TAB_SCORES_ARGS($3, Y15) // a row: 8·blocks bytes
+	MOVQ R13, R15
+	SHRQ $1, R15             // S: bytes of one position's scales
+
+a2qtentry:
+	MOVQ  tab+32(FP), R8
+	TAB_LEAD(R8, R14)
+	MOVQ  0(R8), R14
+	MOVQ  8(R8), R11
+	SUBQ  R14, R11
+	MOVQ  R11, 144(SP)       // pf − k
+	MOVQ  24(R8), R12
+	SHRQ  $2, R12            // whole groups
+	ADDQ  $32, R8
+	MOVQ  R8, tab+32(FP)
+	MOVQ  R14, R8
+	ADDQ  soff+64(FP), R14   // the first position's scales
+	TESTQ R12, R12
+	JEQ   a2qtnext
+
+a2qtgroup:
+	MOVQ       144(SP), R11
+	LEAQ       (R14)(R11*1), AX
+	PREFETCHT0 (AX)          // the mirror's scales of the group
+	ADDQ       R8, R11       // the group's mirror
+	MOVQ       R8, R10
+	MOVQ       q0+16(FP), AX
+	MOVQ       R13, CX
+	ZERO8Y
+	MOVQ       R14, 128(SP)
+
+a2qtscales:
+	Q2_32DIMS
+	SUBQ $4, CX
+	JNE  a2qtscales
+
+	A2_PAIR_PUT
+	LEAQ (R14)(R15*4), R14
+	JNE  a2qtgroup
+
+a2qtnext:
+	DECQ n+40(FP)
+	JNE  a2qtentry
+
+	VZEROUPPER
+	RET
+
+// func weightedSumPairQ8TabAVX2(o0, o1 *float32, tab *decodeStretch, n int, w0, w1 *float32, chunks, stride, soff, sstride int)
+// weightedSumPairQ8AVX2 over the n stretches of tab
+// (weightedSumPairHalfTabAVX2): int8 rows stride bytes apart from each
+// stretch's first element, position p's scales at soff + p·sstride bytes
+// from it, each position's scale at the mirror prefetched.
+TEXT ·weightedSumPairQ8TabAVX2(SB), NOSPLIT, $0-80
+	TAB_SUMS_ARGS
+	XORQ SI, SI   // the chunk's byte offset in a row
+	XORQ R13, R13 // and in a row's scales
+
+a2qtchunk:
+	LOAD_SUMS2
+	MOVQ w0+32(FP), R9
+	MOVQ tab+16(FP), AX
+	MOVQ n+24(FP), R12
+
+a2qtstretch:
+	TAB_LEAD(AX, CX)
+	MOVQ  0(AX), R8
+	MOVQ  8(AX), R11
+	SUBQ  R8, R11            // pf − v
+	LEAQ  (R8)(R13*1), R15
+	ADDQ  soff+64(FP), R15   // the chunk's scale of the first position
+	ADDQ  SI, R8
+	MOVQ  24(AX), CX
+	ADDQ  $32, AX
+	TESTQ CX, CX
+	JEQ   a2qtvnext
+
+a2qtpos:
+	PREFETCHT0 (R15)(R11*1)
+	Q2_POS(sstride+72(FP))
+	DECQ       CX
+	JNE        a2qtpos
+
+a2qtvnext:
+	DECQ R12
+	JNE  a2qtstretch
+
+	STORE_SUMS2
+	ADDQ $128, DI
+	ADDQ $32, SI
+	ADDQ $2, R13
+	DECQ R14
+	JNE  a2qtchunk
+
+	VZEROUPPER
+	RET

@@ -90,6 +90,7 @@ func availableFused() []fusedKernels {
 		return nil
 	}
 	avx2 := fusedAVX2()
+	avx2.tabs = stretchKernels{4, 32, scoresPairHalfTabAVX2, weightedSumPairHalfTabAVX2, scoresPairQ8TabAVX2, weightedSumPairQ8TabAVX2}
 	if !hasAVX512() {
 		return []fusedKernels{avx2.withHalfPairs(scoresPairHalfAVX2, 4, weightedSumPairHalfAVX2, 32).
 			withQ8Pairs(scoresPairQ8AVX2, 4, weightedSumPairQ8AVX2, 32)}

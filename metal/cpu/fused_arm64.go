@@ -48,6 +48,12 @@ func scoresPairHalfNEON(out0, out1, q0, q1 *float32, k *uint16, stride, groups, 
 //go:noescape
 func weightedSumPairHalfNEON(o0, o1 *float32, v *uint16, stride int, w0, w1 *float32, n, chunks int, pf *uint16)
 
+//go:noescape
+func scoresPairHalfTabNEON(out0, out1, q0, q1 *float32, tab *decodeStretch, n, blocks int, scale float32)
+
+//go:noescape
+func weightedSumPairHalfTabNEON(o0, o1 *float32, tab *decodeStretch, n int, w0, w1 *float32, chunks, stride int)
+
 // availableFused is the NEON set (every arm64 CPU has NEON).
 func availableFused() []fusedKernels {
 	f := portableFused()
@@ -82,6 +88,7 @@ func availableFused() []fusedKernels {
 	f.weightedSumHeadsHalf = func(o, w [][]float32, tab []halfGroup, hd int) {
 		weightedSumHeadsHalfSIMD(sumsNEON, o, w, tab, hd)
 	}
+	f.tabs = stretchKernels{4, 32, scoresPairHalfTabNEON, weightedSumPairHalfTabNEON, scoresPairQ8TabNEON, weightedSumPairQ8TabNEON}
 	return []fusedKernels{f.withHalfPairs(scoresPairHalfNEON, 4, weightedSumPairHalfNEON, 32).
 		withQ8Pairs(scoresPairQ8NEON, 4, weightedSumPairQ8NEON, 32)}
 }

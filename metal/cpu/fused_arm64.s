@@ -721,6 +721,27 @@ p4block:
 	CBNZ R4, p4group
 	RET
 
+// NH_POS adds one position's 32 float16 values at R7 (widened once for
+// both heads, weighted by the next weights at R8 and R9, stepped on) to the
+// chunk's sums, prefetching their line at the mirror R14 bytes on, and
+// steps R7 to the next position.
+#define NH_POS \
+	ADD     R14, R7, R11; \
+	PRFM    (R11), PLDL1KEEP; \
+	FMOVS.P 4(R8), F28; \
+	FMOVS.P 4(R9), F29; \
+	VLD1    (R7), [V16.H8, V17.H8, V18.H8, V19.H8]; \
+	FCVTL(20, 16); \
+	FCVTL2(21, 16); \
+	FCVTL(22, 17); \
+	FCVTL2(23, 17); \
+	FCVTL(24, 18); \
+	FCVTL2(25, 18); \
+	FCVTL(26, 19); \
+	FCVTL2(27, 19); \
+	NW_MAC(20, 21, 22, 23, 24, 25, 26, 27); \
+	ADD     R3, R7, R7
+
 // func weightedSumPairHalfNEON(o0, o1 *float32, v *uint16, stride int, w0, w1 *float32, n, chunks int, pf *uint16)
 // weightedSumNEON for two query heads with the values float16 (stride in
 // bytes), read in place: over chunks×32 floats of the outputs (head 0's
@@ -734,21 +755,7 @@ h2chunk:
 	NW_CHUNK
 
 h2pos:
-	ADD     R14, R7, R11
-	PRFM    (R11), PLDL1KEEP
-	FMOVS.P 4(R8), F28
-	FMOVS.P 4(R9), F29
-	VLD1    (R7), [V16.H8, V17.H8, V18.H8, V19.H8]
-	FCVTL(20, 16)
-	FCVTL2(21, 16)
-	FCVTL(22, 17)
-	FCVTL2(23, 17)
-	FCVTL(24, 18)
-	FCVTL2(25, 18)
-	FCVTL(26, 19)
-	FCVTL2(27, 19)
-	NW_MAC(20, 21, 22, 23, 24, 25, 26, 27)
-	ADD     R3, R7, R7
+	NH_POS
 	SUB     $1, R10, R10
 	CBNZ    R10, h2pos
 
@@ -756,6 +763,102 @@ h2pos:
 	ADD    $64, R2, R2
 	SUB    $1, R5, R5
 	CBNZ   R5, h2chunk
+	RET
+
+// The pair kernels over a whole table of stretches (decodeStretch: the
+// stretch's first row, the stretch to prefetch as it is read, the one
+// decodeLead on, its positions; attention_tables.go), as the AVX-512 ones
+// (fused_half_amd64.s): one call per segment of a KV head, each stretch
+// read exactly as the one-stretch kernels read it.
+
+// NTAB_LEAD asks for the first two lines of the lead of the stretch at r
+// (t a scratch register).
+#define NTAB_LEAD(r, t) \
+	MOVD 16(r), t; \
+	PRFM (t), PLDL1KEEP; \
+	ADD  $64, t; \
+	PRFM (t), PLDL1KEEP
+
+// func scoresPairHalfTabNEON(out0, out1, q0, q1 *float32, tab *decodeStretch, n, blocks int, scale float32)
+// scoresPairHalfNEON over the n stretches of tab: each one's whole groups
+// of four positions, their scores one after another from out0 and out1.
+TEXT ·scoresPairHalfTabNEON(SB), NOSPLIT, $0-60
+	MOVD  out0+0(FP), R0
+	MOVD  out1+8(FP), R1
+	MOVD  blocks+48(FP), R5
+	LSL   $4, R5, R3 // a row: 16·blocks bytes
+	FMOVS scale+56(FP), F30
+	MOVD  tab+32(FP), R23
+	MOVD  n+40(FP), R24
+
+h4tentry:
+	NTAB_LEAD(R23, R20)
+	MOVD 0(R23), R2
+	MOVD 8(R23), R14
+	SUB  R2, R14, R14 // pf − k
+	MOVD 24(R23), R4
+	LSR  $2, R4, R4   // whole groups
+	ADD  $32, R23
+	CBZ  R4, h4tnext
+
+h4tgroup:
+	NP_GROUP
+	ADD R2, R14, R12
+
+h4tblock:
+	NP_BLOCK(HKEY)
+	PRFM (R12), PLDL1KEEP
+	ADD  $64, R12
+	SUB  $1, R13, R13
+	CBNZ R13, h4tblock
+
+	NP_PUT
+	CBNZ R4, h4tgroup
+
+h4tnext:
+	SUB  $1, R24, R24
+	CBNZ R24, h4tentry
+	RET
+
+// func weightedSumPairHalfTabNEON(o0, o1 *float32, tab *decodeStretch, n int, w0, w1 *float32, chunks, stride int)
+// weightedSumPairHalfNEON over the n stretches of tab (rows stride bytes
+// apart), their positions in order with weights one after another from
+// w0 and w1; each chunk's sums kept in registers through every stretch.
+TEXT ·weightedSumPairHalfTabNEON(SB), NOSPLIT, $0-64
+	MOVD o0+0(FP), R0
+	MOVD o1+8(FP), R1
+	MOVD chunks+48(FP), R5
+	MOVD stride+56(FP), R3
+	MOVD $0, R2 // the chunk's byte offset in a row
+
+h2tchunk:
+	NW_CHUNK
+	MOVD tab+16(FP), R23
+	MOVD n+24(FP), R24
+
+h2tstretch:
+	NTAB_LEAD(R23, R20)
+	MOVD 0(R23), R7
+	MOVD 8(R23), R14
+	SUB  R7, R14, R14 // pf − v
+	ADD  R2, R7, R7
+	MOVD 24(R23), R10
+	ADD  $32, R23
+	CBZ  R10, h2tnext
+
+h2tpos:
+	NH_POS
+	SUB  $1, R10, R10
+	CBNZ R10, h2tpos
+
+h2tnext:
+	SUB  $1, R24, R24
+	CBNZ R24, h2tstretch
+
+	NW_PUT
+	ADD  $64, R2, R2
+	SUB  $1, R5, R5
+	CBNZ R5, h2tchunk
 	RET
 
 // The q8 cache's pair kernels (metal.KVQ8), as the float16 ones above with
@@ -798,6 +901,23 @@ h2pos:
 	PRFM (R12), PLDL1KEEP; \
 	ADD  $32, R12
 
+// NQ_32DIMS adds 32 dimensions of the group's four positions: their
+// scales from R20 (S = R19 bytes a position) and four QBLOCKs, and steps
+// R20 to the next 32 dimensions' scales.
+#define NQ_32DIMS \
+	QSCALE(R20, F24); \
+	ADD    R19, R20, R22; \
+	QSCALE(R22, F25); \
+	ADD    R19, R22, R22; \
+	QSCALE(R22, F26); \
+	ADD    R19, R22, R22; \
+	QSCALE(R22, F27); \
+	QBLOCK; \
+	QBLOCK; \
+	QBLOCK; \
+	QBLOCK; \
+	ADD    $2, R20
+
 // func scoresPairQ8NEON(out0, out1, q0, q1 *float32, k *int8, stride, groups, blocks int, scale float32, sc *uint16, pf *int8)
 // scoresPairHalfNEON over a q8 stretch: groups×4 positions of int8 rows
 // stride bytes apart from k (contiguous: stride = 8·blocks), blocks×8
@@ -816,18 +936,7 @@ q4group:
 	MOVD R15, R20
 
 q4scales:
-	QSCALE(R20, F24)
-	ADD    R19, R20, R22
-	QSCALE(R22, F25)
-	ADD    R19, R22, R22
-	QSCALE(R22, F26)
-	ADD    R19, R22, R22
-	QSCALE(R22, F27)
-	QBLOCK
-	QBLOCK
-	QBLOCK
-	QBLOCK
-	ADD    $2, R20
+	NQ_32DIMS
 	SUB    $4, R13, R13
 	CBNZ   R13, q4scales
 
@@ -835,6 +944,47 @@ q4scales:
 	ADD  R19<<2, R15, R15
 	CBNZ R4, q4group
 	RET
+
+// NQ_POS is NH_POS for 32 int8 values times their scale at R20 (stepped
+// by R19, the bytes between two positions' scales).
+#define NQ_POS \
+	ADD     R14, R7, R11; \
+	PRFM    (R11), PLDL1KEEP; \
+	FMOVS.P 4(R8), F28; \
+	FMOVS.P 4(R9), F29; \
+	VLD1    (R7), [V16.B16, V17.B16]; \
+	SXTL8H(18, 16); \
+	SXTL28H(19, 16); \
+	SXTL8H(20, 17); \
+	SXTL28H(21, 17); \
+	QSCALE(R20, F16); \
+	SXTL4S(22, 18); \
+	SXTL24S(23, 18); \
+	SXTL4S(24, 19); \
+	SXTL24S(25, 19); \
+	SXTL4S(26, 20); \
+	SXTL24S(27, 20); \
+	SXTL4S(30, 21); \
+	SXTL24S(31, 21); \
+	SCVTF4S(22, 22); \
+	SCVTF4S(23, 23); \
+	SCVTF4S(24, 24); \
+	SCVTF4S(25, 25); \
+	SCVTF4S(26, 26); \
+	SCVTF4S(27, 27); \
+	SCVTF4S(30, 30); \
+	SCVTF4S(31, 31); \
+	FMULE(22, 22, 16); \
+	FMULE(23, 23, 16); \
+	FMULE(24, 24, 16); \
+	FMULE(25, 25, 16); \
+	FMULE(26, 26, 16); \
+	FMULE(27, 27, 16); \
+	FMULE(30, 30, 16); \
+	FMULE(31, 31, 16); \
+	NW_MAC(22, 23, 24, 25, 26, 27, 30, 31); \
+	ADD     R3, R7, R7; \
+	ADD     R19, R20, R20
 
 // func weightedSumPairQ8NEON(o0, o1 *float32, v *int8, stride int, w0, w1 *float32, n, chunks int, pf *int8, sc *uint16, sstride int)
 // weightedSumPairHalfNEON over a q8 stretch: over chunks×32 floats of the
@@ -851,43 +1001,7 @@ q2chunk:
 	MOVD R15, R20
 
 q2pos:
-	ADD     R14, R7, R11
-	PRFM    (R11), PLDL1KEEP
-	FMOVS.P 4(R8), F28
-	FMOVS.P 4(R9), F29
-	VLD1    (R7), [V16.B16, V17.B16]
-	SXTL8H(18, 16)
-	SXTL28H(19, 16)
-	SXTL8H(20, 17)
-	SXTL28H(21, 17)
-	QSCALE(R20, F16)
-	SXTL4S(22, 18)
-	SXTL24S(23, 18)
-	SXTL4S(24, 19)
-	SXTL24S(25, 19)
-	SXTL4S(26, 20)
-	SXTL24S(27, 20)
-	SXTL4S(30, 21)
-	SXTL24S(31, 21)
-	SCVTF4S(22, 22)
-	SCVTF4S(23, 23)
-	SCVTF4S(24, 24)
-	SCVTF4S(25, 25)
-	SCVTF4S(26, 26)
-	SCVTF4S(27, 27)
-	SCVTF4S(30, 30)
-	SCVTF4S(31, 31)
-	FMULE(22, 22, 16)
-	FMULE(23, 23, 16)
-	FMULE(24, 24, 16)
-	FMULE(25, 25, 16)
-	FMULE(26, 26, 16)
-	FMULE(27, 27, 16)
-	FMULE(30, 30, 16)
-	FMULE(31, 31, 16)
-	NW_MAC(22, 23, 24, 25, 26, 27, 30, 31)
-	ADD     R3, R7, R7
-	ADD     R19, R20, R20
+	NQ_POS
 	SUB     $1, R10, R10
 	CBNZ    R10, q2pos
 
@@ -896,4 +1010,101 @@ q2pos:
 	ADD    $2, R15, R15
 	SUB    $1, R5, R5
 	CBNZ   R5, q2chunk
+	RET
+
+// func scoresPairQ8TabNEON(out0, out1, q0, q1 *float32, tab *decodeStretch, n, blocks int, scale float32, soff int)
+// scoresPairQ8NEON over the n stretches of tab (scoresPairHalfTabNEON):
+// each stretch's int8 rows of blocks×8 bytes from its first element,
+// their scales soff bytes on, a group's scales at the mirror prefetched.
+TEXT ·scoresPairQ8TabNEON(SB), NOSPLIT, $0-72
+	MOVD  out0+0(FP), R0
+	MOVD  out1+8(FP), R1
+	MOVD  blocks+48(FP), R5
+	LSL   $3, R5, R3 // a row: 8·blocks bytes
+	FMOVS scale+56(FP), F30
+	LSR   $1, R5, R19 // S: bytes of one position's scales
+	MOVD  tab+32(FP), R23
+	MOVD  n+40(FP), R24
+	MOVD  soff+64(FP), R25
+
+q4tentry:
+	NTAB_LEAD(R23, R20)
+	MOVD 0(R23), R2
+	MOVD 8(R23), R14
+	SUB  R2, R14, R14 // pf − k
+	ADD  R25, R2, R15 // the first position's scales
+	MOVD 24(R23), R4
+	LSR  $2, R4, R4   // whole groups
+	ADD  $32, R23
+	CBZ  R4, q4tnext
+
+q4tgroup:
+	NP_GROUP
+	ADD  R2, R14, R12
+	ADD  R15, R14, R20
+	PRFM (R20), PLDL1KEEP
+	MOVD R15, R20
+
+q4tscales:
+	NQ_32DIMS
+	SUB  $4, R13, R13
+	CBNZ R13, q4tscales
+
+	NP_PUT
+	ADD  R19<<2, R15, R15
+	CBNZ R4, q4tgroup
+
+q4tnext:
+	SUB  $1, R24, R24
+	CBNZ R24, q4tentry
+	RET
+
+// func weightedSumPairQ8TabNEON(o0, o1 *float32, tab *decodeStretch, n int, w0, w1 *float32, chunks, stride, soff, sstride int)
+// weightedSumPairQ8NEON over the n stretches of tab
+// (weightedSumPairHalfTabNEON): int8 rows stride bytes apart from each
+// stretch's first element, position p's scales at soff + p·sstride bytes
+// from it, each position's scales at the mirror prefetched.
+TEXT ·weightedSumPairQ8TabNEON(SB), NOSPLIT, $0-80
+	MOVD o0+0(FP), R0
+	MOVD o1+8(FP), R1
+	MOVD chunks+48(FP), R5
+	MOVD stride+56(FP), R3
+	MOVD soff+64(FP), R25
+	MOVD sstride+72(FP), R19
+	MOVD $0, R2  // the chunk's byte offset in a row
+	MOVD $0, R15 // and in a row's scales
+
+q2tchunk:
+	NW_CHUNK
+	MOVD tab+16(FP), R23
+	MOVD n+24(FP), R24
+
+q2tstretch:
+	NTAB_LEAD(R23, R20)
+	MOVD 0(R23), R7
+	MOVD 8(R23), R14
+	SUB  R7, R14, R14 // pf − v
+	ADD  R25, R7, R20
+	ADD  R15, R20, R20 // the chunk's scale of the first position
+	ADD  R2, R7, R7
+	MOVD 24(R23), R10
+	ADD  $32, R23
+	CBZ  R10, q2tnext
+
+q2tpos:
+	ADD  R14, R20, R11
+	PRFM (R11), PLDL1KEEP
+	NQ_POS
+	SUB  $1, R10, R10
+	CBNZ R10, q2tpos
+
+q2tnext:
+	SUB  $1, R24, R24
+	CBNZ R24, q2tstretch
+
+	NW_PUT
+	ADD  $32, R2, R2
+	ADD  $2, R15, R15
+	SUB  $1, R5, R5
+	CBNZ R5, q2tchunk
 	RET

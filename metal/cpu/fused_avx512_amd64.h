@@ -159,9 +159,9 @@
 	SUBQ R8, R15
 
 // TAB_SCORES_ARGS loads the table score kernels' arguments as PAIR_ARGS
-// does (DI, BX, SI, DX, R9, Z15), a row being blocks << rowshift bytes,
-// with R13 = blocks.
-#define TAB_SCORES_ARGS(rowshift) \
+// does (DI, BX, SI, DX, R9, the scale in vscale), a row being blocks <<
+// rowshift bytes, with R13 = blocks.
+#define TAB_SCORES_ARGS(rowshift, vscale) \
 	MOVQ         out0+0(FP), DI; \
 	MOVQ         out1+8(FP), BX; \
 	SUBQ         DI, BX; \
@@ -171,7 +171,7 @@
 	MOVQ         R13, DX; \
 	SHLQ         rowshift, DX; \
 	LEAQ         (DX)(DX*2), R9; \
-	VBROADCASTSS scale+56(FP), Z15
+	VBROADCASTSS scale+56(FP), vscale
 
 // TAB_SUMS_ARGS loads the table value kernels' common arguments as
 // WSUM_PAIR_ARGS does (DI, BX, R10, R14 the chunks, DX the stride).

@@ -13,6 +13,12 @@ func scoresPairHalfTabAVX512(out0, out1, q0, q1 *float32, tab *decodeStretch, n,
 func weightedSumPairHalfTabAVX512(o0, o1 *float32, tab *decodeStretch, n int, w0, w1 *float32, chunks, stride int)
 
 //go:noescape
+func scoresPairHalfTabAVX2(out0, out1, q0, q1 *float32, tab *decodeStretch, n, blocks int, scale float32)
+
+//go:noescape
+func weightedSumPairHalfTabAVX2(o0, o1 *float32, tab *decodeStretch, n int, w0, w1 *float32, chunks, stride int)
+
+//go:noescape
 func scoresPairHalfAVX2(out0, out1, q0, q1 *float32, k *uint16, stride, groups, blocks int, scale float32, pf *uint16)
 
 //go:noescape

@@ -110,7 +110,7 @@ hpos:
 // positions rounded down to a multiple of eight), their scores one after
 // another from out0 and out1.
 TEXT ·scoresPairHalfTabAVX512(SB), NOSPLIT, $0-60
-	TAB_SCORES_ARGS($4) // a row: 16·blocks bytes
+	TAB_SCORES_ARGS($4, Z15) // a row: 16·blocks bytes
 
 htentry:
 	MOVQ     tab+32(FP), CX
@@ -224,6 +224,21 @@ a2block:
 	VZEROUPPER
 	RET
 
+// A2H_POS adds one position's 32 float16 values at R8 (its line
+// prefetched at the mirror R11 bytes on), weighted by the next weights at
+// R9 and R9+R10, to the chunk's sums, and steps to the next position.
+#define A2H_POS \
+	PREFETCHT0   (R8)(R11*1); \
+	VBROADCASTSS (R9), Y8; \
+	VBROADCASTSS (R9)(R10*1), Y9; \
+	VCVTPH2PS    0(R8), Y10; \
+	VCVTPH2PS    16(R8), Y11; \
+	VCVTPH2PS    32(R8), Y12; \
+	VCVTPH2PS    48(R8), Y13; \
+	A2_PAIR_MAC; \
+	ADDQ         DX, R8; \
+	ADDQ         $4, R9
+
 // func weightedSumPairHalfAVX2(o0, o1 *float32, v *uint16, stride int, w0, w1 *float32, n, chunks int, pf *uint16)
 // weightedSumAVX2 for two query heads with the values float16 (stride in
 // bytes): over chunks×32 floats of the outputs (eight sums in Y0..Y7, head
@@ -236,16 +251,7 @@ w2chunk:
 	A2_WSUM_CHUNK
 
 w2pos:
-	PREFETCHT0   (R8)(R11*1)
-	VBROADCASTSS (R9), Y8
-	VBROADCASTSS (R9)(R10*1), Y9
-	VCVTPH2PS    0(R8), Y10
-	VCVTPH2PS    16(R8), Y11
-	VCVTPH2PS    32(R8), Y12
-	VCVTPH2PS    48(R8), Y13
-	A2_PAIR_MAC
-	ADDQ         DX, R8
-	ADDQ         $4, R9
+	A2H_POS
 	DECQ         CX
 	JNE          w2pos
 
@@ -254,6 +260,94 @@ w2pos:
 	ADDQ    $64, SI
 	DECQ    R14
 	JNE     w2chunk
+
+	VZEROUPPER
+	RET
+
+// The AVX2 pair kernels over a table of stretches
+// (scoresPairHalfTabAVX512, weightedSumPairHalfTabAVX512).
+
+// func scoresPairHalfTabAVX2(out0, out1, q0, q1 *float32, tab *decodeStretch, n, blocks int, scale float32)
+// scoresPairHalfAVX2 over the n stretches of tab: each one's whole groups
+// of four positions, their scores one after another from out0 and out1.
+TEXT ·scoresPairHalfTabAVX2(SB), NOSPLIT, $0-60
+	TAB_SCORES_ARGS($4, Y15) // a row: 16·blocks bytes
+	MOVQ tab+32(FP), R14
+
+a2tentry:
+	TAB_LEAD(R14, R8)
+	MOVQ  0(R14), R8
+	MOVQ  8(R14), R15
+	SUBQ  R8, R15             // pf − k
+	MOVQ  24(R14), R12
+	SHRQ  $2, R12             // whole groups
+	ADDQ  $32, R14
+	TESTQ R12, R12
+	JEQ   a2tnext
+
+a2tgroup:
+	LEAQ (R8)(R15*1), R11 // the group's mirror
+	MOVQ R8, R10
+	MOVQ q0+16(FP), AX
+	MOVQ R13, CX
+	ZERO8Y
+
+a2tblock:
+	A2_PAIR_BLOCK(VCVTPH2PS, $16)
+	PREFETCHT0 (R11)
+	ADDQ       $64, R11
+	DECQ       CX
+	JNE        a2tblock
+
+	A2_PAIR_PUT
+	JNE a2tgroup
+
+a2tnext:
+	DECQ n+40(FP)
+	JNE  a2tentry
+
+	VZEROUPPER
+	RET
+
+// func weightedSumPairHalfTabAVX2(o0, o1 *float32, tab *decodeStretch, n int, w0, w1 *float32, chunks, stride int)
+// weightedSumPairHalfAVX2 over the n stretches of tab (rows stride bytes
+// apart), their positions in order with weights one after another from
+// w0 and w1; each chunk's sums kept in registers through every stretch.
+TEXT ·weightedSumPairHalfTabAVX2(SB), NOSPLIT, $0-64
+	TAB_SUMS_ARGS
+	XORQ SI, SI // the chunk's byte offset in a row
+
+w2tchunk:
+	LOAD_SUMS2
+	MOVQ w0+32(FP), R9
+	MOVQ tab+16(FP), AX
+	MOVQ n+24(FP), R12
+
+w2tstretch:
+	TAB_LEAD(AX, CX)
+	MOVQ  0(AX), R8
+	MOVQ  8(AX), R11
+	SUBQ  R8, R11    // pf − v
+	ADDQ  SI, R8
+	MOVQ  24(AX), CX
+	ADDQ  $32, AX
+	TESTQ CX, CX
+	JEQ   w2tnext
+
+w2tpos:
+	A2H_POS
+	DECQ CX
+	JNE  w2tpos
+
+w2tnext:
+	DECQ R12
+	JNE  w2tstretch
+
+	STORE_SUMS2
+	ADDQ $128, DI
+	ADDQ $64, SI
+	DECQ R14
+	JNE  w2tchunk
 
 	VZEROUPPER
 	RET
