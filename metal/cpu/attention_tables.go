@@ -68,9 +68,10 @@ func (t *attentionTask) byTables() bool {
 // stretchTable appends to tab the stretches of positions 0..n-1 of KV
 // heads kh0..kh1-1 of src (the layer's K or V) with block table blocks, in
 // the order a decode step reads them: segments of seg positions (whole
-// blocks), each segment for every KV head before the next, each stretch's
-// pf and lead the ones listed after it (after, past the end).
-func (t *attentionTask) stretchTable(tab []decodeStretch, src []uint16, blocks []int32, kh0, kh1, n, seg int, after *uint16) []decodeStretch {
+// blocks), each segment for every KV head before the next; each stretch's
+// pf the one ahead stretches after it and its lead the one decodeLead
+// after it (after, past the end).
+func (t *attentionTask) stretchTable(tab []decodeStretch, src []uint16, blocks []int32, kh0, kh1, n, seg, ahead int, after *uint16) []decodeStretch {
 	kv := t.kv
 	bs, he := kv.BlockSize, kv.HeadElems()
 	first := len(tab)
@@ -85,8 +86,8 @@ func (t *attentionTask) stretchTable(tab []decodeStretch, src []uint16, blocks [
 	}
 	for i := first; i < len(tab); i++ {
 		tab[i].pf, tab[i].lead = after, after
-		if i+1 < len(tab) {
-			tab[i].pf = tab[i+1].p
+		if i+ahead < len(tab) {
+			tab[i].pf = tab[i+ahead].p
 		}
 		if i+decodeLead < len(tab) {
 			tab[i].lead = tab[i+decodeLead].p
@@ -112,12 +113,16 @@ func (t *attentionTask) decodeByTables(r, kh0, kh1 int, hl *headLists, scores, q
 	rows := bs * kv.RowElems()           // elements of a stretch's rows
 	soff, ns := 2*rows, hd/metal.KVGroup // a q8 stretch's scales: bytes on, per row
 	firstV := &kv.V[kv.BlockIndex(blocks[0], kh0)]
-	both := t.stretchTable(hl.stretches[:0], kv.K, blocks, kh0, kh1, n, seg, firstV)
+	ahead := (decodeAheadBytes + 2*kv.HeadElems() - 1) / (2 * kv.HeadElems())
+	both := t.stretchTable(hl.stretches[:0], kv.K, blocks, kh0, kh1, n, seg, ahead, firstV)
 	m := len(both)
-	both = t.stretchTable(both, kv.V, blocks, kh0, kh1, n, seg, firstV)
+	both = t.stretchTable(both, kv.V, blocks, kh0, kh1, n, seg, ahead, firstV)
 	hl.stretches = both
 	tabK, tabV := both[:m], both[m:]
-	t.prefetchRows(kv.K, blocks[0], kh0, 0, min(bs, n))
+	// The stretches no kernel call prefetches: the first ones.
+	for _, u := range tabK[:min(ahead, len(tabK))] {
+		prefetch(u.p, 2*kv.HeadElems())
+	}
 
 	segments(n, seg, bs, kh0, kh1, func(c, e, kh, i, nst int) {
 		tab := tabK[i : i+nst]
@@ -178,3 +183,12 @@ func segments(n, seg, bs, kh0, kh1 int, visit func(c, e, kh, i, nst int)) {
 // whole context (8.9-10.1) than with 128 (32 KiB, 7.7-8.2, the one-stretch
 // walk's chunks), also on one thread (15.7-17.4 ms whole against 13.6-13.8).
 const decodeSegmentBytes = 32 << 10
+
+// decodeAheadBytes is how far ahead of its reads a decode step's kernels
+// prefetch, in whole stretches: the stretch at least this many bytes on
+// (the one after a float16 stretch of 32 positions of 128, two after a q8
+// one). At context 4096 on two threads, a q8 step (4.25 KiB stretches)
+// took 0.82-0.90 of the time prefetching two stretches ahead rather than
+// one (three rounds), while a float16 one (8 KiB) was no faster two ahead
+// (one thread: 1.06-1.11 of the time).
+const decodeAheadBytes = 8 << 10
