@@ -75,6 +75,9 @@ func TestAttentionRunsMatchSingleTokens(t *testing.T) {
 		{metal.KVQ8, 4, 2, 32, 16, 24, [][2]int{{3, 5}, {120, 12}, {127, 2}, {250, 5}, {300, 16}, {361, 6}}},
 		{metal.KVQ8, 16, 8, 128, 16, 20, [][2]int{{251, 5}, {126, 4}, {60, 3}, {300, 2}}},
 		{metal.KVQ8, 6, 2, 64, 32, 12, [][2]int{{200, 3}, {255, 4}, {5, 7}}},
+		// Heads of 256: two chunks of every set's value sums.
+		{metal.KVF16, 4, 2, 256, 16, 12, [][2]int{{150, 3}, {77, 2}}},
+		{metal.KVQ8, 4, 2, 256, 16, 12, [][2]int{{150, 3}, {77, 2}}},
 	} {
 		kv := randKVLayer(rng, tc.typ, tc.nb, tc.bs, tc.kvHeads, tc.hd)
 		perm := rng.Perm(tc.nb)
