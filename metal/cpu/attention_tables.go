@@ -27,10 +27,10 @@ import "github.com/splash-inference/splash/metal"
 
 // decodeStretch is one stretch of a table: the first element of a cache
 // block's rows of one KV head (a q8 stretch: its int8 rows, then their
-// scales), the stretch read after it (prefetched as this one is read, as
-// the one-stretch kernels' next), the one decodeLead further on (its first
-// decodeLeadBytes asked for as this one starts), and its positions. 32
-// bytes: the kernels step through the table by that.
+// scales), a stretch read later (pf: prefetched as this one is read, as
+// the one-stretch kernels' next; decodeAheadBytes), the one decodeLead
+// further on (its first decodeLeadBytes asked for as this one starts), and
+// its positions. 32 bytes: the kernels step through the table by that.
 type decodeStretch struct {
 	p, pf, lead *uint16
 	n           int
@@ -69,8 +69,8 @@ func (t *attentionTask) byTables() bool {
 // heads kh0..kh1-1 of src (the layer's K or V) with block table blocks, in
 // the order a decode step reads them: segments of seg positions (whole
 // blocks), each segment for every KV head before the next; each stretch's
-// pf the one ahead stretches after it and its lead the one decodeLead
-// after it (after, past the end).
+// pf is the stretch ahead places after it and its lead the one decodeLead
+// places after it (after, past the end).
 func (t *attentionTask) stretchTable(tab []decodeStretch, src []uint16, blocks []int32, kh0, kh1, n, seg, ahead int, after *uint16) []decodeStretch {
 	kv := t.kv
 	bs, he := kv.BlockSize, kv.HeadElems()
@@ -119,10 +119,14 @@ func (t *attentionTask) decodeByTables(r, kh0, kh1 int, hl *headLists, scores, q
 	both = t.stretchTable(both, kv.V, blocks, kh0, kh1, n, seg, ahead, firstV)
 	hl.stretches = both
 	tabK, tabV := both[:m], both[m:]
-	// The stretches no kernel call prefetches: the first ones.
-	for _, u := range tabK[:min(ahead, len(tabK))] {
-		prefetch(u.p, 2*kv.HeadElems())
+	// The stretches no kernel call prefetches: the first ones of each table
+	// (the values' asked for during the softmax).
+	first := func(tab []decodeStretch) {
+		for _, u := range tab[:min(ahead, len(tab))] {
+			prefetch(u.p, 2*kv.HeadElems())
+		}
 	}
+	first(tabK)
 
 	segments(n, seg, bs, kh0, kh1, func(c, e, kh, i, nst int) {
 		tab := tabK[i : i+nst]
@@ -147,6 +151,7 @@ func (t *attentionTask) decodeByTables(r, kh0, kh1 int, hl *headLists, scores, q
 			}
 		}
 	})
+	first(tabV)
 	softmax(r)
 	segments(n, seg, bs, kh0, kh1, func(c, e, kh, i, nst int) {
 		tab := tabV[i : i+nst]
