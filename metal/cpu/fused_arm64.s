@@ -136,6 +136,13 @@
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R1); \
 	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R1)
 
+// NTAB_CHUNK starts a chunk of the table value kernels: the sums loaded
+// (NW_CHUNK), R23 the table, R24 its stretches.
+#define NTAB_CHUNK \
+	NW_CHUNK; \
+	MOVD tab+16(FP), R23; \
+	MOVD n+24(FP), R24
+
 // NW_MAC adds one position's 32 widened values (a..h, four each) weighted
 // by S28 to head 0's sums and by S29 to head 1's.
 #define NW_MAC(a, b, c, d, e, f, g, h) \
@@ -779,6 +786,14 @@ h2pos:
 	ADD  $64, t; \
 	PRFM (t), PLDL1KEEP
 
+// NTAB_VSTRETCH starts the value kernels' stretch at R23: asks for its
+// lead, R7 its first row, R14 the distance to its mirror (pf − v).
+#define NTAB_VSTRETCH \
+	NTAB_LEAD(R23, R20); \
+	MOVD 0(R23), R7; \
+	MOVD 8(R23), R14; \
+	SUB  R7, R14, R14
+
 // func scoresPairHalfTabNEON(out0, out1, q0, q1 *float32, tab *decodeStretch, n, blocks int, scale float32)
 // scoresPairHalfNEON over the n stretches of tab: each one's whole groups
 // of four positions, their scores one after another from out0 and out1.
@@ -832,15 +847,10 @@ TEXT ·weightedSumPairHalfTabNEON(SB), NOSPLIT, $0-64
 	MOVD $0, R2 // the chunk's byte offset in a row
 
 h2tchunk:
-	NW_CHUNK
-	MOVD tab+16(FP), R23
-	MOVD n+24(FP), R24
+	NTAB_CHUNK
 
 h2tstretch:
-	NTAB_LEAD(R23, R20)
-	MOVD 0(R23), R7
-	MOVD 8(R23), R14
-	SUB  R7, R14, R14 // pf − v
+	NTAB_VSTRETCH
 	ADD  R2, R7, R7
 	MOVD 24(R23), R10
 	ADD  $32, R23
@@ -1075,15 +1085,10 @@ TEXT ·weightedSumPairQ8TabNEON(SB), NOSPLIT, $0-80
 	MOVD $0, R15 // and in a row's scales
 
 q2tchunk:
-	NW_CHUNK
-	MOVD tab+16(FP), R23
-	MOVD n+24(FP), R24
+	NTAB_CHUNK
 
 q2tstretch:
-	NTAB_LEAD(R23, R20)
-	MOVD 0(R23), R7
-	MOVD 8(R23), R14
-	SUB  R7, R14, R14 // pf − v
+	NTAB_VSTRETCH
 	ADD  R25, R7, R20
 	ADD  R15, R20, R20 // the chunk's scale of the first position
 	ADD  R2, R7, R7
