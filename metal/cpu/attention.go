@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/splash-inference/splash/metal"
 )
@@ -129,9 +130,16 @@ const (
 
 // AttentionScratchBytes bounds the scratch Attention grows its workers'
 // buffers to for contexts of up to context positions: each holds one
-// run's scores for up to every query head, and a widened chunk.
+// run's scores for up to every query head and a widened chunk, and, where
+// the set has kernels over tables of stretches, a decode step's tables:
+// keys and values of at most every head, a stretch per block, and a block
+// at least a group of the kernels' positions.
 func (b *Backend) AttentionScratchBytes(heads, headDim, context int) int64 {
-	return int64(b.Threads()) * 4 * int64(attnRunTokens*heads*(context+7)+15+attnChunk*headDim)
+	per := 4 * int64(attnRunTokens*heads*(context+7)+15+attnChunk*headDim)
+	if g := b.f.tabs.group; g > 0 {
+		per += 2 * int64(heads) * int64((context+g-1)/g) * int64(unsafe.Sizeof(decodeStretch{}))
+	}
+	return int64(b.Threads()) * per
 }
 
 func (b *Backend) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.AttnRow, heads, kvHeads, headDim int) {

@@ -114,6 +114,11 @@ func (t *attentionTask) decodeByTables(r, kh0, kh1 int, hl *headLists, scores, q
 	soff, ns := 2*rows, hd/metal.KVGroup // a q8 stretch's scales: bytes on, per row
 	firstV := &kv.V[kv.BlockIndex(blocks[0], kh0)]
 	ahead := (decodeAheadBytes + 2*kv.HeadElems() - 1) / (2 * kv.HeadElems())
+	// Both tables, in a buffer of exactly their size the first time it
+	// is too small (AttentionScratchBytes counts it).
+	if need := 2 * (kh1 - kh0) * ((n + bs - 1) / bs); cap(hl.stretches) < need {
+		hl.stretches = make([]decodeStretch, 0, need)
+	}
 	both := t.stretchTable(hl.stretches[:0], kv.K, blocks, kh0, kh1, n, seg, ahead, firstV)
 	m := len(both)
 	both = t.stretchTable(both, kv.V, blocks, kh0, kh1, n, seg, ahead, firstV)

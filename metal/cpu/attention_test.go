@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/splash-inference/splash/metal"
 )
@@ -246,6 +247,51 @@ func TestAttentionInterleavedCache(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestAttentionScratchBytesBounds: after decode steps and a run of
+// tokens at a context of n positions, in blocks as small as each set's
+// tables allow, the workers' scores scratch and decode tables fit in
+// AttentionScratchBytes for that context.
+func TestAttentionScratchBytesBounds(t *testing.T) {
+	const heads, kvHeads, hd, n = 4, 2, 128, 203
+	rng := rand.New(rand.NewPCG(15, 15))
+	for _, set := range append(availableFused(), portableFused()) {
+		for _, typ := range []metal.KVType{metal.KVF16, metal.KVQ8} {
+			bs := max(set.tabs.group, 4)
+			nb := (n + bs - 1) / bs
+			kv := randKVLayer(rng, typ, nb, bs, kvHeads, hd)
+			be := NewWithOptions(Options{Threads: 2})
+			be.f = set
+			q, out := randVec(rng, attnRunTokens*heads*hd), make([]float32, attnRunTokens*heads*hd)
+			var run []metal.AttnRow
+			for i := range attnRunTokens {
+				run = append(run, metal.AttnRow{Pos: int32(n - attnRunTokens + i), Blocks: identityTable(nb)})
+			}
+			for p := n - 3; p < n; p++ {
+				be.Attention(out[:heads*hd], q[:heads*hd], kv, []metal.AttnRow{{Pos: int32(p), Blocks: identityTable(nb)}}, heads, kvHeads, hd)
+			}
+			be.Attention(out, q, kv, run, heads, kvHeads, hd)
+			var scratch, tables int64
+			for w := range be.Threads() {
+				scratch += 4 * int64(cap(be.scratch[w]))
+				tables += int64(unsafe.Sizeof(decodeStretch{})) * int64(cap(be.heads[w].stretches))
+			}
+			if set.tabs.group > 0 && tables == 0 {
+				t.Errorf("%s %v: no decode tables were made", set.name, typ)
+			}
+			bound := be.AttentionScratchBytes(heads, hd, n)
+			if scratch+tables > bound {
+				t.Errorf("%s %v: scratch %d + tables %d bytes, more than AttentionScratchBytes %d", set.name, typ, scratch, tables, bound)
+			}
+			if g := set.tabs.group; g > 0 {
+				if share := int64(be.Threads()) * 2 * heads * int64((n+g-1)/g) * int64(unsafe.Sizeof(decodeStretch{})); tables > share {
+					t.Errorf("%s %v: tables %d bytes, more than their share of the bound %d", set.name, typ, tables, share)
+				}
+			}
+			be.Close()
 		}
 	}
 }
