@@ -299,14 +299,10 @@ TEXT ·weightedSumPairQ8TabAVX512(SB), NOSPLIT, $0-80
 	XORQ SI, SI                    // and in a row's scales
 
 qtchunk:
-	LOAD8((DI), Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
-	LOAD8((DI)(BX*1), Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
-	MOVQ w0+32(FP), R9
-	MOVQ tab+16(FP), AX
-	MOVQ n+24(FP), R12
+	TAB_CHUNK(TAB_LOAD_SUMS)
 
 qtvstretch:
-	TAB_STRETCH
+	TAB_STRETCH(R15)
 	LEAQ  (R8)(SI*1), R11
 	ADDQ  soff+64(FP), R11         // the chunk's scales of the first position
 	ADDQ  R13, R8
@@ -477,16 +473,10 @@ TEXT ·weightedSumPairQ8TabAVX2(SB), NOSPLIT, $0-80
 	XORQ R13, R13 // and in a row's scales
 
 a2qtchunk:
-	LOAD_SUMS2
-	MOVQ w0+32(FP), R9
-	MOVQ tab+16(FP), AX
-	MOVQ n+24(FP), R12
+	TAB_CHUNK(LOAD_SUMS2)
 
 a2qtstretch:
-	TAB_LEAD(AX, CX)
-	MOVQ  0(AX), R8
-	MOVQ  8(AX), R11
-	SUBQ  R8, R11            // pf − v
+	TAB_STRETCH(R11)
 	LEAQ  (R8)(R13*1), R15
 	ADDQ  soff+64(FP), R15   // the chunk's scale of the first position
 	ADDQ  SI, R8

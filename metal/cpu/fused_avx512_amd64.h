@@ -151,12 +151,26 @@
 	PREFETCHT0 64(t)
 
 // TAB_STRETCH starts the value kernels' stretch at AX: asks for its lead,
-// R8 its first row, R15 the distance to its mirror (pf − v).
-#define TAB_STRETCH \
+// R8 its first row, pf the distance to its mirror (pf − v).
+#define TAB_STRETCH(pf) \
 	TAB_LEAD(AX, CX); \
 	MOVQ 0(AX), R8; \
-	MOVQ 8(AX), R15; \
-	SUBQ R8, R15
+	MOVQ 8(AX), pf; \
+	SUBQ R8, pf
+
+// TAB_CHUNK starts a chunk of the table value kernels: the chunk's sums
+// loaded by load, R9 the first weights, AX the table, R12 its stretches.
+#define TAB_CHUNK(load) \
+	load; \
+	MOVQ w0+32(FP), R9; \
+	MOVQ tab+16(FP), AX; \
+	MOVQ n+24(FP), R12
+
+// TAB_LOAD_SUMS loads the AVX-512 table value kernels' 128-float chunk of
+// both heads' sums.
+#define TAB_LOAD_SUMS \
+	LOAD8((DI), Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7); \
+	LOAD8((DI)(BX*1), Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
 
 // TAB_SCORES_ARGS loads the table score kernels' arguments as PAIR_ARGS
 // does (DI, BX, SI, DX, R9, the scale in vscale), a row being blocks <<

@@ -158,14 +158,10 @@ TEXT ·weightedSumPairHalfTabAVX512(SB), NOSPLIT, $0-64
 	XORQ R11, R11                  // the chunk's byte offset in a row
 
 htchunk:
-	LOAD8((DI), Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
-	LOAD8((DI)(BX*1), Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
-	MOVQ w0+32(FP), R9
-	MOVQ tab+16(FP), AX
-	MOVQ n+24(FP), R12
+	TAB_CHUNK(TAB_LOAD_SUMS)
 
 htvstretch:
-	TAB_STRETCH
+	TAB_STRETCH(R15)
 	ADDQ  R11, R8
 	MOVQ  24(AX), CX
 	ADDQ  $32, AX
@@ -318,16 +314,10 @@ TEXT ·weightedSumPairHalfTabAVX2(SB), NOSPLIT, $0-64
 	XORQ SI, SI // the chunk's byte offset in a row
 
 w2tchunk:
-	LOAD_SUMS2
-	MOVQ w0+32(FP), R9
-	MOVQ tab+16(FP), AX
-	MOVQ n+24(FP), R12
+	TAB_CHUNK(LOAD_SUMS2)
 
 w2tstretch:
-	TAB_LEAD(AX, CX)
-	MOVQ  0(AX), R8
-	MOVQ  8(AX), R11
-	SUBQ  R8, R11    // pf − v
+	TAB_STRETCH(R11)
 	ADDQ  SI, R8
 	MOVQ  24(AX), CX
 	ADDQ  $32, AX
