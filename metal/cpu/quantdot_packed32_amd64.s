@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "go_asm.h"
 #include "quantdot_tile_amd64.h"
 
 // Packed q4 and q8 matrix kernels for AVX-512 VNNI. The q4 one is q4TileVNNI
@@ -77,19 +78,24 @@
 	VADDPS       64(R11), Z2, Z2; \
 	VMOVUPS      Z2, 64(R11)
 
-// P32_ARGS loads the kernels' arguments and readies the zeroing of the
-// lane accumulators (16 registers' worth per row: R12 of them from R11).
+// P32_ARGS loads the kernels' arguments, readies the zeroing of the
+// lane accumulators (16 registers' worth per row: R12 of them from R11)
+// and sets BX to the prefetch lead for the rows (packedLead).
 #define P32_ARGS \
-	MOVQ   w+0(FP), SI; \
-	MOVQ   groups+8(FP), R14; \
-	MOVQ   xq+16(FP), DI; \
-	MOVQ   xs+24(FP), R8; \
-	MOVQ   xbias+32(FP), R9; \
-	XORQ   R13, R13; \
-	MOVQ   facc+64(FP), R11; \
-	MOVQ   rows+56(FP), R12; \
-	SHLQ   $4, R12; \
-	VPXORD Z0, Z0, Z0
+	MOVQ    w+0(FP), SI; \
+	MOVQ    groups+8(FP), R14; \
+	MOVQ    xq+16(FP), DI; \
+	MOVQ    xs+24(FP), R8; \
+	MOVQ    xbias+32(FP), R9; \
+	XORQ    R13, R13; \
+	MOVQ    facc+64(FP), R11; \
+	MOVQ    rows+56(FP), R12; \
+	MOVQ    $const_packedNearLead, BX; \
+	MOVQ    $const_packedFarLead, CX; \
+	CMPQ    R12, $const_packedFarRows; \
+	CMOVQLE CX, BX; \
+	SHLQ    $4, R12; \
+	VPXORD  Z0, Z0, Z0
 
 // P32_ZERO zeroes one accumulator register's worth; R12 counts down.
 #define P32_ZERO \
@@ -161,7 +167,7 @@ p4zero:
 	JNE p4zero
 
 p4group:
-	PACKED_PREFETCH_Q4
+	PACKED_PREFETCH_Q4(BX*1)
 
 	VMOVDQU64 (SI), Z8
 	VMOVDQU64 128(SI), Z9
@@ -206,7 +212,7 @@ p8zero:
 	JNE p8zero
 
 p8group:
-	PACKED_PREFETCH_Q8
+	PACKED_PREFETCH_Q8(BX*1)
 
 	PACKED_Q8_SLICES
 	P32_ROWS_START(1024)

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "go_asm.h"
 #include "quantdot_tile_amd64.h"
 
 // One-row packed q4 and q8 kernels for AVX-512 VNNI: q4Packed32VNNI and
@@ -65,7 +66,7 @@
 	VMOVUPS       Z2, 64(R11)(R13*1)
 
 // ROW_ARGS loads the arguments and readies the zeroing of the lane
-// accumulators (1 KiB from facc: ROW_ZERO).
+// accumulators (1 KiB from facc: ROW_ZERO); BX is the prefetch lead.
 #define ROW_ARGS \
 	MOVQ   w+0(FP), SI; \
 	MOVQ   groups+8(FP), R14; \
@@ -75,6 +76,7 @@
 	MOVQ   facc+40(FP), R11; \
 	XORQ   R13, R13; \
 	VPXORD Z0, Z0, Z0; \
+	MOVQ   $const_packedNearLead, BX; \
 	MOVQ   $1024, AX
 
 // ROW_ZERO zeroes the 64 bytes below (R11)(AX*1); AX counts down.
@@ -132,7 +134,7 @@ r4zero:
 	VPBROADCASTQ AX, Z15
 
 r4group:
-	PACKED_PREFETCH_Q4
+	PACKED_PREFETCH_Q4(BX*1)
 	NIBBLES_AT(0, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
 	NIBBLES_AT(64, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
 	ROW_GROUP(512)
@@ -156,7 +158,7 @@ r8zero:
 	JNE r8zero
 
 r8group:
-	PACKED_PREFETCH_Q8
+	PACKED_PREFETCH_Q8(BX*1)
 
 	PACKED_Q8_SLICES
 	ROW_GROUP(1024)

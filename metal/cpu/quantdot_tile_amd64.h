@@ -133,34 +133,37 @@
 	VMOVUPS Y0, (AX)
 
 // PACKED_PREFETCH_Q4 asks for every line of the packed q4 group block
-// (576 bytes) 4 KiB past SI: the stream is sequential, but the hardware
-// prefetchers alone leave a decode row (little work per byte) waiting on
-// memory (one core read 12.9 GB/s of weights without this prefetch, 18-20
-// with it; distances of 1 to 16 KiB and the hint kinds T0, T1, T2 and NTA
-// measured alike, a prefetch of every other line worse).
-#define PACKED_PREFETCH_Q4 \
-	PREFETCHT0 4096(SI); \
-	PREFETCHT0 4160(SI); \
-	PREFETCHT0 4224(SI); \
-	PREFETCHT0 4288(SI); \
-	PREFETCHT0 4352(SI); \
-	PREFETCHT0 4416(SI); \
-	PREFETCHT0 4480(SI); \
-	PREFETCHT0 4544(SI); \
-	PREFETCHT0 4608(SI)
+// (576 bytes) lead bytes past SI: the stream is sequential, but the
+// hardware prefetchers alone leave a decode row (little work per byte)
+// waiting on memory (one core read 12.9 GB/s of weights without this
+// prefetch, 18-20 with it; distances of 1 to 16 KiB and the hint kinds T0,
+// T1, T2 and NTA measured alike, a prefetch of every other line worse).
+// lead is a constant or a register (R*1) holding the distance: the row
+// kernels ask packedNearLead bytes ahead, the many-row ones as far as
+// packedLead says for their rows (packed.go).
+#define PACKED_PREFETCH_Q4(lead) \
+	PREFETCHT0 (SI)(lead); \
+	PREFETCHT0 64(SI)(lead); \
+	PREFETCHT0 128(SI)(lead); \
+	PREFETCHT0 192(SI)(lead); \
+	PREFETCHT0 256(SI)(lead); \
+	PREFETCHT0 320(SI)(lead); \
+	PREFETCHT0 384(SI)(lead); \
+	PREFETCHT0 448(SI)(lead); \
+	PREFETCHT0 512(SI)(lead)
 
 // PACKED_PREFETCH_Q8 is PACKED_PREFETCH_Q4 for a packed q8 group block
 // (1088 bytes).
-#define PACKED_PREFETCH_Q8 \
-	PACKED_PREFETCH_Q4; \
-	PREFETCHT0 4672(SI); \
-	PREFETCHT0 4736(SI); \
-	PREFETCHT0 4800(SI); \
-	PREFETCHT0 4864(SI); \
-	PREFETCHT0 4928(SI); \
-	PREFETCHT0 4992(SI); \
-	PREFETCHT0 5056(SI); \
-	PREFETCHT0 5120(SI)
+#define PACKED_PREFETCH_Q8(lead) \
+	PACKED_PREFETCH_Q4(lead); \
+	PREFETCHT0 576(SI)(lead); \
+	PREFETCHT0 640(SI)(lead); \
+	PREFETCHT0 704(SI)(lead); \
+	PREFETCHT0 768(SI)(lead); \
+	PREFETCHT0 832(SI)(lead); \
+	PREFETCHT0 896(SI)(lead); \
+	PREFETCHT0 960(SI)(lead); \
+	PREFETCHT0 1024(SI)(lead)
 
 // PACKED_Q8_SLICES loads a packed q8 group's sixteen slices at SI into
 // Z16..Z23 (rows 0-15) and Z24..Z31 (rows 16-31).
