@@ -27,6 +27,10 @@ type kernels struct {
 	// q8Signed: q8Packed reads its weights as signed bytes (SDOT), not as
 	// q+128 (VPDPBUSD takes unsigned weights).
 	q8Signed bool
+	// packedFarRows: the packed kernels' calls for packedFarRows[0] to
+	// packedFarRows[1] activation rows prefetch packedFarLead bytes ahead,
+	// the others packedNearLead (packedLead; zero: all near).
+	packedFarRows [2]int
 	// quantGroups quantizes activations (quantGroupsRef, actquant.go).
 	quantGroups quantGroupsFunc
 	// dotF32 and axpy: the float32 loops of floatdot.go.
@@ -61,6 +65,15 @@ func (k *kernels) packedFor(d metal.DType) packedFunc {
 		return k.q8Packed
 	}
 	return nil
+}
+
+// packedLead is how far ahead of its reads the set's packed kernel
+// prefetches for rows activation rows (packed.go).
+func (k *kernels) packedLead(rows int) int {
+	if rows >= k.packedFarRows[0] && rows <= k.packedFarRows[1] {
+		return packedFarLead
+	}
+	return packedNearLead
 }
 
 func portableKernels() kernels {

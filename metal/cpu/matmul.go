@@ -116,7 +116,7 @@ func (t *matmulTask) run(lo, hi, worker int) {
 func (t *matmulTask) runTiles(lo, hi, worker int) {
 	height := t.height
 	if t.packed != nil {
-		t.packed.prefetchTiles(lo, packedLead(min(t.rows, packed32RowChunk)))
+		t.packed.prefetchTiles(lo, t.b.k.packedLead(t.rows))
 	}
 	acc := t.b.workerAcc(worker, tileAccs(t.rows, height))
 	for i := lo; i < hi; i++ {

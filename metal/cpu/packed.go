@@ -73,50 +73,54 @@ func packQuant(w *metal.Tensor, height int, signed bool, alloc func(n int) []byt
 	return p
 }
 
-// How far ahead of their reads the AVX-512 packed kernels prefetch a
-// tile's quants (quantdot_tile_amd64.h): a call for one activation row,
-// or for more than packedFarRows, asks packedNearLead bytes ahead; a call
-// for 2 to packedFarRows rows asks packedFarLead (packedLead). (The AVX2
-// packed kernel asks 4 KiB ahead whatever the rows; the NEON ones leave
-// it to the hardware.)
+// How far ahead of their reads the amd64 packed kernels prefetch a tile's
+// quants (quantdot_tile_amd64.h, quantdot_packed_amd64.s): packedFarLead
+// bytes where they would otherwise wait on memory, packedNearLead where
+// they are busy with their products and the lines prefetched early would
+// take L1 from the activations and accumulators they reuse. Which calls
+// are which depends on how much work a set does per byte:
+// kernels.packedFarRows, packedLead. (The NEON kernels leave prefetching
+// to the hardware.)
 //
-// A row kernel waits on memory whatever the distance (1 to 16 KiB
-// measured alike). A kernel for a few rows reads more slowly, busy with
-// its products, and 4 KiB ahead was too close for it. The products of a
-// verify row at k=4 took about 1.35× those of one row from memory, where
-// the work alone fits in the time of the reads; with 16 KiB, 1.0-1.15×
-// (64 MiB matrices, BenchmarkMatMatDRAM rows5, one and two threads, three
-// rounds of alternating binaries, on a slow-memory day). A whole k=4
-// verify pass of the 0.6B-shaped model (BenchmarkVerifyRatio0_6BQ4,
-// four rounds) then took 1.27-1.33× a decode pass instead of 1.41-1.43×
-// on one thread, and 1.46-1.56× instead of 1.50-1.59× on two. From 12
-// rows up the kernel is bound by its products and 16 KiB gained nothing
-// (0.92-1.16× in the same streamed products, 12 to 32 rows), while more of
-// L1 goes to lines not yet read, so those calls, a prefill chunk's
-// included, keep 4 KiB.
+// AVX-512 VNNI: calls for 2 to packedVNNIFarRows rows prefetch far. Its
+// row kernel waits on memory whatever the distance (1 to 16 KiB measured
+// alike at first; 16 KiB later took 1.03-1.5× as long on one thread,
+// four rounds), so it stays near. A kernel for a few rows reads more
+// slowly, busy with its products, and 4 KiB ahead was too close for it.
+// The products of a verify row at k=4 took about 1.35× those of one row
+// from memory, where the work alone fits in the time of the reads; with
+// 16 KiB, 1.0-1.15× (64 MiB matrices, BenchmarkMatMatDRAM rows5, one and
+// two threads, three rounds of alternating binaries, on a slow-memory
+// day). A whole k=4 verify pass of the 0.6B-shaped model
+// (BenchmarkVerifyRatio0_6BQ4, four rounds) then took 1.27-1.33× a decode
+// pass instead of 1.41-1.43× on one thread, and 1.46-1.56× instead of
+// 1.50-1.59× on two; batched decode of 4 sequences
+// (actors.BenchmarkConcurrentDecode c=4, two rounds) ran at 378-436
+// tokens/s instead of 320-360. From 12 rows up the kernel is bound by its
+// products and 16 KiB gained nothing (0.92-1.16× in the same streamed
+// products, 12 to 32 rows), so those calls, a prefill chunk's included,
+// stay near.
+//
+// AVX2 (tiles of 8 rows, about 2.6× slower per row than VNNI): one row
+// prefetches far. The streamed products of one row took 0.75-0.85× as
+// long on two threads and about 0.92× on one; three rows were 1.0-1.5×
+// slower with 16 KiB, five and eight 1.05-1.2× (three rounds).
 const (
-	packedNearLead = 4096
-	packedFarLead  = 16384
-	packedFarRows  = 8
+	packedNearLead    = 4096
+	packedFarLead     = 16384
+	packedVNNIFarRows = 8
+	packedAVX2FarRows = 1
 )
 
-// packedLead is the prefetch distance of the packed kernels for rows
-// activation rows.
-func packedLead(rows int) int {
-	if rows == 1 || rows > packedFarRows {
-		return packedNearLead
-	}
-	return packedFarLead
-}
-
 // prefetchTiles asks for the first lead bytes of tile lo, lead being the
-// kernel's distance (packedLead). A worker calls it as it claims a range
-// of tiles: the kernel's own prefetch runs lead bytes ahead of its reads,
-// so the bytes before that came cold from memory at every claim, and a 0.6B decode step makes a few hundred claims. (Two
-// threads, a decode step's fraction of the bandwidth bound against the
-// probe read beside it: 0.53–0.59 → 0.55–0.61 in four rounds of two
-// binaries taking turns, each round gaining; in an earlier four, switched
-// by a variable, 0.49–0.51 → 0.57–0.65.)
+// kernel's distance (kernels.packedLead). A worker calls it as it claims
+// a range of tiles: the kernel's own prefetch runs lead bytes ahead of
+// its reads, so the bytes before that came cold from memory at every
+// claim, and a 0.6B decode step makes a few hundred claims. (Two threads,
+// a decode step's fraction of the bandwidth bound against the probe read
+// beside it: 0.53–0.59 → 0.55–0.61 in four rounds of two binaries taking
+// turns, each round gaining; in an earlier four, switched by a variable,
+// 0.49–0.51 → 0.57–0.65.)
 func (p *packedMatrix) prefetchTiles(lo, lead int) {
 	if lo >= p.tiles {
 		return // a partial last tile, read by the row kernels

@@ -80,7 +80,7 @@
 
 // P32_ARGS loads the kernels' arguments, readies the zeroing of the
 // lane accumulators (16 registers' worth per row: R12 of them from R11)
-// and sets BX to the prefetch lead for the rows (packedLead).
+// and sets BX to the prefetch lead for the rows (kernels.packedLead).
 #define P32_ARGS \
 	MOVQ    w+0(FP), SI; \
 	MOVQ    groups+8(FP), R14; \
@@ -92,7 +92,7 @@
 	MOVQ    rows+56(FP), R12; \
 	MOVQ    $const_packedNearLead, BX; \
 	MOVQ    $const_packedFarLead, CX; \
-	CMPQ    R12, $const_packedFarRows; \
+	CMPQ    R12, $const_packedVNNIFarRows; \
 	CMOVQLE CX, BX; \
 	SHLQ    $4, R12; \
 	VPXORD  Z0, Z0, Z0

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "go_asm.h"
 #include "quantdot_tile_amd64.h"
 
 // Packed q4 matrix kernel for AVX2 (the AVX-512 VNNI one, on tiles of
@@ -27,9 +28,14 @@ TEXT ·q4PackedAVX2(SB), NOSPLIT, $0-88
 	MOVQ AX, X7
 	VPBROADCASTQ X7, Y7
 
-	// Zero the lane accumulators.
+	// Zero the lane accumulators; BX is the prefetch lead for the rows
+	// (kernels.packedLead).
 	MOVQ facc+64(FP), R11
 	MOVQ rows+56(FP), R12
+	MOVQ    $const_packedNearLead, BX
+	MOVQ    $const_packedFarLead, CX
+	CMPQ    R12, $const_packedAVX2FarRows
+	CMOVQLE CX, BX
 	SHLQ $3, R12
 	VXORPS Y0, Y0, Y0
 
@@ -41,12 +47,11 @@ p2zero:
 
 p2group:
 	// As q4Packed32VNNI: a prefetch on top of the hardware's, of every
-	// line of the group 4 KiB ahead: its 144 bytes touch at most three
-	// lines, those of its first byte, of 64 bytes on and of its last byte
-	// (4096+143).
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4160(SI)
-	PREFETCHT0 4239(SI)
+	// line of the group BX bytes ahead: its 144 bytes touch at most three
+	// lines, those of its first byte, of 64 bytes on and of its last byte.
+	PREFETCHT0 (SI)(BX*1)
+	PREFETCHT0 64(SI)(BX*1)
+	PREFETCHT0 143(SI)(BX*1)
 
 	// W0..W3 = Y8..Y11 (low nibbles), W4..W7 = Y12..Y15 (high).
 	VMOVDQU (SI), Y0

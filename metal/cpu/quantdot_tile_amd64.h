@@ -138,9 +138,9 @@
 // waiting on memory (one core read 12.9 GB/s of weights without this
 // prefetch, 18-20 with it; distances of 1 to 16 KiB and the hint kinds T0,
 // T1, T2 and NTA measured alike, a prefetch of every other line worse).
-// lead is a constant or a register (R*1) holding the distance: the row
-// kernels ask packedNearLead bytes ahead, the many-row ones as far as
-// packedLead says for their rows (packed.go).
+// lead is a register (R*1) holding the distance: packedNearLead in the
+// row kernels, in the many-row ones what kernels.packedLead says for
+// their rows (packed.go).
 #define PACKED_PREFETCH_Q4(lead) \
 	PREFETCHT0 (SI)(lead); \
 	PREFETCHT0 64(SI)(lead); \
