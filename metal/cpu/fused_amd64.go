@@ -78,9 +78,15 @@ func weightedSumPairAVX512(o0, o1, v *float32, stride int, w0, w1 *float32, n, c
 //go:noescape
 func scoresHeads6AVX512(out, q *[6]*float32, k *float32, stride, groups, qbytes int, scale float32)
 
-// hasAVX512 reports the AVX-512 foundation (and the AVX2 set it builds
-// on); x/sys/cpu also checks that the OS saves the AVX-512 state.
-func hasAVX512() bool { return hasAVX2() && cpu.X86.HasAVX512F }
+// hasAVX512 reports the AVX-512 the set's kernels use, and the AVX2 set
+// it builds on; x/sys/cpu also checks that the OS saves the AVX-512
+// state. Besides the foundation they use DQ (VBROADCASTF32X8,
+// VEXTRACTF32X8, VINSERTF32X8) and VL (ymm registers from Y16 on): every
+// AVX-512 CPU since Skylake-SP and Zen 4 has both, but the Xeon Phi
+// processors have neither and would stop on their first kernel.
+func hasAVX512() bool {
+	return hasAVX2() && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
+}
 
 // availableFused lists the SIMD sets this CPU can run, best first: AVX-512
 // for attention's loops and the exponentials (the rest of its set is
