@@ -26,12 +26,25 @@ func openBenchModel(b *testing.B, quant metal.DType, threads int) (model.Model, 
 func openBenchSource(b *testing.B, quant metal.DType, threads int) (model.Model, *model.Source, *cpu.Backend, func()) {
 	b.Helper()
 	src := openBenchPackage(b, quant)
-	be := cpu.New(threads)
+	be := benchBackend(b, threads)
 	m, err := src.Build(be)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return m, src, be, func() { be.Close(); src.Close() }
+}
+
+// benchBackend is a CPU backend of threads workers (0: all) with the
+// kernel set SPLASH_KERNELS names, as the server picks it
+// (cpu.KernelSets; the best when unset): `SPLASH_KERNELS=avx2 go test
+// -bench ...` measures what a CPU with AVX2 alone would run.
+func benchBackend(b *testing.B, threads int) *cpu.Backend {
+	b.Helper()
+	k := os.Getenv("SPLASH_KERNELS")
+	if k != "" && !slices.Contains(cpu.KernelSets(), k) {
+		b.Fatalf("SPLASH_KERNELS=%s: not a kernel set this CPU runs (%v)", k, cpu.KernelSets())
+	}
+	return cpu.NewWithOptions(cpu.Options{Threads: threads, Kernels: k})
 }
 
 // openBenchPackage opens the random Qwen3-0.6B-shaped package.

@@ -109,7 +109,7 @@ func BenchmarkBatchSteps0_6BQ4(b *testing.B) {
 // openStepTimer is the random Qwen3-0.6B-shaped q4 model over a stepTimer.
 func openStepTimer(b *testing.B) (model.Model, *stepTimer, func()) {
 	src := openBenchPackage(b, metal.Q4)
-	be := &stepTimer{Backend: cpu.New(0), vocab: src.Config.VocabSize, spent: map[string]time.Duration{}}
+	be := &stepTimer{Backend: benchBackend(b, 0), vocab: src.Config.VocabSize, spent: map[string]time.Duration{}}
 	m, err := src.Build(be)
 	if err != nil {
 		b.Fatal(err)

@@ -104,7 +104,11 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	if err != nil {
 		return err
 	}
-	be := cpu.NewWithOptions(backendOptions(f.threads, false))
+	opts, err := backendOptions(f.threads, false)
+	if err != nil {
+		return err
+	}
+	be := cpu.NewWithOptions(opts)
 	defer be.Close()
 	m, err := src.Build(be)
 	if err != nil {

@@ -333,9 +333,12 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	if err := f.validate(); err != nil {
 		return err
 	}
+	beOpts, err := backendOptions(f.threads, f.portable)
+	if err != nil {
+		return err
+	}
 	maxBody, _ := parseSize(f.maxBody, true)
 	var m *loadedModel
-	var err error
 	if f.model == "" {
 		fmt.Fprintf(s.err, "no --model: serving the embedded %s (random weights; it answers noise)\n", demoName)
 		m, err = loadDemo()
@@ -351,7 +354,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		return err
 	}
 	defer m.close()
-	be := cpu.NewWithOptions(backendOptions(f.threads, f.portable))
+	be := cpu.NewWithOptions(beOpts)
 	defer be.Close()
 	mdl, err := model.Architectures().Build(m.cfg, m.tensors, be)
 	if err != nil {
@@ -364,7 +367,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	var dbe *cpu.Backend
 	if m.draft != nil && f.spec != "ngram" && f.spec != "off" {
 		// its own backend: a Backend is owned by one model runner
-		dbe = cpu.NewWithOptions(backendOptions(f.threads, f.portable))
+		dbe = cpu.NewWithOptions(beOpts)
 		defer dbe.Close()
 		if draft, err = model.Architectures().Build(m.draftCfg, m.draft, dbe); err != nil {
 			return fmt.Errorf("serve: draft model: %w", err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/peterbourgon/ff/v4"
+
+	"github.com/splash-inference/splash/metal/cpu"
 )
 
 // TestServeFlagsPrecedence: a flag beats its SPLASH_ variable, which beats
@@ -82,5 +84,26 @@ func TestServeRejectsBadFlagsBeforeLoading(t *testing.T) {
 				t.Fatalf("the model was looked at before the flags were checked: %v", err)
 			}
 		})
+	}
+}
+
+// TestServeRejectsUnknownKernelsBeforeLoading: a SPLASH_KERNELS this CPU
+// cannot run is refused, listing the sets it can, before the model loads;
+// one it can run is taken.
+func TestServeRejectsUnknownKernelsBeforeLoading(t *testing.T) {
+	t.Setenv("SPLASH_KERNELS", "avx9000")
+	var errw bytes.Buffer
+	err := run(context.Background(), []string{"serve", "--model", "/nonexistent/model/dir"}, &stdio{in: strings.NewReader(""), out: &errw, err: &errw})
+	if err == nil || !strings.Contains(err.Error(), "SPLASH_KERNELS=avx9000") || !strings.Contains(err.Error(), "portable") {
+		t.Fatalf("err = %v, want one naming SPLASH_KERNELS and the sets this CPU runs", err)
+	}
+	if strings.Contains(err.Error(), "nonexistent") {
+		t.Fatalf("the model was looked at before SPLASH_KERNELS was checked: %v", err)
+	}
+	for _, set := range cpu.KernelSets() {
+		t.Setenv("SPLASH_KERNELS", set)
+		if o, err := backendOptions(0, false); err != nil || o.Kernels != set {
+			t.Errorf("SPLASH_KERNELS=%s: options %+v, error %v", set, o, err)
+		}
 	}
 }

@@ -26,7 +26,11 @@ func newVersionCmd(s *stdio) *ff.Command {
 			if len(args) > 0 {
 				return errors.New("version: takes no arguments")
 			}
-			be := cpu.NewWithOptions(backendOptions(1, false))
+			opts, err := backendOptions(1, false)
+			if err != nil {
+				return err
+			}
+			be := cpu.NewWithOptions(opts)
 			defer be.Close()
 			fmt.Fprintf(s.out, "splash %s\n%s %s/%s, %d CPUs, kernels %s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH,
 				runtime.NumCPU(), be.Name())

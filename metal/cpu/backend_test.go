@@ -364,3 +364,29 @@ func TestQuantSpeedup(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelSetsSelect: every set KernelSets lists can be chosen by name,
+// with the attention set that goes with it, and a name it does not list
+// gets the best set.
+func TestKernelSetsSelect(t *testing.T) {
+	sets := KernelSets()
+	if sets[len(sets)-1] != "portable" {
+		t.Fatalf("KernelSets() = %v, want the portable set last", sets)
+	}
+	best := New(1)
+	defer best.Close()
+	for _, name := range append(sets, "no-such-set") {
+		b := NewWithOptions(Options{Threads: 1, Kernels: name})
+		want, wantFused := "cpu/"+name, b.k.fused
+		switch {
+		case name == "no-such-set":
+			want, wantFused = best.Name(), best.f.name
+		case name == "portable":
+			wantFused = "portable"
+		}
+		if b.Name() != want || b.f.name != wantFused {
+			t.Errorf("Kernels %q: kernels %s with attention set %s, want %s with %s", name, b.Name(), b.f.name, want, wantFused)
+		}
+		b.Close()
+	}
+}

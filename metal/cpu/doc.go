@@ -8,6 +8,9 @@
 //	                loops are NEON on every arm64: fused_arm64.s)
 //	cpu/portable    everything else, or Options.Portable (SPLASH_KERNELS=portable)
 //
+// Options.Kernels (SPLASH_KERNELS) picks a set by name among KernelSets, and
+// the attention loops that go with it.
+//
 // The portable code is the reference. q4/q8 weights multiply activations
 // quantized to int8 per group of 32 (actquant.go); each group's integer sum
 // is exact and the float combination order is fixed (quantdot.go), so every

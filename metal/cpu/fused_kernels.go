@@ -200,9 +200,20 @@ func bestFused() fusedKernels {
 	return portableFused()
 }
 
+// selectFused is the attention set for o: the portable one with the
+// portable kernels, the one that goes with a set chosen by name, else the
+// best.
 func selectFused(o Options) fusedKernels {
-	if o.Portable {
+	k := selectKernels(o)
+	if k.name == portableKernels().name {
 		return portableFused()
+	}
+	if o.Kernels != "" {
+		for _, f := range availableFused() {
+			if f.name == k.fused {
+				return f
+			}
+		}
 	}
 	return bestFused()
 }

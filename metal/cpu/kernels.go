@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/splash-inference/splash/metal"
+import (
+	"strings"
+
+	"github.com/splash-inference/splash/metal"
+)
 
 // quantRows sets out[r·t.Rows + o] to row o of the quantized tensor t
 // dotted with int8 activation row r of a, for o0 <= o < o1 and r < rows.
@@ -27,6 +31,9 @@ type kernels struct {
 	// q8Signed: q8Packed reads its weights as signed bytes (SDOT), not as
 	// q+128 (VPDPBUSD takes unsigned weights).
 	q8Signed bool
+	// fused names the attention set (fusedKernels) that goes with this
+	// set when it is chosen by name: the one a CPU with no better set runs.
+	fused string
 	// packedFarRows: the packed kernels' calls for packedFarRows[0] to
 	// packedFarRows[1] activation rows prefetch packedFarLead bytes ahead,
 	// the others packedNearLead (packedLead; zero: all near).
@@ -87,6 +94,12 @@ type Options struct {
 	// Portable forces the pure-Go kernels even where faster ones exist
 	// (SPLASH_KERNELS=portable on the command line).
 	Portable bool
+	// Kernels names the kernel set to use, one of KernelSets ("avx2" on a
+	// CPU with AVX-512 runs what a CPU with AVX2 alone would run, the
+	// attention loops included; Backend.Name says which set ran); empty
+	// means the best. A name KernelSets does not list is ignored: callers
+	// check it first (SPLASH_KERNELS on the command line).
+	Kernels string
 	// SmallPages keeps the packed weights and the KV caches in ordinary
 	// pages rather than asking the OS for huge pages (weightArena,
 	// KVBuffer; SPLASH_HUGEPAGES=off on the command line).
@@ -94,10 +107,31 @@ type Options struct {
 }
 
 func selectKernels(o Options) kernels {
-	if o.Portable {
+	if o.Portable || o.Kernels == portableSet {
 		return portableKernels()
 	}
+	for _, k := range availableKernels() {
+		if setName(k.name) == o.Kernels {
+			return k
+		}
+	}
 	return bestKernels()
+}
+
+// portableSet is the portable set's name in KernelSets.
+const portableSet = "portable"
+
+// setName is a kernel set's name without its "cpu/" prefix.
+func setName(name string) string { return strings.TrimPrefix(name, "cpu/") }
+
+// KernelSets names the kernel sets this CPU can run, best first, the
+// portable one last: the values of Options.Kernels.
+func KernelSets() []string {
+	var names []string
+	for _, k := range availableKernels() {
+		names = append(names, setName(k.name))
+	}
+	return append(names, portableSet)
 }
 
 // bestKernels is the fastest kernel set this CPU can run.
