@@ -31,7 +31,12 @@ func benchModel(b *testing.B) model.Model {
 	if err != nil {
 		b.Fatal(err)
 	}
-	be := cpu.New(0)
+	// SPLASH_KERNELS picks the kernel set, as for the server.
+	k := os.Getenv("SPLASH_KERNELS")
+	if err := cpu.CheckKernels(k); err != nil {
+		b.Fatalf("SPLASH_KERNELS=%s: %v", k, err)
+	}
+	be := cpu.NewWithOptions(cpu.Options{Kernels: k})
 	b.Cleanup(func() { be.Close(); src.Close() })
 	m, err := src.Build(be)
 	if err != nil {

@@ -41,8 +41,8 @@ func openBenchSource(b *testing.B, quant metal.DType, threads int) (model.Model,
 func benchBackend(b *testing.B, threads int) *cpu.Backend {
 	b.Helper()
 	k := os.Getenv("SPLASH_KERNELS")
-	if k != "" && !slices.Contains(cpu.KernelSets(), k) {
-		b.Fatalf("SPLASH_KERNELS=%s: not a kernel set this CPU runs (%v)", k, cpu.KernelSets())
+	if err := cpu.CheckKernels(k); err != nil {
+		b.Fatalf("SPLASH_KERNELS=%s: %v", k, err)
 	}
 	return cpu.NewWithOptions(cpu.Options{Threads: threads, Kernels: k})
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/splash-inference/splash/metal/cpu"
 )
@@ -16,13 +14,9 @@ import (
 // packed weights and the KV cache in ordinary pages. A SPLASH_KERNELS this
 // CPU cannot run is an error that lists the ones it can.
 func backendOptions(threads int, portable bool) (cpu.Options, error) {
-	o := cpu.Options{Threads: threads, Portable: portable, SmallPages: os.Getenv("SPLASH_HUGEPAGES") == "off"}
-	if k := os.Getenv("SPLASH_KERNELS"); k != "" {
-		sets := cpu.KernelSets()
-		if !slices.Contains(sets, k) {
-			return o, fmt.Errorf("SPLASH_KERNELS=%s: not a kernel set this CPU runs (it runs %s)", k, strings.Join(sets, ", "))
-		}
-		o.Kernels = k
+	k := os.Getenv("SPLASH_KERNELS")
+	if err := cpu.CheckKernels(k); err != nil {
+		return cpu.Options{}, fmt.Errorf("SPLASH_KERNELS=%s: %w", k, err)
 	}
-	return o, nil
+	return cpu.Options{Threads: threads, Portable: portable, Kernels: k, SmallPages: os.Getenv("SPLASH_HUGEPAGES") == "off"}, nil
 }

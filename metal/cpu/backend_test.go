@@ -376,6 +376,9 @@ func TestKernelSetsSelect(t *testing.T) {
 	best := New(1)
 	defer best.Close()
 	for _, name := range append(sets, "no-such-set") {
+		if err := CheckKernels(name); (err != nil) != (name == "no-such-set") {
+			t.Errorf("CheckKernels(%q) = %v", name, err)
+		}
 		b := NewWithOptions(Options{Threads: 1, Kernels: name})
 		want, wantFused := "cpu/"+name, b.k.fused
 		switch {

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/splash-inference/splash/metal"
@@ -123,6 +125,16 @@ const portableSet = "portable"
 
 // setName is a kernel set's name without its "cpu/" prefix.
 func setName(name string) string { return strings.TrimPrefix(name, "cpu/") }
+
+// CheckKernels is nil when name is empty (the best set) or names a set
+// in KernelSets, else an error that lists them.
+func CheckKernels(name string) error {
+	sets := KernelSets()
+	if name == "" || slices.Contains(sets, name) {
+		return nil
+	}
+	return fmt.Errorf("no kernel set %q on this CPU (it runs %s)", name, strings.Join(sets, ", "))
+}
 
 // KernelSets names the kernel sets this CPU can run, best first, the
 // portable one last: the values of Options.Kernels.
