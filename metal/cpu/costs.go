@@ -13,11 +13,17 @@ const (
 	// against a float FMA's 16 lanes, and the products keep a larger share
 	// of their peak than attention does.
 	vnniSpeedup = 3.8
-	// avx2Speedup and neonSpeedup are estimates from the instruction
-	// widths, not yet measured: VPMADDUBSW with VPMADDWD does 32 byte
-	// pairs in two instructions against an 8-lane FMA, and SDOT 16 against
-	// a 4-lane FMLA, each less the q4 unpacking.
-	avx2Speedup = 2.2
+	// avx2Speedup and avxvnniSpeedup: the same benchmark with the set
+	// forced (SPLASH_KERNELS=avx2, avxvnni), on the same machine, with
+	// the AVX2 attention loops that go with them: break-even 1208-1248
+	// and 952-1038 positions in three runs each. (Both were estimated at
+	// 2.2 and 3 from the instruction widths; the AVX2 attention is slower
+	// than the AVX-512 one, so a product is worth more of it.)
+	avx2Speedup    = 3.1
+	avxvnniSpeedup = 3.8
+	// neonSpeedup is an estimate from the instruction widths, not yet
+	// measured: SDOT multiplies 16 byte pairs against a 4-lane FMLA, less
+	// the q4 unpacking.
 	neonSpeedup = 3
 )
 

@@ -3,6 +3,8 @@
 // products chosen at New from the CPU's features (Name reports which):
 //
 //	cpu/avx512vnni  amd64 with AVX512_VNNI+BW: VPDPBUSD on 512-bit registers
+//	cpu/avxvnni     amd64 with AVX2+F16C+FMA and AVX-VNNI but not AVX-512 VNNI
+//	                (Intel from Alder Lake on): VPDPBUSD on 256-bit registers
 //	cpu/avx2        amd64 with AVX2+F16C+FMA: VPMADDUBSW/VPMADDWD
 //	cpu/neon        arm64 with the dot-product extension: SDOT (attention's
 //	                loops are NEON on every arm64: fused_arm64.s)

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "quantdot_tile_amd64.h"
 
 // The loops Backend.DotPeak times: twelve independent accumulators, so the
 // rate is the instruction's throughput, not its latency.
@@ -50,5 +51,31 @@ avx2loop:
 	VPMADDUBSW Y12, Y13, Y11
 	DECQ       CX
 	JNE        avx2loop
+	VZEROUPPER
+	RET
+
+// func dotPeakAVXVNNI(iters int)
+// Twelve AVX-VNNI VPDPBUSD on ymm an iteration (VPDPBUSD_VEX,
+// quantdot_tile_amd64.h): 12·32 multiply-adds.
+TEXT ·dotPeakAVXVNNI(SB), NOSPLIT, $0-8
+	MOVQ  iters+0(FP), CX
+	VPXOR Y12, Y12, Y12
+	VPXOR Y13, Y13, Y13
+
+avxvnniloop:
+	VPDPBUSD_VEX(0, 13, 12)
+	VPDPBUSD_VEX(1, 13, 12)
+	VPDPBUSD_VEX(2, 13, 12)
+	VPDPBUSD_VEX(3, 13, 12)
+	VPDPBUSD_VEX(4, 13, 12)
+	VPDPBUSD_VEX(5, 13, 12)
+	VPDPBUSD_VEX(6, 13, 12)
+	VPDPBUSD_VEX(7, 13, 12)
+	VPDPBUSD_VEX(8, 13, 12)
+	VPDPBUSD_VEX(9, 13, 12)
+	VPDPBUSD_VEX(10, 13, 12)
+	VPDPBUSD_VEX(11, 13, 12)
+	DECQ CX
+	JNE  avxvnniloop
 	VZEROUPPER
 	RET

@@ -101,10 +101,12 @@ func packQuant(w *metal.Tensor, height int, signed bool, alloc func(n int) []byt
 // products, 12 to 32 rows), so those calls, a prefill chunk's included,
 // stay near.
 //
-// AVX2 (tiles of 8 rows, about 2.6× slower per row than VNNI): one row
-// prefetches far. The streamed products of one row took 0.75-0.85× as
-// long on two threads and about 0.92× on one; three rows were 1.0-1.5×
-// slower with 16 KiB, five and eight 1.05-1.2× (three rounds).
+// AVX2 and AVX-VNNI (tiles of 8 rows, about 2.6× and 2.2× slower per row
+// than AVX-512 VNNI): one row prefetches far. With AVX2 the streamed
+// products of one row took 0.75-0.85× as long on two threads and about
+// 0.92× on one; three rows were 1.0-1.5× slower with 16 KiB, five and
+// eight 1.05-1.2× (three rounds). AVX-VNNI measured two rows alike either
+// way and three slower far (three rounds).
 const (
 	packedNearLead    = 4096
 	packedFarLead     = 16384

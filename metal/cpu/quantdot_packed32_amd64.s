@@ -82,18 +82,7 @@
 // lane accumulators (16 registers' worth per row: R12 of them from R11)
 // and sets BX to the prefetch lead for the rows (kernels.packedLead).
 #define P32_ARGS \
-	MOVQ    w+0(FP), SI; \
-	MOVQ    groups+8(FP), R14; \
-	MOVQ    xq+16(FP), DI; \
-	MOVQ    xs+24(FP), R8; \
-	MOVQ    xbias+32(FP), R9; \
-	XORQ    R13, R13; \
-	MOVQ    facc+64(FP), R11; \
-	MOVQ    rows+56(FP), R12; \
-	MOVQ    $const_packedNearLead, BX; \
-	MOVQ    $const_packedFarLead, CX; \
-	CMPQ    R12, $const_packedVNNIFarRows; \
-	CMOVQLE CX, BX; \
+	PACKED_ARGS(const_packedVNNIFarRows); \
 	SHLQ    $4, R12; \
 	VPXORD  Z0, Z0, Z0
 
@@ -108,38 +97,7 @@
 #define P32_ROWS_START(soff) \
 	VCVTPH2PS soff(SI), Z12; \
 	VCVTPH2PS soff+32(SI), Z11; \
-	MOVQ      DI, AX; \
-	XORQ      R10, R10; \
-	MOVQ      facc+64(FP), R11; \
-	ADDQ      R13, R11; \
-	MOVQ      rows+56(FP), R12
-
-// P32_NEXT_ROW steps to the next activation row; R12 counts down.
-#define P32_NEXT_ROW \
-	ADDQ $32, AX; \
-	ADDQ $4, R10; \
-	ADDQ $1024, R11; \
-	DECQ R12
-
-// P32_NEXT_GROUP steps past a group's block of bbytes bytes; R14 counts
-// down.
-#define P32_NEXT_GROUP(bbytes) \
-	ADDQ bbytes, SI; \
-	ADDQ xgstep+40(FP), DI; \
-	MOVQ sgstep+48(FP), AX; \
-	ADDQ AX, R8; \
-	ADDQ AX, R9; \
-	ADDQ $128, R13; \
-	ANDQ $1023, R13; \
-	DECQ R14
-
-// P32_SUMS_START points R11, AX, R10 and R12 at the first row's lane
-// sums and outputs.
-#define P32_SUMS_START \
-	MOVQ facc+64(FP), R11; \
-	MOVQ out+72(FP), AX; \
-	MOVQ ostride+80(FP), R10; \
-	MOVQ rows+56(FP), R12
+	PACKED_ROWS_START
 
 // P32_SUM writes one activation row's 32 outputs, lane sums in the
 // reference order, and steps to the next; R12 counts down.
@@ -183,13 +141,13 @@ p4group:
 
 p4row:
 	P32_ROW
-	P32_NEXT_ROW
+	PACKED_NEXT_ROW($1024)
 	JNE p4row
 
-	P32_NEXT_GROUP($576)
+	PACKED_NEXT_GROUP($576, $128, $1023)
 	JNE p4group
 
-	P32_SUMS_START
+	PACKED_SUMS_START
 
 p4sum:
 	P32_SUM
@@ -219,13 +177,13 @@ p8group:
 
 p8row:
 	P32_ROW
-	P32_NEXT_ROW
+	PACKED_NEXT_ROW($1024)
 	JNE p8row
 
-	P32_NEXT_GROUP($1088)
+	PACKED_NEXT_GROUP($1088, $128, $1023)
 	JNE p8group
 
-	P32_SUMS_START
+	PACKED_SUMS_START
 
 p8sum:
 	P32_SUM

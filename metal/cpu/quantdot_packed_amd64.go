@@ -12,6 +12,9 @@ func q4Packed32VNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xg
 func q8Packed32VNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 
 //go:noescape
+func q4PackedAVXVNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+
+//go:noescape
 func q4PackedAVX2(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 
 // packedRowKernel is the signature of the one-row packed kernels
@@ -61,4 +64,9 @@ func packedRow(kernel packedRowKernel, p *packedMatrix, tile int, a *qacts, acc 
 // q4PackedRowsAVX2 is q4PackedRowsVNNI for tiles of eight rows.
 func q4PackedRowsAVX2(p *packedMatrix, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int) {
 	packedRows(q4PackedAVX2, 8, tileRowChunk, p, tile, a, rows, acc, out, dim)
+}
+
+// q4PackedRowsAVXVNNI is q4PackedRowsAVX2 with AVX-VNNI.
+func q4PackedRowsAVXVNNI(p *packedMatrix, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int) {
+	packedRows(q4PackedAVXVNNI, 8, tileRowChunk, p, tile, a, rows, acc, out, dim)
 }

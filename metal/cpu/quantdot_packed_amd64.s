@@ -2,14 +2,100 @@
 #include "go_asm.h"
 #include "quantdot_tile_amd64.h"
 
-// Packed q4 matrix kernel for AVX2 (the AVX-512 VNNI one, on tiles of
-// 32 rows, is in quantdot_packed32_amd64.s).
+// Packed q4 matrix kernels on tiles of eight rows: AVX2, and AVX2 with
+// AVX-VNNI (the AVX-512 VNNI one, on tiles of 32 rows, is in
+// quantdot_packed32_amd64.s). Both have q4PackedAVX2's signature and
+// differ only in how a row's group sum is formed (AVX2_TILE_ROW,
+// AVXVNNI_TILE_ROW).
 
 DATA packedOnes16<>+0(SB)/8, $0x0001000100010001
 DATA packedOnes16<>+8(SB)/8, $0x0001000100010001
 DATA packedOnes16<>+16(SB)/8, $0x0001000100010001
 DATA packedOnes16<>+24(SB)/8, $0x0001000100010001
 GLOBL packedOnes16<>(SB), RODATA|NOPTR, $32
+
+// P8_ARGS loads the arguments, the nibble mask (Y7) and the prefetch lead
+// for the rows (BX: kernels.packedLead, far for up to farRows rows), and
+// readies the zeroing of the lane accumulators (R12 of 32 bytes from R11).
+#define P8_ARGS(farRows) \
+	PACKED_ARGS(farRows); \
+	MOVQ         $0x0f0f0f0f0f0f0f0f, AX; \
+	MOVQ         AX, X7; \
+	VPBROADCASTQ X7, Y7; \
+	SHLQ         $3, R12; \
+	VXORPS       Y0, Y0, Y0
+
+// P8_ZERO zeroes one lane accumulator; R12 counts down.
+#define P8_ZERO \
+	VMOVUPS Y0, (R11); \
+	ADDQ    $32, R11; \
+	DECQ    R12
+
+// P8_GROUP prefetches the group BX bytes ahead (as q4Packed32VNNI: its
+// 144 bytes touch at most three lines, those of its first byte, of 64
+// bytes on and of its last byte), splits its slices into W0..W3 = Y8..Y11
+// (low nibbles) and W4..W7 = Y12..Y15 (high), widens its scales into Y4
+// and points AX, R10, R11 and R12 at the first activation row.
+#define P8_GROUP \
+	PREFETCHT0   (SI)(BX*1); \
+	PREFETCHT0   64(SI)(BX*1); \
+	PREFETCHT0   143(SI)(BX*1); \
+	VMOVDQU      (SI), Y0; \
+	VMOVDQU      32(SI), Y1; \
+	VMOVDQU      64(SI), Y2; \
+	VMOVDQU      96(SI), Y3; \
+	VPAND        Y7, Y0, Y8; \
+	VPSRLW       $4, Y0, Y12; \
+	VPAND        Y7, Y12, Y12; \
+	VPAND        Y7, Y1, Y9; \
+	VPSRLW       $4, Y1, Y13; \
+	VPAND        Y7, Y13, Y13; \
+	VPAND        Y7, Y2, Y10; \
+	VPSRLW       $4, Y2, Y14; \
+	VPAND        Y7, Y14, Y14; \
+	VPAND        Y7, Y3, Y11; \
+	VPSRLW       $4, Y3, Y15; \
+	VPAND        Y7, Y15, Y15; \
+	VCVTPH2PS    128(SI), Y4; \
+	PACKED_ROWS_START
+
+// P8_NEXT_SUM steps to the next row's; R12 counts down.
+#define P8_NEXT_SUM \
+	ADDQ $256, R11; \
+	ADDQ R10, AX; \
+	DECQ R12
+
+// AVXVNNI_TILE_ROW is AVX2_TILE_ROW with VPDPBUSD: each dword lane's four
+// products go straight into an int32 sum, one instruction for what
+// VPMADDUBSW, VPADDW and (once a group) VPMADDWD do. The sum starts from
+// the bias and runs as two chains of four (Y0, Y1), added at the end:
+// integer sums are exact in any order, so the bits are AVX2_TILE_ROW's.
+#define AVXVNNI_TILE_ROW \
+	VPBROADCASTD (R9)(R10*1), Y0; \
+	VPXOR        Y1, Y1, Y1; \
+	VPBROADCASTD 0(AX), Y2; \
+	VPBROADCASTD 4(AX), Y3; \
+	VPBROADCASTD 8(AX), Y5; \
+	VPBROADCASTD 12(AX), Y6; \
+	VPDPBUSD_VEX(0, 8, 2); \
+	VPDPBUSD_VEX(1, 9, 3); \
+	VPDPBUSD_VEX(0, 10, 5); \
+	VPDPBUSD_VEX(1, 11, 6); \
+	VPBROADCASTD 16(AX), Y2; \
+	VPBROADCASTD 20(AX), Y3; \
+	VPBROADCASTD 24(AX), Y5; \
+	VPBROADCASTD 28(AX), Y6; \
+	VPDPBUSD_VEX(0, 12, 2); \
+	VPDPBUSD_VEX(1, 13, 3); \
+	VPDPBUSD_VEX(0, 14, 5); \
+	VPDPBUSD_VEX(1, 15, 6); \
+	VPADDD       Y1, Y0, Y0; \
+	VCVTDQ2PS    Y0, Y0; \
+	VBROADCASTSS (R8)(R10*1), Y1; \
+	VMULPS       Y1, Y4, Y1; \
+	VMULPS       Y0, Y1, Y1; \
+	VADDPS       (R11), Y1, Y1; \
+	VMOVUPS      Y1, (R11)
 
 // func q4PackedAVX2(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 //
@@ -18,95 +104,61 @@ GLOBL packedOnes16<>(SB), RODATA|NOPTR, $32
 // lane i = weight row i) followed by its eight float16 scales (16 bytes);
 // lane accumulators are facc[r][g mod 8][8 float32].
 TEXT ·q4PackedAVX2(SB), NOSPLIT, $0-88
-	MOVQ w+0(FP), SI
-	MOVQ groups+8(FP), R14
-	MOVQ xq+16(FP), DI
-	MOVQ xs+24(FP), R8
-	MOVQ xbias+32(FP), R9
-	XORQ R13, R13
-	MOVQ $0x0f0f0f0f0f0f0f0f, AX
-	MOVQ AX, X7
-	VPBROADCASTQ X7, Y7
-
-	// Zero the lane accumulators; BX is the prefetch lead for the rows
-	// (kernels.packedLead).
-	MOVQ facc+64(FP), R11
-	MOVQ rows+56(FP), R12
-	MOVQ    $const_packedNearLead, BX
-	MOVQ    $const_packedFarLead, CX
-	CMPQ    R12, $const_packedAVX2FarRows
-	CMOVQLE CX, BX
-	SHLQ $3, R12
-	VXORPS Y0, Y0, Y0
+	P8_ARGS(const_packedAVX2FarRows)
 
 p2zero:
-	VMOVUPS Y0, (R11)
-	ADDQ $32, R11
-	DECQ R12
-	JNE  p2zero
+	P8_ZERO
+	JNE p2zero
 
 p2group:
-	// As q4Packed32VNNI: a prefetch on top of the hardware's, of every
-	// line of the group BX bytes ahead: its 144 bytes touch at most three
-	// lines, those of its first byte, of 64 bytes on and of its last byte.
-	PREFETCHT0 (SI)(BX*1)
-	PREFETCHT0 64(SI)(BX*1)
-	PREFETCHT0 143(SI)(BX*1)
-
-	// W0..W3 = Y8..Y11 (low nibbles), W4..W7 = Y12..Y15 (high).
-	VMOVDQU (SI), Y0
-	VMOVDQU 32(SI), Y1
-	VMOVDQU 64(SI), Y2
-	VMOVDQU 96(SI), Y3
-	VPAND  Y7, Y0, Y8
-	VPSRLW $4, Y0, Y12
-	VPAND  Y7, Y12, Y12
-	VPAND  Y7, Y1, Y9
-	VPSRLW $4, Y1, Y13
-	VPAND  Y7, Y13, Y13
-	VPAND  Y7, Y2, Y10
-	VPSRLW $4, Y2, Y14
-	VPAND  Y7, Y14, Y14
-	VPAND  Y7, Y3, Y11
-	VPSRLW $4, Y3, Y15
-	VPAND  Y7, Y15, Y15
-	VCVTPH2PS 128(SI), Y4
-
-	MOVQ DI, AX
-	XORQ R10, R10
-	MOVQ facc+64(FP), R11
-	ADDQ R13, R11
-	MOVQ rows+56(FP), R12
+	P8_GROUP
 
 p2row:
 	AVX2_TILE_ROW(packedOnes16<>(SB))
-	ADDQ $32, AX
-	ADDQ $4, R10
-	ADDQ $256, R11
-	DECQ R12
-	JNE  p2row
+	PACKED_NEXT_ROW($256)
+	JNE p2row
 
-	ADDQ $144, SI
-	ADDQ xgstep+40(FP), DI
-	MOVQ sgstep+48(FP), AX
-	ADDQ AX, R8
-	ADDQ AX, R9
-	ADDQ $32, R13
-	ANDQ $255, R13
-	DECQ R14
-	JNE  p2group
+	PACKED_NEXT_GROUP($144, $32, $255)
+	JNE p2group
 
-	MOVQ facc+64(FP), R11
-	MOVQ out+72(FP), AX
-	MOVQ ostride+80(FP), R10
-	MOVQ rows+56(FP), R12
+	PACKED_SUMS_START
 
 p2sum:
 	AVX2_TILE_SUM
-	ADDQ $256, R11
-	ADDQ R10, AX
-	DECQ R12
-	JNE  p2sum
+	P8_NEXT_SUM
+	JNE p2sum
+
+	VZEROUPPER
+	RET
+
+// func q4PackedAVXVNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+//
+// q4PackedAVX2 with AVX-VNNI's VPDPBUSD (AVXVNNI_TILE_ROW): the same
+// packed tiles, sums and bits.
+TEXT ·q4PackedAVXVNNI(SB), NOSPLIT, $0-88
+	P8_ARGS(const_packedAVX2FarRows)
+
+pvzero:
+	P8_ZERO
+	JNE pvzero
+
+pvgroup:
+	P8_GROUP
+
+pvrow:
+	AVXVNNI_TILE_ROW
+	PACKED_NEXT_ROW($256)
+	JNE pvrow
+
+	PACKED_NEXT_GROUP($144, $32, $255)
+	JNE pvgroup
+
+	PACKED_SUMS_START
+
+pvsum:
+	AVX2_TILE_SUM
+	P8_NEXT_SUM
+	JNE pvsum
 
 	VZEROUPPER
 	RET

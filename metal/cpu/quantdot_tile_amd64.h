@@ -132,6 +132,78 @@
 	VADDPS  Y1, Y0, Y0; \
 	VMOVUPS Y0, (AX)
 
+// VPDPBUSD_VEX(d, w, a) is AVX-VNNI's VPDPBUSD Yd += Yw·Ya (unsigned bytes
+// of Yw times signed bytes of Ya, four products a dword lane), in the VEX
+// encoding the assembler does not produce: it knows only the EVEX one,
+// which needs AVX-512 VL, where AVX-VNNI CPUs (Intel's from Alder Lake
+// on, AMD's from Zen 5) run the VEX one.
+#define VPDPBUSD_VEX(d, w, a) \
+	BYTE $0xC4; \
+	BYTE $(((1-((d>>3)&1))<<7) + 64 + ((1-((a>>3)&1))<<5) + 2); \
+	BYTE $(((15-w)<<3) + 5); \
+	BYTE $0x50; \
+	BYTE $(0xC0 + ((d&7)<<3) + (a&7))
+
+// PACKED_ARGS loads the many-row packed kernels' arguments: the weights
+// (SI), groups (R14), the activations' quants, scales and biases (DI, R8,
+// R9), the lane accumulators (R11, and R13 the slot of group 0) and the
+// activation rows (R12); and sets BX to their prefetch lead:
+// packedFarLead for up to farRows rows, else packedNearLead
+// (kernels.packedLead).
+#define PACKED_ARGS(farRows) \
+	MOVQ    w+0(FP), SI; \
+	MOVQ    groups+8(FP), R14; \
+	MOVQ    xq+16(FP), DI; \
+	MOVQ    xs+24(FP), R8; \
+	MOVQ    xbias+32(FP), R9; \
+	XORQ    R13, R13; \
+	MOVQ    facc+64(FP), R11; \
+	MOVQ    rows+56(FP), R12; \
+	MOVQ    $const_packedNearLead, BX; \
+	MOVQ    $const_packedFarLead, CX; \
+	CMPQ    R12, $farRows; \
+	CMOVQLE CX, BX
+
+// PACKED_ROWS_START points the packed kernels' AX, R10, R11 and R12 at
+// the first activation row's quants, scale and bias offset, and the
+// group's lane accumulator slot (R13) of its accumulators.
+#define PACKED_ROWS_START \
+	MOVQ DI, AX; \
+	XORQ R10, R10; \
+	MOVQ facc+64(FP), R11; \
+	ADDQ R13, R11; \
+	MOVQ rows+56(FP), R12
+
+// PACKED_NEXT_ROW steps them to the next activation row, whose
+// accumulators are acc bytes on; R12 counts down.
+#define PACKED_NEXT_ROW(acc) \
+	ADDQ $32, AX; \
+	ADDQ $4, R10; \
+	ADDQ acc, R11; \
+	DECQ R12
+
+// PACKED_NEXT_GROUP steps the packed kernels past a group's block of
+// bbytes bytes, its activations and their scales and biases, and R13 to
+// the next group's lane accumulator slot (slot bytes on, modulo slots+1);
+// R14 counts down.
+#define PACKED_NEXT_GROUP(bbytes, slot, slots) \
+	ADDQ bbytes, SI; \
+	ADDQ xgstep+40(FP), DI; \
+	MOVQ sgstep+48(FP), AX; \
+	ADDQ AX, R8; \
+	ADDQ AX, R9; \
+	ADDQ slot, R13; \
+	ANDQ slots, R13; \
+	DECQ R14
+
+// PACKED_SUMS_START points the packed kernels' R11, AX, R10 and R12 at
+// the first activation row's lane accumulators and outputs.
+#define PACKED_SUMS_START \
+	MOVQ facc+64(FP), R11; \
+	MOVQ out+72(FP), AX; \
+	MOVQ ostride+80(FP), R10; \
+	MOVQ rows+56(FP), R12
+
 // PACKED_PREFETCH_Q4 asks for every line of the packed q4 group block
 // (576 bytes) lead bytes past SI: the stream is sequential, but the
 // hardware prefetchers alone leave a decode row (little work per byte)
