@@ -28,9 +28,10 @@
 // while it is open, so a caller never waits for one the OS has not run),
 // split by output rows for matrix products, by (run of a sequence's tokens,
 // KV head) pairs for attention and by rows for the elementwise steps of a
-// batch (elementwise_parallel.go). q4 matrices (q8 too, for AVX-512 and
-// NEON) are packed at load (packed.go) into the register layout of the tile
-// kernels (32 rows a tile for AVX-512, 8 for AVX2 and NEON), so one kernel
+// batch (elementwise_parallel.go). q4 matrices (q8 too, for AVX-512,
+// AVX-VNNI and NEON) are packed at load (packed.go) into the register
+// layout of the tile kernels (32 rows a tile for AVX-512, 8 for AVX2,
+// AVX-VNNI and NEON), so one kernel
 // (quantdot_packed*.s) streams a tile of weight rows once, in order, and
 // uses each group against every activation row: the weights are read once
 // per call for 1 row or many. Attention hands each chunk of a KV head's

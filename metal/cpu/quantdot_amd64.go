@@ -87,7 +87,7 @@ func availableKernels() []kernels {
 	// (Intel's client cores from Alder Lake on), on AVX2's packed tiles.
 	if hasAVX2() && cpu.X86.HasAVXVNNI {
 		ks = append(ks, kernels{name: "cpu/avxvnni", rowsQ4: rowsQ4AVX2, rowsQ8: rowsQ8AVX2, q4Layout: true,
-			q4Tile: q4TileRowsAVX2, q4TileRows: 8, q4Packed: q4PackedRowsAVXVNNI, packHeight: 8, fused: "avx2", packedFarRows: [2]int{1, packedAVX2FarRows}, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2,
+			q4Tile: q4TileRowsAVX2, q4TileRows: 8, q4Packed: q4PackedRowsAVXVNNI, q8Packed: q8PackedRowsAVXVNNI, packHeight: 8, fused: "avx2", packedFarRows: [2]int{1, packedAVX2FarRows}, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2,
 			dotPeak: dotPeakAVXVNNI, dotPeakOps: dotPeakAVXVNNIOps, quantSpeedup: avxvnniSpeedup})
 	}
 	if hasAVX2() {

@@ -15,6 +15,9 @@ func q8Packed32VNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xg
 func q4PackedAVXVNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 
 //go:noescape
+func q8PackedAVXVNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+
+//go:noescape
 func q4PackedAVX2(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 
 // packedRowKernel is the signature of the one-row packed kernels
@@ -69,4 +72,9 @@ func q4PackedRowsAVX2(p *packedMatrix, tile int, a *qacts, rows int, acc []laneA
 // q4PackedRowsAVXVNNI is q4PackedRowsAVX2 with AVX-VNNI.
 func q4PackedRowsAVXVNNI(p *packedMatrix, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int) {
 	packedRows(q4PackedAVXVNNI, 8, tileRowChunk, p, tile, a, rows, acc, out, dim)
+}
+
+// q8PackedRowsAVXVNNI is q4PackedRowsAVXVNNI for packed q8 matrices.
+func q8PackedRowsAVXVNNI(p *packedMatrix, tile int, a *qacts, rows int, acc []laneAcc, out []float32, dim int) {
+	packedRows(q8PackedAVXVNNI, 8, tileRowChunk, p, tile, a, rows, acc, out, dim)
 }

@@ -59,6 +59,27 @@ GLOBL packedOnes16<>(SB), RODATA|NOPTR, $32
 	VCVTPH2PS    128(SI), Y4; \
 	PACKED_ROWS_START
 
+// P8Q8_GROUP is P8_GROUP for a packed q8 group (272 bytes: eight 32-byte
+// slices of unsigned bytes q+128, then the scales): the slices load
+// straight into W0..W7 = Y8..Y15, in element order as AVXVNNI_TILE_ROW
+// pairs them with the activations, and five prefetches cover its lines.
+#define P8Q8_GROUP \
+	PREFETCHT0 (SI)(BX*1); \
+	PREFETCHT0 64(SI)(BX*1); \
+	PREFETCHT0 128(SI)(BX*1); \
+	PREFETCHT0 192(SI)(BX*1); \
+	PREFETCHT0 271(SI)(BX*1); \
+	VMOVDQU    (SI), Y8; \
+	VMOVDQU    32(SI), Y9; \
+	VMOVDQU    64(SI), Y10; \
+	VMOVDQU    96(SI), Y11; \
+	VMOVDQU    128(SI), Y12; \
+	VMOVDQU    160(SI), Y13; \
+	VMOVDQU    192(SI), Y14; \
+	VMOVDQU    224(SI), Y15; \
+	VCVTPH2PS  256(SI), Y4; \
+	PACKED_ROWS_START
+
 // P8_NEXT_SUM steps to the next row's; R12 counts down.
 #define P8_NEXT_SUM \
 	ADDQ $256, R11; \
@@ -159,6 +180,40 @@ pvsum:
 	AVX2_TILE_SUM
 	P8_NEXT_SUM
 	JNE pvsum
+
+	VZEROUPPER
+	RET
+
+// func q8PackedAVXVNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
+//
+// q4PackedAVXVNNI for packed q8 matrices (P8Q8_GROUP), the activations'
+// bias −128·Σx. AVX2 has no such kernel: VPMADDUBSW's int16 pair sums
+// would saturate on full bytes (2·255·127), where VPDPBUSD adds into
+// int32.
+TEXT ·q8PackedAVXVNNI(SB), NOSPLIT, $0-88
+	P8_ARGS(const_packedAVX2FarRows)
+
+pqzero:
+	P8_ZERO
+	JNE pqzero
+
+pqgroup:
+	P8Q8_GROUP
+
+pqrow:
+	AVXVNNI_TILE_ROW
+	PACKED_NEXT_ROW($256)
+	JNE pqrow
+
+	PACKED_NEXT_GROUP($272, $32, $255)
+	JNE pqgroup
+
+	PACKED_SUMS_START
+
+pqsum:
+	AVX2_TILE_SUM
+	P8_NEXT_SUM
+	JNE pqsum
 
 	VZEROUPPER
 	RET
