@@ -15,10 +15,11 @@ DATA packedOnes16<>+24(SB)/8, $0x0001000100010001
 GLOBL packedOnes16<>(SB), RODATA|NOPTR, $32
 
 // P8_ARGS loads the arguments, the nibble mask (Y7) and the prefetch lead
-// for the rows (BX: kernels.packedLead, far for up to farRows rows), and
-// readies the zeroing of the lane accumulators (R12 of 32 bytes from R11).
-#define P8_ARGS(farRows) \
-	PACKED_ARGS(farRows); \
+// for the rows (BX: kernels.packedLead, far for up to packedAVX2FarRows
+// rows), and readies the zeroing of the lane accumulators (R12 of 32
+// bytes from R11).
+#define P8_ARGS \
+	PACKED_ARGS(const_packedAVX2FarRows); \
 	MOVQ         $0x0f0f0f0f0f0f0f0f, AX; \
 	MOVQ         AX, X7; \
 	VPBROADCASTQ X7, Y7; \
@@ -118,6 +119,31 @@ GLOBL packedOnes16<>(SB), RODATA|NOPTR, $32
 	VADDPS       (R11), Y1, Y1; \
 	VMOVUPS      Y1, (R11)
 
+// P8_KERNEL is the whole of an 8-row packed kernel: group loads a group
+// of bbytes bytes into W0..W7 and its scales (P8_GROUP, P8Q8_GROUP), row
+// adds one activation row's share of it (AVX2_TILE_ROW,
+// AVXVNNI_TILE_ROW). Its labels are local to the TEXT it is expanded in.
+#define P8_KERNEL(group, bbytes, row) \
+	P8_ARGS; \
+zero: \
+	P8_ZERO; \
+	JNE zero; \
+nextgroup: \
+	group; \
+nextrow: \
+	row; \
+	PACKED_NEXT_ROW($256); \
+	JNE nextrow; \
+	PACKED_NEXT_GROUP(bbytes, $32, $255); \
+	JNE nextgroup; \
+	PACKED_SUMS_START; \
+sum: \
+	AVX2_TILE_SUM; \
+	P8_NEXT_SUM; \
+	JNE sum; \
+	VZEROUPPER; \
+	RET
+
 // func q4PackedAVX2(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 //
 // q4PackedVNNI for tiles of eight rows in AVX2: q4TileAVX2 without its
@@ -125,64 +151,14 @@ GLOBL packedOnes16<>(SB), RODATA|NOPTR, $32
 // lane i = weight row i) followed by its eight float16 scales (16 bytes);
 // lane accumulators are facc[r][g mod 8][8 float32].
 TEXT ·q4PackedAVX2(SB), NOSPLIT, $0-88
-	P8_ARGS(const_packedAVX2FarRows)
-
-p2zero:
-	P8_ZERO
-	JNE p2zero
-
-p2group:
-	P8_GROUP
-
-p2row:
-	AVX2_TILE_ROW(packedOnes16<>(SB))
-	PACKED_NEXT_ROW($256)
-	JNE p2row
-
-	PACKED_NEXT_GROUP($144, $32, $255)
-	JNE p2group
-
-	PACKED_SUMS_START
-
-p2sum:
-	AVX2_TILE_SUM
-	P8_NEXT_SUM
-	JNE p2sum
-
-	VZEROUPPER
-	RET
+	P8_KERNEL(P8_GROUP, $144, AVX2_TILE_ROW(packedOnes16<>(SB)))
 
 // func q4PackedAVXVNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 //
 // q4PackedAVX2 with AVX-VNNI's VPDPBUSD (AVXVNNI_TILE_ROW): the same
 // packed tiles, sums and bits.
 TEXT ·q4PackedAVXVNNI(SB), NOSPLIT, $0-88
-	P8_ARGS(const_packedAVX2FarRows)
-
-pvzero:
-	P8_ZERO
-	JNE pvzero
-
-pvgroup:
-	P8_GROUP
-
-pvrow:
-	AVXVNNI_TILE_ROW
-	PACKED_NEXT_ROW($256)
-	JNE pvrow
-
-	PACKED_NEXT_GROUP($144, $32, $255)
-	JNE pvgroup
-
-	PACKED_SUMS_START
-
-pvsum:
-	AVX2_TILE_SUM
-	P8_NEXT_SUM
-	JNE pvsum
-
-	VZEROUPPER
-	RET
+	P8_KERNEL(P8_GROUP, $144, AVXVNNI_TILE_ROW)
 
 // func q8PackedAVXVNNI(w *byte, groups int, xq *int8, xs *float32, xbias *int32, xgstep, sgstep, rows int, facc, out *float32, ostride int)
 //
@@ -191,29 +167,4 @@ pvsum:
 // would saturate on full bytes (2·255·127), where VPDPBUSD adds into
 // int32.
 TEXT ·q8PackedAVXVNNI(SB), NOSPLIT, $0-88
-	P8_ARGS(const_packedAVX2FarRows)
-
-pqzero:
-	P8_ZERO
-	JNE pqzero
-
-pqgroup:
-	P8Q8_GROUP
-
-pqrow:
-	AVXVNNI_TILE_ROW
-	PACKED_NEXT_ROW($256)
-	JNE pqrow
-
-	PACKED_NEXT_GROUP($272, $32, $255)
-	JNE pqgroup
-
-	PACKED_SUMS_START
-
-pqsum:
-	AVX2_TILE_SUM
-	P8_NEXT_SUM
-	JNE pqsum
-
-	VZEROUPPER
-	RET
+	P8_KERNEL(P8Q8_GROUP, $272, AVXVNNI_TILE_ROW)
