@@ -42,7 +42,8 @@ func NewWithOptions(o Options) *Backend {
 		// and `go test -cpu`, so benchmarks can run on one core.
 		o.Threads = runtime.GOMAXPROCS(0)
 	}
-	b := &Backend{pool: newPool(o.Threads), k: selectKernels(o), f: selectFused(o), scratch: make([][]float32, o.Threads), accs: make([][]laneAcc, o.Threads),
+	k := selectKernels(o)
+	b := &Backend{pool: newPool(o.Threads), k: k, f: selectFused(o, k), scratch: make([][]float32, o.Threads), accs: make([][]laneAcc, o.Threads),
 		heads: make([]headLists, o.Threads)}
 	b.packed.arena.small = o.SmallPages
 	return b

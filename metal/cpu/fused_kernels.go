@@ -200,11 +200,10 @@ func bestFused() fusedKernels {
 	return portableFused()
 }
 
-// selectFused is the attention set for o: the portable one with the
-// portable kernels, the one that goes with a set chosen by name, else the
-// best.
-func selectFused(o Options) fusedKernels {
-	k := selectKernels(o)
+// selectFused is the attention set to go with kernel set k, selected for
+// o: the portable one with the portable kernels, the one that goes with a
+// set chosen by name, else the best.
+func selectFused(o Options, k kernels) fusedKernels {
 	if k.name == portableKernels().name {
 		return portableFused()
 	}
