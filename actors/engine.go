@@ -142,9 +142,6 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Spec != "off" && cfg.Scheduler.MaxDraft == 0 {
 		cfg.Scheduler.MaxDraft = 4
 	}
-	if err := cfg.KVType.Check(cfg.Model.Config().HeadDim); err != nil {
-		return nil, fmt.Errorf("actors: %w", err)
-	}
 	if cfg.Draft != nil && cfg.Draft.Config().VocabSize != cfg.Model.Config().VocabSize {
 		return nil, fmt.Errorf("actors: draft vocabulary %d differs from the target's %d", cfg.Draft.Config().VocabSize, cfg.Model.Config().VocabSize)
 	}
@@ -156,6 +153,9 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	sc := probe.Config()
+	if err := cfg.KVType.Check(sc.BlockSize, cfg.Model.Config().HeadDim); err != nil {
+		return nil, fmt.Errorf("actors: %w", err)
+	}
 	kv := cfg.Model.NewKVCache(sc.NumBlocks, sc.BlockSize, cfg.KVType)
 	logger := cfg.Logger
 	if logger == nil {

@@ -159,13 +159,13 @@ func waitIdle(t *testing.T, e *Engine) {
 
 // TestGreedyIsBatchAndSpecInvariant: greedy output equals the plain loop's,
 // alone or among 8 and 64 concurrent requests, with and without n-gram
-// speculation, over a float16 cache and over a q8 one (heads of 32); no
-// block leaks afterwards.
+// speculation, over a float16 cache, a q8 one and a bf16 one (heads of
+// 32); no block leaks afterwards.
 func TestGreedyIsBatchAndSpecInvariant(t *testing.T) {
 	for _, tc := range []struct {
 		kvType  metal.KVType
 		headDim int
-	}{{metal.KVF16, 0}, {metal.KVQ8, 32}} {
+	}{{metal.KVF16, 0}, {metal.KVQ8, 32}, {metal.KVBF16, 32}} {
 		t.Run(tc.kvType.String(), func(t *testing.T) {
 			m := tinyModelShaped(t, 1, tc.headDim)
 			draft := tinyModelShaped(t, 99, tc.headDim) // an unrelated model: most drafts are rejected

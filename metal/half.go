@@ -15,6 +15,18 @@ func F32ToBF16(f float32) uint16 {
 	return uint16(b >> 16)
 }
 
+// F32ToBF16DAZ is F32ToBF16 with values below float32's normal range
+// (which bfloat16 shares) becoming zero of their sign, as VCVTNEPS2BF16
+// narrows: what a KVBF16 cache stores, and what attention rounds its
+// queries and softmax weights to there, so that no product sees a
+// subnormal (VDPBF16PS would take it as zero).
+func F32ToBF16DAZ(f float32) uint16 {
+	if math.Float32bits(f)&0x7f800000 == 0 {
+		return uint16(math.Float32bits(f)>>16) & 0x8000
+	}
+	return F32ToBF16(f)
+}
+
 // F16ToF32 widens an IEEE 754 half-precision float. The magnitude bits
 // shifted into a float32 are the value scaled by 2^-112 (subnormal halves
 // land on float32 subnormals), so one exact multiply widens every finite

@@ -15,7 +15,11 @@ import (
 // A block stores its KV heads one after another (as vLLM's
 // [blocks, heads, block size, head size]): element j of KV head h of slot
 // s = b·BlockSize + i is at b·BlockStride + (h·BlockSize + i)·HeadDim + j
-// (KVIndex). In a KVQ8 cache a head of a block is its BlockSize rows of
+// (KVIndex). In a KVBF16 cache the keys are laid out so, and the values
+// of each pair of slots 2m, 2m+1 of a block are interleaved: element j of
+// slot 2m+i (i = 0, 1) at 2·(m·HeadDim + j) + i past the head's start
+// (VIndex), so that one 32-bit word holds both positions' element j.
+// In a KVQ8 cache a head of a block is its BlockSize rows of
 // HeadDim int8 (RowElems uint16 elements each, Int8s), then the rows'
 // scales, HeadDim/KVGroup float16 a row (ScaleIndex). Attention reads one
 // KV head of a block at a time, so it reads one contiguous stretch (4 KiB
@@ -67,6 +71,17 @@ func (l *KVLayer) KVIndex(s int32, h int) int {
 	return l.BlockIndex(int32(b), h) + i*l.RowElems()
 }
 
+// VIndex is, in a KVBF16 cache, the index in V of element 0 of KV head h
+// of slot s; element j is 2j further (the slot's pair interleaved). In
+// other caches it is KVIndex.
+func (l *KVLayer) VIndex(s int32, h int) int {
+	if l.Type != KVBF16 {
+		return l.KVIndex(s, h)
+	}
+	b, i := int(s)/l.BlockSize, int(s)%l.BlockSize
+	return l.BlockIndex(int32(b), h) + (i&^1)*l.HeadDim + i&1
+}
+
 // BlockIndex is KVIndex of the first slot of block b: where KV head h of
 // the block starts, BlockSize·HeadDim contiguous elements.
 func (l *KVLayer) BlockIndex(b int32, h int) int {
@@ -116,7 +131,7 @@ func KVCacheElems(t KVType, layers, numBlocks, blockSize, kvHeads, headDim int) 
 // decode step's attention took 1.00-1.05 of the time at a context of 256,
 // the same at 4096.)
 func NewKVCacheIn(buf []uint16, t KVType, layers, numBlocks, blockSize, kvHeads, headDim int) *KVCache {
-	if err := t.Check(headDim); err != nil {
+	if err := t.Check(blockSize, headDim); err != nil {
 		panic(err)
 	}
 	be := kvHeads * t.HeadElems(blockSize, headDim) // one layer's keys (or values) of one block
@@ -136,7 +151,7 @@ func NewKVCacheIn(buf []uint16, t KVType, layers, numBlocks, blockSize, kvHeads,
 
 // NewKVLayer allocates one layer of NewKVCache.
 func NewKVLayer(t KVType, numBlocks, blockSize, kvHeads, headDim int) KVLayer {
-	if err := t.Check(headDim); err != nil {
+	if err := t.Check(blockSize, headDim); err != nil {
 		panic(err)
 	}
 	n := numBlocks * kvHeads * t.HeadElems(blockSize, headDim)

@@ -15,6 +15,21 @@ const (
 	// bytes and twice the tokens fit in the same memory, at a rounding
 	// error of at most half a step of max|x|/127 per group (QuantizeKV).
 	KVQ8
+	// KVBF16 stores each key and value as bfloat16 (rounded to nearest
+	// even, values below float32's normal range as zero: F32ToBF16DAZ),
+	// as vLLM's cache does for bf16 models: the same memory as KVF16 with
+	// float32's range, and on CPUs with AVX512_BF16 attention's products
+	// run as VDPBF16PS, two multiply-adds per lane, with the queries and
+	// the softmax weights rounded to bfloat16 as well. Values are stored
+	// in pairs of positions (KVLayer), which VDPBF16PS sums together.
+	KVBF16
+)
+
+// BF16Dims and BF16Positions are what a KVBF16 cache's head size and block
+// size must be multiples of (KVType.Check).
+const (
+	BF16Dims      = 32
+	BF16Positions = 8
 )
 
 // KVGroup is the number of consecutive values of one head that share a
@@ -22,7 +37,7 @@ const (
 // of it.
 const KVGroup = GroupSize
 
-var kvTypeNames = [...]string{KVF16: "f16", KVQ8: "q8"}
+var kvTypeNames = [...]string{KVF16: "f16", KVQ8: "q8", KVBF16: "bf16"}
 
 func (t KVType) String() string {
 	if int(t) < len(kvTypeNames) {
@@ -31,22 +46,34 @@ func (t KVType) String() string {
 	return fmt.Sprintf("KVType(%d)", t)
 }
 
-// ParseKVType reads a KV cache type by name ("f16", "q8"; "q8_0" as
-// llama.cpp spells it).
+// ParseKVType reads a KV cache type by name ("f16", "bf16", "q8"; "q8_0"
+// as llama.cpp spells it).
 func ParseKVType(s string) (KVType, error) {
 	switch s {
 	case "f16":
 		return KVF16, nil
+	case "bf16":
+		return KVBF16, nil
 	case "q8", "q8_0":
 		return KVQ8, nil
 	}
-	return 0, fmt.Errorf("metal: unknown KV cache type %q (want f16 or q8)", s)
+	return 0, fmt.Errorf("metal: unknown KV cache type %q (want f16, bf16 or q8)", s)
 }
 
-// Check reports whether a cache of this type can hold heads of headDim.
-func (t KVType) Check(headDim int) error {
+// Check reports whether a cache of this type can hold heads of headDim in
+// blocks of blockSize positions.
+func (t KVType) Check(blockSize, headDim int) error {
 	switch t {
 	case KVF16:
+		return nil
+	case KVBF16:
+		// Whole zmm registers of a head's keys (16 dimensions) and value
+		// pairs (32), and whole groups of eight positions in a block: the
+		// shapes the kernels read in place.
+		if headDim%BF16Dims != 0 || blockSize%BF16Positions != 0 {
+			return fmt.Errorf("metal: a bf16 KV cache needs a head size that is a multiple of %d and a block size that is a multiple of %d, not %d and %d",
+				BF16Dims, BF16Positions, headDim, blockSize)
+		}
 		return nil
 	case KVQ8:
 		if headDim%KVGroup != 0 {

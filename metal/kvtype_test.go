@@ -97,7 +97,7 @@ func TestParseKVType(t *testing.T) {
 		in   string
 		want KVType
 		ok   bool
-	}{{"f16", KVF16, true}, {"q8", KVQ8, true}, {"q8_0", KVQ8, true}, {"q4", 0, false}, {"", 0, false}} {
+	}{{"f16", KVF16, true}, {"q8", KVQ8, true}, {"q8_0", KVQ8, true}, {"bf16", KVBF16, true}, {"q4", 0, false}, {"", 0, false}} {
 		got, err := ParseKVType(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseKVType(%q) = %v, %v", tc.in, got, err)
@@ -106,8 +106,16 @@ func TestParseKVType(t *testing.T) {
 			t.Errorf("%v.String() = %q, want %q", got, got.String(), tc.in)
 		}
 	}
-	if err := KVQ8.Check(40); err == nil {
+	if err := KVQ8.Check(16, 40); err == nil {
 		t.Error("a q8 cache took heads of 40")
+	}
+	for _, bad := range [][2]int{{16, 48}, {12, 64}, {4, 128}} {
+		if err := KVBF16.Check(bad[0], bad[1]); err == nil {
+			t.Errorf("a bf16 cache took blocks of %d and heads of %d", bad[0], bad[1])
+		}
+	}
+	if err := KVBF16.Check(16, 128); err != nil {
+		t.Errorf("a bf16 cache refused blocks of 16 and heads of 128: %v", err)
 	}
 	defer func() {
 		if recover() == nil {

@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -45,6 +46,19 @@ func benchBackend(b *testing.B, threads int) *cpu.Backend {
 		b.Fatalf("SPLASH_KERNELS=%s: %v", k, err)
 	}
 	return cpu.NewWithOptions(cpu.Options{Threads: threads, Kernels: k})
+}
+
+// benchKV is the KV cache type SPLASH_KV_CACHE_TYPE names (the serve
+// flag --kv-cache-type's variable), float16 when unset:
+// `SPLASH_KV_CACHE_TYPE=bf16 go test -bench VerifyRatio ...` measures a
+// bf16 cache.
+func benchKV(b *testing.B) metal.KVType {
+	b.Helper()
+	typ, err := metal.ParseKVType(cmp.Or(os.Getenv("SPLASH_KV_CACHE_TYPE"), "f16"))
+	if err != nil {
+		b.Fatalf("SPLASH_KV_CACHE_TYPE: %v", err)
+	}
+	return typ
 }
 
 // openBenchPackage opens the random Qwen3-0.6B-shaped package.
@@ -129,7 +143,7 @@ func BenchmarkDecode0_6BQ4(b *testing.B) {
 	weightBytes := decodeWeightBytes(b, src)
 	probe := be.NewReadProbe(256 << 20)
 	best := probe.Best()
-	kv, blocks := benchCache(m, 1024, metal.KVF16)
+	kv, blocks := benchCache(m, 1024, benchKV(b))
 	prompt := benchPrompt(128)
 	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
 		b.Fatal(err)
@@ -167,7 +181,7 @@ func BenchmarkDecode0_6BQ4(b *testing.B) {
 // BenchmarkDecodeLong0_6BQ4 is BenchmarkDecode0_6BQ4 at a context of 4096
 // tokens, where a step reads more cached keys and values (470 MB in
 // float16) than weights (335 MB): the case of a coding agent's long
-// conversation, with a float16 and with a q8 cache (KVGB/s counts the
+// conversation, with a float16, a bf16 and a q8 cache (KVGB/s counts the
 // bytes each reads). The cache holds random keys and values instead of a
 // prefilled prompt's (a step's cost does not depend on them, and
 // prefilling 4096 tokens would take a minute). KVGB/s is the cached keys
@@ -176,7 +190,7 @@ func BenchmarkDecodeLong0_6BQ4(b *testing.B) {
 	const ctx = 4096
 	m, src, _, done := openBenchSource(b, metal.Q4, 0)
 	defer done()
-	for _, typ := range []metal.KVType{metal.KVF16, metal.KVQ8} {
+	for _, typ := range []metal.KVType{metal.KVF16, metal.KVBF16, metal.KVQ8} {
 		b.Run("kv="+typ.String(), func(b *testing.B) {
 			kv, blocks := benchCache(m, ctx+1, typ)
 			fillKV(kv, rand.New(rand.NewPCG(4, 4096)))
@@ -204,7 +218,7 @@ func BenchmarkDecodeLong0_6BQ4(b *testing.B) {
 func BenchmarkPrefill0_6BQ4(b *testing.B) {
 	m, _, be, done := openBenchSource(b, metal.Q4, 0)
 	defer done()
-	kv, blocks := benchCache(m, 256, metal.KVF16)
+	kv, blocks := benchCache(m, 256, benchKV(b))
 	prompt := benchPrompt(256)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -227,7 +241,7 @@ func BenchmarkPrefill0_6BQ4(b *testing.B) {
 func BenchmarkVerifyRow0_6BQ4(b *testing.B) {
 	m, done := openBenchModel(b, metal.Q4, 0)
 	defer done()
-	kv, blocks := benchCache(m, 512, metal.KVF16)
+	kv, blocks := benchCache(m, 512, benchKV(b))
 	prompt := benchPrompt(256)
 	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
 		b.Fatal(err)
@@ -253,7 +267,7 @@ func BenchmarkVerifyRow0_6BQ4(b *testing.B) {
 func BenchmarkVerifyRatio0_6BQ4(b *testing.B) {
 	m, done := openBenchModel(b, metal.Q4, 0)
 	defer done()
-	kv, blocks := benchCache(m, 512, metal.KVF16)
+	kv, blocks := benchCache(m, 512, benchKV(b))
 	prompt := benchPrompt(256)
 	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
 		b.Fatal(err)
@@ -291,7 +305,7 @@ func BenchmarkPrefillChunk0_6BQ4(b *testing.B) {
 	const n, ctx = 128, 4096
 	m, _, be, done := openBenchSource(b, metal.Q4, 0)
 	defer done()
-	kv, blocks := benchCache(m, ctx+n, metal.KVF16)
+	kv, blocks := benchCache(m, ctx+n, benchKV(b))
 	fillKV(kv, rand.New(rand.NewPCG(8, 128)))
 	chunk := benchPrompt(n)
 	best := map[int]time.Duration{}

@@ -80,7 +80,11 @@ func fillKV(c *metal.KVCache, rng *rand.Rand) {
 				i := l.BlockIndex(int32(b), h)
 				for _, s := range [][]uint16{l.K[i : i+n], l.V[i : i+n]} {
 					for j := range s {
-						s[j] = metal.F32ToF16(float32(rng.NormFloat64()))
+						if l.Type == metal.KVBF16 {
+							s[j] = metal.F32ToBF16DAZ(float32(rng.NormFloat64()))
+						} else {
+							s[j] = metal.F32ToF16(float32(rng.NormFloat64()))
+						}
 					}
 				}
 			}

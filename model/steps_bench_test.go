@@ -68,7 +68,7 @@ func (s *stepTimer) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.
 func BenchmarkVerifySteps0_6BQ4(b *testing.B) {
 	m, be, done := openStepTimer(b)
 	defer done()
-	kv, blocks := benchCache(m, 512, metal.KVF16)
+	kv, blocks := benchCache(m, 512, benchKV(b))
 	prompt := benchPrompt(256)
 	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
 		b.Fatal(err)
@@ -157,7 +157,7 @@ func BenchmarkPrefillSteps0_6BQ4(b *testing.B) {
 	defer done()
 	for _, start := range []int{0, 2048} {
 		b.Run(fmt.Sprintf("start=%d", start), func(b *testing.B) {
-			kv, blocks := benchCache(m, start+512, metal.KVF16)
+			kv, blocks := benchCache(m, start+512, benchKV(b))
 			testmodel.TouchKV(kv)
 			batch := &model.Batch{Rows: []model.Row{{Start: start, Tokens: benchPrompt(512), Blocks: blocks, Logits: 1}}}
 			reportSteps(b, m, be, kv, func(int) *model.Batch { return batch })

@@ -113,7 +113,7 @@ func (m *transformer) Config() *Config { return m.cfg }
 
 func (m *transformer) NewKVCache(numBlocks, blockSize int, t metal.KVType) *metal.KVCache {
 	layers, kvHeads, hd := m.cfg.NumHiddenLayers, m.cfg.NumKeyValueHeads, m.cfg.HeadDim
-	if err := t.Check(hd); err != nil {
+	if err := t.Check(blockSize, hd); err != nil {
 		panic(err)
 	}
 	if km, ok := m.be.(metal.KVMemory); ok {

@@ -63,11 +63,12 @@ func TestCachedPromptTokensReported(t *testing.T) {
 	}
 }
 
-// TestServeQ8KVCache: --kv-cache-type q8 serves through the real engine
-// (greedy answers repeat, a resent prompt is served from the prefix
-// cache), and the memory plan fits 1.88 times the tokens of a float16
-// cache into the same --kv-memory (1.0625 bytes a value against 2).
-func TestServeQ8KVCache(t *testing.T) {
+// TestServeKVCacheTypes: --kv-cache-type q8 and bf16 serve through the
+// real engine (greedy answers repeat, a resent prompt is served from the
+// prefix cache), and the memory plan fits 1.88 times the tokens of a
+// float16 cache into the same --kv-memory with q8 (1.0625 bytes a value
+// against 2), as many with bf16.
+func TestServeKVCacheTypes(t *testing.T) {
 	dir := t.TempDir()
 	spec := testmodel.Tiny("qwen3")
 	spec.HeadDim = 32 // whole groups of 32
@@ -75,7 +76,7 @@ func TestServeQ8KVCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocks := map[string]int{}
-	for _, typ := range []string{"f16", "q8"} {
+	for _, typ := range []string{"f16", "q8", "bf16"} {
 		addr, _, logs, stop := startServeLogs(t, "--model", dir, "--kv-memory", "16M", "--kv-cache-type", typ)
 		plan := logs.String()
 		if !strings.Contains(plan, "("+typ+")") {
@@ -113,8 +114,11 @@ func TestServeQ8KVCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		if answers[0] != answers[1] || cached[0] != 0 || cached[1] < 100 {
-			t.Fatalf("q8: answers %q, cached tokens %v", answers, cached)
+			t.Fatalf("%s: answers %q, cached tokens %v", typ, answers, cached)
 		}
+	}
+	if blocks["bf16"] != blocks["f16"] {
+		t.Fatalf("KV blocks in 16 MiB: %v, want as many bf16 as f16", blocks)
 	}
 	if r := float64(blocks["q8"]) / float64(blocks["f16"]); blocks["f16"] == 0 || r < 1.85 || r > 1.9 {
 		t.Fatalf("KV blocks in 16 MiB: %v (q8/f16 %.3f, want 2/1.0625 = 1.88)", blocks, r)

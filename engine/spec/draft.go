@@ -35,7 +35,7 @@ type draftSeq struct {
 // NewDraftModel wraps m with a cache of numBlocks blocks of blockSize tokens
 // of type t.
 func NewDraftModel(m model.Model, numBlocks, blockSize int, t metal.KVType) (*DraftModel, error) {
-	if err := t.Check(m.Config().HeadDim); err != nil {
+	if err := t.Check(blockSize, m.Config().HeadDim); err != nil {
 		return nil, fmt.Errorf("spec: draft cache: %w", err)
 	}
 	blocks, err := kvcache.New(kvcache.Config{NumBlocks: numBlocks, BlockSize: blockSize})

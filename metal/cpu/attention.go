@@ -21,6 +21,10 @@ import (
 // rounds of two binaries: 16 rows 685-765 → 481-505 µs a pass over 28
 // layers, one row 35-60 → 29-32 µs).
 func (b *Backend) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
+	if kv.Type == metal.KVBF16 {
+		b.writeBF16(kv, k, v, slots)
+		return
+	}
 	d, hd, row := kv.Dim(), kv.HeadDim, kv.RowElems()
 	ask := func(s int32) {
 		for h := range kv.KVHeads {
@@ -135,7 +139,8 @@ const (
 // keys and values of at most every head, a stretch per block, and a block
 // at least a group of the kernels' positions.
 func (b *Backend) AttentionScratchBytes(heads, headDim, context int) int64 {
-	per := 4 * int64(attnRunTokens*heads*(context+7)+15+attnChunk*headDim)
+	// After the scores: a widened chunk, or a KVBF16 run's queries.
+	per := 4 * int64(attnRunTokens*heads*(context+7)+15+max(attnChunk*headDim, (attnRunTokens*heads*headDim+1)/2))
 	if g := b.f.tabs.group; g > 0 {
 		per += 2 * int64(heads) * int64((context+g-1)/g) * int64(unsafe.Sizeof(decodeStretch{}))
 	}
@@ -167,6 +172,7 @@ func (b *Backend) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.At
 // listing them allocates only the first time.
 type headLists struct {
 	out, in   [][]float32
+	q16       [][]uint16 // a KVBF16 call's queries or weights (tokensBF16)
 	tab       []halfGroup
 	stretches []decodeStretch // a decode step's tables (decodeByTables)
 }
@@ -182,7 +188,11 @@ func (t *attentionTask) run(lo, hi, worker int) {
 		// The pairs [lo, end) of one run: KV heads kh0..kh1-1.
 		run := lo / t.kvHeads
 		end := min(hi, (run+1)*t.kvHeads)
-		t.tokens(run, lo-run*t.kvHeads, end-run*t.kvHeads, worker)
+		if t.kv.Type == metal.KVBF16 {
+			t.tokensBF16(run, lo-run*t.kvHeads, end-run*t.kvHeads, worker)
+		} else {
+			t.tokens(run, lo-run*t.kvHeads, end-run*t.kvHeads, worker)
+		}
 		lo = end
 	}
 }
@@ -265,21 +275,8 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// with the same positions of the chunk read next to prefetch (itself
 	// when there are none).
 	groups := func(src []uint16, c, p1, kh int) []halfGroup {
-		tab := hl.tab[:0]
 		nc, nkh := next(c, kh)
-		for p := c; p < p1; p += 8 {
-			i := t.kv.BlockIndex(blocks[p/bs], kh) + (p%bs)*hd
-			_ = src[i+8*hd-1]
-			g := halfGroup{k: &src[i], pf: &src[i]}
-			if np := nc + p - c; np < nmax {
-				j := t.kv.BlockIndex(blocks[np/bs], nkh) + (np%bs)*hd
-				_ = src[j+8*hd-1]
-				g.pf = &src[j]
-			}
-			tab = append(tab, g)
-		}
-		hl.tab = tab
-		return tab
+		return t.groupTable(hl, src, blocks, c, p1, nc-c, nkh, kh, nmax, false)
 	}
 	// fetch prefetches KV head kh of the chunk at c of K or V, if any.
 	fetch := func(src []uint16, c, kh int) {
@@ -379,19 +376,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 			t.decodeByTables(r, kh0, kh1, hl, scores, q, out, softmax, tmp)
 			return
 		}
-		// stretch is a stretch's chunk, KV head and first position; step
-		// returns the one walked after it (its chunk past n at the end).
-		type stretch struct{ c, kh, p int }
-		step := func(u stretch) stretch {
-			if u.p += bs; u.p < min(u.c+chunk, n) {
-				return u
-			}
-			if u.kh++; u.kh < kh1 {
-				u.p = u.c
-				return u
-			}
-			return stretch{c: u.c + chunk, kh: kh0, p: u.c + chunk}
-		}
+		step := func(u stretch) stretch { return u.step(bs, chunk, n, kh1, kh0) }
 		// walkHalf hands each stretch of src to visit for each pair of
 		// query heads, with the stretch after it (after, past the last),
 		// and first asks for the first lines of the stretch decodeLead

@@ -184,6 +184,8 @@ func TestAttentionPaged(t *testing.T) {
 		// several chunks of attnChunk positions, the last one partial
 		{metal.KVF16, 4, 2, 16, 16, 150}, {metal.KVF16, 2, 1, 8, 5, 131}, {metal.KVF16, 4, 4, 16, 32, 200},
 		{metal.KVQ8, 8, 1, 32, 5, 23}, {metal.KVQ8, 4, 2, 64, 16, 150}, {metal.KVQ8, 16, 8, 128, 16, 200},
+		{metal.KVBF16, 4, 2, 32, 8, 13}, {metal.KVBF16, 4, 2, 32, 16, 150}, {metal.KVBF16, 16, 8, 128, 16, 200},
+		{metal.KVBF16, 6, 2, 64, 32, 77}, // groups of three query heads
 	} {
 		be := New(2)
 		dim := tc.kvHeads * tc.hd
@@ -199,9 +201,13 @@ func TestAttentionPaged(t *testing.T) {
 		// The cache keeps float16 or q8: the reference computes with the
 		// values WriteKV stores.
 		for i := range keys {
-			if tc.typ == metal.KVF16 {
+			switch tc.typ {
+			case metal.KVF16:
 				keys[i] = metal.F16ToF32(metal.F32ToF16(keys[i]))
 				vals[i] = metal.F16ToF32(metal.F32ToF16(vals[i]))
+			case metal.KVBF16:
+				keys[i] = metal.BF16ToF32(metal.F32ToBF16DAZ(keys[i]))
+				vals[i] = metal.BF16ToF32(metal.F32ToBF16DAZ(vals[i]))
 			}
 		}
 		if tc.typ == metal.KVQ8 {
@@ -225,6 +231,16 @@ func TestAttentionPaged(t *testing.T) {
 		q := randVec(rng, len(qpos)*tc.heads*tc.hd)
 		out := make([]float32, len(q))
 		be.Attention(out, q, kv, rows, tc.heads, tc.kvHeads, tc.hd)
+		// A bf16 cache's products see queries and softmax weights rounded
+		// to bfloat16 too: the reference rounds the queries, and the
+		// weights' rounding (relative 2^-9 each) bounds the error.
+		tol := 1e-5
+		if tc.typ == metal.KVBF16 {
+			tol = 4e-3
+			for i, x := range q {
+				q[i] = metal.BF16ToF32(metal.F32ToBF16DAZ(x))
+			}
+		}
 		want := make([]float64, len(q))
 		for r, p := range qpos {
 			for h := 0; h < tc.heads; h++ {
@@ -251,7 +267,7 @@ func TestAttentionPaged(t *testing.T) {
 				}
 			}
 		}
-		if e := maxRelErr(out, want); e > 1e-5 {
+		if e := maxRelErr(out, want); e > tol {
 			t.Errorf("%+v: relative error %g", tc, e)
 		}
 		be.Close()

@@ -143,6 +143,9 @@ func availableFused() []fusedKernels {
 	}
 	avx512 = avx512.withQ8Pairs(scoresPairQ8AVX512, 8, weightedSumPairQ8AVX512, 128)
 	avx512.tabs = stretchKernels{8, 128, scoresPairHalfTabAVX512, weightedSumPairHalfTabAVX512, scoresPairQ8TabAVX512, weightedSumPairQ8TabAVX512}
+	if hasAVX512BF16() {
+		avx512.bf16 = avx512BF16()
+	}
 	avx512.scoresHeadsHalf = scoresHeadsHalfAVX512
 	avx512.weightedSumHeadsHalf = func(o, w [][]float32, tab []halfGroup, hd int) {
 		weightedSumHeadsHalfSIMD(sumsAVX512, o, w, tab, hd)
@@ -271,7 +274,7 @@ func scoresHeadsHalfAVX512(out, q [][]float32, tab []halfGroup, hd int, scale fl
 
 // fusedAVX2 is the AVX2 set.
 func fusedAVX2() fusedKernels {
-	f := fusedKernels{name: "avx2", max: maxAVX2, quantizeKV: metal.QuantizeKV}
+	f := fusedKernels{name: "avx2", max: maxAVX2, quantizeKV: metal.QuantizeKV, bf16: portableBF16()}
 	f.dequantKV = func(dst []float32, q []int8, scales []uint16) { dequantKVSlices(dequantKVAVX2, dst, q, scales) }
 	f.scale = func(x []float32, c float32) { scaleSlices(scaleAVX2, x, c) }
 	f.softmax = softmaxSlice(softmaxAVX2)

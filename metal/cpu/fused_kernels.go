@@ -109,6 +109,8 @@ type fusedKernels struct {
 	// toF16 sets dst[i] to src[i] as float16, rounded to nearest even
 	// (metal.F32ToF16).
 	toF16 func(dst []uint16, src []float32)
+	// bf16 are the loops over a KVBF16 cache (attention_bf16.go).
+	bf16 bf16Kernels
 }
 
 // softmaxRow sets x to its softmax: exp32(x[i] − max x), each divided by
@@ -133,7 +135,7 @@ type halfGroup struct {
 
 func portableFused() fusedKernels {
 	return fusedKernels{name: "portable", expShift: expShift, siluMul: siluMul, widen: widenRef, dequantKV: metal.DequantizeKV, quantizeKV: metal.QuantizeKV, scores: scoresRef, weightedSum: weightedSumRef, max: maxRef, toF16: toF16Ref,
-		scale: scaleRef, normScale: normScaleRef, rotate: rotateRef, add: addRef, sumSquares: sumSquaresRef}.withSinglePairs()
+		scale: scaleRef, normScale: normScaleRef, rotate: rotateRef, add: addRef, sumSquares: sumSquaresRef, bf16: portableBF16()}.withSinglePairs()
 }
 
 // withSinglePairs returns f with scores2 and weightedSum2 made of two

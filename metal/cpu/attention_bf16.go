@@ -1,0 +1,313 @@
+package cpu
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/splash-inference/splash/metal"
+)
+
+// Attention over a KVBF16 cache (metal.KVBF16). Its arithmetic is
+// VDPBF16PS's, which on AVX512_BF16 CPUs does two multiply-adds per
+// float32 lane per instruction (on Zen 5, 471 GFLOPS a core against 253
+// for VFMADD231PS, in a register loop) and needs no conversion of the
+// cached keys and values: one lane takes two bfloat16 products, the odd
+// element's first, each a fused multiply-add rounded to nearest even with
+// subnormal results (and a subnormal accumulator) flushed to zero (dpBF16;
+// Intel's definition, which this Zen 5 computes bit for bit). So:
+//
+//   - queries are rounded to bfloat16 once per call (narrow), and a
+//     score is the dot product of 16-dimension blocks in eight lanes, lane
+//     l taking dimensions 2l+1 then 2l of each block, folded as scoresRef
+//     folds them (dotBF16Ref);
+//   - softmax weights are rounded to bfloat16 in place after the softmax,
+//     and a value sum takes positions in pairs 2m, 2m+1 (the cache stores
+//     them interleaved, metal.KVLayer.VIndex): for each dimension, the
+//     pair's weight 2m+1 times its value, then weight 2m's (sumPairsRef).
+//
+// As in vLLM and FlashAttention for bf16 models, products see bfloat16
+// inputs and accumulate in float32.
+//
+// A pair whose second position is past the context has weight zero
+// there, and its value slot is zero or finite: WriteKV clears a slot's
+// partner when it writes the first of a pair, so nobody's old value (an
+// Inf, say) can meet a zero weight and make a NaN.
+
+// bf16Kernels are a set's loops over a KVBF16 cache.
+type bf16Kernels struct {
+	// narrow sets dst[i] = metal.F32ToBF16DAZ(src[i]). dst may start at
+	// src's first byte (in place: each store lands on bytes already read).
+	narrow func(dst []uint16, src []float32)
+	// scoresHeads sets out[i][p] = dotBF16Ref(q[i], key p)·scale for the
+	// 8·len(tab) positions of tab's groups of eight rows of hd keys, for
+	// every head i (each q[i] hd bfloat16).
+	scoresHeads func(out [][]float32, q [][]uint16, tab []halfGroup, hd int, scale float32)
+	// sumsHeads adds to each o[i] (hd floats) the value pairs of tab's
+	// groups (four pairs of positions a group, each pair hd 32-bit words),
+	// pairs of them, weighted by w[i][2m] and w[i][2m+1] (sumPairsRef).
+	sumsHeads func(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd int)
+}
+
+func portableBF16() bf16Kernels {
+	return bf16Kernels{narrow: narrowBF16Ref, scoresHeads: scoresHeadsBF16Ref, sumsHeads: sumsHeadsBF16Ref}
+}
+
+// flushSubnormal is x, or zero of its sign when x is below float32's
+// normal range.
+func flushSubnormal(x float32) float32 {
+	if b := math.Float32bits(x); b&0x7f800000 == 0 {
+		return math.Float32frombits(b & 0x80000000)
+	}
+	return x
+}
+
+// dpBF16 is one lane of VDPBF16PS: acc + a1·b1, then + a0·b0.
+func dpBF16(acc float32, a0, a1, b0, b1 uint16) float32 {
+	acc = flushSubnormal(fma32(metal.BF16ToF32(a1), metal.BF16ToF32(b1), flushSubnormal(acc)))
+	return flushSubnormal(fma32(metal.BF16ToF32(a0), metal.BF16ToF32(b0), acc))
+}
+
+// dotBF16Ref is q·k for bfloat16 rows of a multiple of 16 elements.
+func dotBF16Ref(q, k []uint16) float32 {
+	var s [8]float32
+	for i := 0; i+16 <= len(q); i += 16 {
+		for l := range s {
+			s[l] = dpBF16(s[l], q[i+2*l], q[i+2*l+1], k[i+2*l], k[i+2*l+1])
+		}
+	}
+	return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
+}
+
+// sumPairsRef adds to o[j] the pairs of v (len(o) interleaved words a
+// pair: v[2(m·len(o)+j)+i] is position 2m+i's element j) weighted by w.
+func sumPairsRef(o []float32, v, w []uint16) {
+	hd := len(o)
+	for m := 0; 2*m < len(w); m++ {
+		pair := v[2*m*hd : 2*(m+1)*hd]
+		for j := range o {
+			o[j] = dpBF16(o[j], w[2*m], w[2*m+1], pair[2*j], pair[2*j+1])
+		}
+	}
+}
+
+func narrowBF16Ref(dst []uint16, src []float32) {
+	for i, x := range src[:len(dst)] {
+		dst[i] = metal.F32ToBF16DAZ(x)
+	}
+}
+
+func scoresHeadsBF16Ref(out [][]float32, q [][]uint16, tab []halfGroup, hd int, scale float32) {
+	for g, grp := range tab {
+		k := unsafe.Slice(grp.k, 8*hd)
+		for i := range out {
+			for p := range 8 {
+				out[i][8*g+p] = dotBF16Ref(q[i], k[p*hd:(p+1)*hd]) * scale
+			}
+		}
+	}
+}
+
+func sumsHeadsBF16Ref(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd int) {
+	for m := 0; m < pairs; m += 4 {
+		v, n := unsafe.Slice(tab[m/4].k, 8*hd), min(4, pairs-m)
+		for i := range o {
+			sumPairsRef(o[i][:hd], v, w[i][2*m:2*(m+n)])
+		}
+	}
+}
+
+// bf16View is the memory of f as twice as many uint16.
+func bf16View(f []float32) []uint16 {
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&f[0])), 2*len(f))
+}
+
+// tokensBF16 is tokens for a KVBF16 cache: the query heads of KV heads
+// kh0..kh1-1 for the tokens of run run, every token's keys and values
+// read in place, chunk by chunk and KV head by KV head as tokens walks
+// them, a group of eight positions (of keys) or four pairs (of values)
+// at a time for all the heads of the tokens that see it. Block sizes are
+// multiples of eight (metal.KVType.Check), so a group never leaves its
+// block; scores past a token's context are computed from the cache's
+// slots there and never used (the softmax stops at its length).
+func (t *attentionTask) tokensBF16(run, kh0, kh1, worker int) {
+	f, hd, bs := &t.b.f, t.hd, t.kv.BlockSize
+	k := &f.bf16
+	group := t.heads / t.kvHeads
+	r0, r1 := int(t.runs[run]), int(t.runs[run+1])
+	h0, h1 := kh0*group, kh1*group
+	nmax := 0
+	for r := r0; r < r1; r++ {
+		nmax = max(nmax, int(t.rows[r].Pos)+1)
+	}
+	chunk := max(1, attnChunk/bs) * bs
+	// Each (token, head) has room for the scores of whole groups of eight
+	// up to the run's context (stride floats), then its weights as
+	// bfloat16 in place; the queries as bfloat16 follow.
+	stride, nh := (nmax+7)&^7, (r1-r0)*(h1-h0)
+	nscores := (nh*stride + 15) &^ 15
+	all := t.b.workerScratch(worker, nscores+(nh*hd+1)/2)
+	qs := bf16View(all[nscores:])
+	size := func(r int) int { return int(t.rows[r].Pos) + 1 }
+	at := func(r, h int) int { return (r-r0)*(h1-h0) + h - h0 }
+	room := func(r, h int) []float32 { return all[at(r, h)*stride : (at(r, h)+1)*stride] }
+	qb := func(r, h int) []uint16 { return qs[at(r, h)*hd : (at(r, h)+1)*hd] }
+	out := func(r, h int) []float32 { return t.out[(r*t.heads+h)*hd : (r*t.heads+h+1)*hd] }
+	blocks := t.rows[r0].Blocks
+	next := func(c, kh int) (int, int) {
+		if kh+1 == kh1 {
+			return c + chunk, kh0
+		}
+		return c, kh + 1
+	}
+	hl := &t.b.heads[worker]
+	for r := r0; r < r1; r++ {
+		for h := h0; h < h1; h++ {
+			k.narrow(qb(r, h), t.q[(r*t.heads+h)*hd:(r*t.heads+h+1)*hd])
+		}
+	}
+	// walk hands each chunk of each KV head of src to visit with its
+	// table of groups (positions c..end-1 rounded up to a whole group),
+	// having listed the heads of every token that sees it (list).
+	walk := func(src []uint16, list func(r, h, c, end int), visit func(tab []halfGroup, c, end int)) {
+		t.prefetchHead(src, blocks, min(chunk, nmax), kh0)
+		lead := stretch{0, kh0, 0}
+		for range decodeLead {
+			lead = lead.step(bs, chunk, nmax, kh1, kh0)
+		}
+		for c := 0; c < nmax; c += chunk {
+			end := min(c+chunk, nmax)
+			for kh := kh0; kh < kh1; kh++ {
+				for p := c; p < end && lead.c < nmax; p += bs {
+					prefetch(&src[t.kv.BlockIndex(blocks[lead.p/bs], lead.kh)], decodeLeadBytes)
+					lead = lead.step(bs, chunk, nmax, kh1, kh0)
+				}
+				nc, nkh := next(c, kh)
+				tab := t.groupTable(hl, src, blocks, c, c+(end-c+7)&^7, nc-c, nkh, kh, nmax, r1-r0 == 1)
+				hl.out, hl.q16 = hl.out[:0], hl.q16[:0]
+				for r := r0; r < r1; r++ {
+					if size(r) > c {
+						for h := kh * group; h < (kh+1)*group; h++ {
+							list(r, h, c, end)
+						}
+					}
+				}
+				visit(tab, c, end)
+			}
+		}
+	}
+	walk(t.kv.K, func(r, h, c, end int) {
+		hl.out = append(hl.out, room(r, h)[c:c+(end-c+7)&^7])
+		hl.q16 = append(hl.q16, qb(r, h))
+	}, func(tab []halfGroup, _, _ int) { k.scoresHeads(hl.out, hl.q16, tab, hd, t.scale) })
+	// Softmax, then the weights as bfloat16 in place, zero past the
+	// token's context up to the run's (the one past an odd context
+	// cleared with the room's floats, the rest after narrowing).
+	for r := r0; r < r1; r++ {
+		n, even := size(r), (size(r)+1)&^1
+		for h := h0; h < h1; h++ {
+			s := room(r, h)
+			f.softmaxRow(s[:n])
+			clear(s[n:even])
+			k.narrow(bf16View(s)[:even], s[:even])
+			clear(bf16View(s)[even : (nmax+1)&^1])
+			clear(out(r, h))
+		}
+	}
+	walk(t.kv.V, func(r, h, c, end int) {
+		hl.out = append(hl.out, out(r, h))
+		hl.q16 = append(hl.q16, bf16View(room(r, h))[c:c+(end-c+1)&^1])
+	}, func(tab []halfGroup, c, end int) { k.sumsHeads(hl.out, hl.q16, tab, (end-c+1)/2, hd) })
+}
+
+// groupTable lists positions c..p1-1 (whole groups of eight in whole
+// blocks) of KV head kh of src in hl.tab for the in-place kernels, each
+// group with the same positions of the chunk read next to prefetch: d
+// positions on, in KV head nkh (itself when there are none). With near,
+// the group a block later in the walk instead (the next block of the
+// same KV head, or the first of the chunk read next): a decode step reads
+// the cache faster so (bf16, one token at context 4096, three alternating
+// runs: 21.5-24.0 against 17.7-20.8 KV GB/s on one thread, 30.8-39.2
+// against 27.6-34.6 on two), but a run of five tokens slower (13.1-14.8
+// against 15.2-18.3 at 1024 on one thread).
+func (t *attentionTask) groupTable(hl *headLists, src []uint16, blocks []int32, c, p1, d, nkh, kh, nmax int, near bool) []halfGroup {
+	bs, hd := t.kv.BlockSize, t.hd
+	tab := hl.tab[:0]
+	for p := c; p < p1; p += 8 {
+		i := t.kv.BlockIndex(blocks[p/bs], kh) + (p%bs)*hd
+		_ = src[i+8*hd-1]
+		g := halfGroup{k: &src[i], pf: &src[i]}
+		np, pkh := p+d, nkh
+		if near {
+			np = c + d + (p-c)%bs
+			if p+bs < p1 {
+				np, pkh = p+bs, kh
+			}
+		}
+		if np < nmax {
+			j := t.kv.BlockIndex(blocks[np/bs], pkh) + (np%bs)*hd
+			_ = src[j+8*hd-1]
+			g.pf = &src[j]
+		}
+		tab = append(tab, g)
+	}
+	hl.tab = tab
+	return tab
+}
+
+// prefetchHead asks for positions 0..end-1 of KV head kh of src.
+func (t *attentionTask) prefetchHead(src []uint16, blocks []int32, end, kh int) {
+	bs := t.kv.BlockSize
+	for p := 0; p < end; p += bs {
+		t.prefetchRows(src, blocks[p/bs], kh, 0, min(bs, end-p))
+	}
+}
+
+// writeBF16 is WriteKV for a KVBF16 cache: keys as rows, values into
+// their pair's interleaved words, after clearing the partner of each slot
+// that starts a pair (written later, if at all, by the same sequence).
+func (b *Backend) writeBF16(kv *metal.KVLayer, k, v []float32, slots []int32) {
+	d, hd := kv.Dim(), kv.HeadDim
+	for _, s := range slots {
+		if s%2 == 0 {
+			for h := range kv.KVHeads {
+				o := kv.VIndex(s+1, h)
+				pair := kv.V[o : o+2*hd-1]
+				for j := 0; j < len(pair); j += 2 {
+					pair[j] = 0
+				}
+			}
+		}
+	}
+	for i, s := range slots {
+		for h := range kv.KVHeads {
+			x := i*d + h*hd
+			o := kv.KVIndex(s, h)
+			b.f.bf16.narrow(kv.K[o:o+hd], k[x:x+hd])
+			o = kv.VIndex(s, h)
+			pair := kv.V[o : o+2*hd-1]
+			for j, val := range v[x : x+hd] {
+				pair[2*j] = metal.F32ToBF16DAZ(val)
+			}
+		}
+	}
+}
+
+// stretch is one block of one KV head in the order attention walks the
+// cache: its chunk, KV head and first position.
+type stretch struct{ c, kh, p int }
+
+// step returns the stretch walked after u (its chunk at or past n at the
+// end), in blocks of bs positions, chunks of chunk, KV heads kh0..kh1-1.
+func (u stretch) step(bs, chunk, n, kh1, kh0 int) stretch {
+	if u.p += bs; u.p < min(u.c+chunk, n) {
+		return u
+	}
+	if u.kh++; u.kh < kh1 {
+		u.p = u.c
+		return u
+	}
+	return stretch{c: u.c + chunk, kh: kh0, p: u.c + chunk}
+}
