@@ -38,6 +38,9 @@ type bf16Kernels struct {
 	// narrow sets dst[i] = metal.F32ToBF16DAZ(src[i]). dst may start at
 	// src's first byte (in place: each store lands on bytes already read).
 	narrow func(dst []uint16, src []float32)
+	// narrowPairs sets dst[2i+odd] = metal.F32ToBF16DAZ(src[i]): one
+	// slot's values into its pair's interleaved words.
+	narrowPairs func(dst []uint16, src []float32, odd int)
 	// scoresHeads sets out[i][p] = dotBF16Ref(q[i], key p)·scale for the
 	// 8·len(tab) positions of tab's groups of eight rows of hd keys, for
 	// every head i (each q[i] hd bfloat16).
@@ -46,10 +49,18 @@ type bf16Kernels struct {
 	// groups (four pairs of positions a group, each pair hd 32-bit words),
 	// pairs of them, weighted by w[i][2m] and w[i][2m+1] (sumPairsRef).
 	sumsHeads func(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd int)
+	// tabScores and tabSums are a decode step's pair kernels over tables
+	// of stretches (attention_tables.go): the scores of two heads against
+	// every group of eight positions of each stretch (the last one
+	// whole), one stretch after another, and the value sums of every pair
+	// of each stretch, over chunks×128 dimensions (stride bytes a pair).
+	// nil where the set has none.
+	tabScores func(out0, out1 *float32, q0, q1 *uint16, tab *decodeStretch, n, blocks int, scale float32)
+	tabSums   func(o0, o1 *float32, tab *decodeStretch, n int, w0, w1 *uint16, chunks, stride int)
 }
 
 func portableBF16() bf16Kernels {
-	return bf16Kernels{narrow: narrowBF16Ref, scoresHeads: scoresHeadsBF16Ref, sumsHeads: sumsHeadsBF16Ref}
+	return bf16Kernels{narrow: narrowBF16Ref, narrowPairs: narrowPairsRef, scoresHeads: scoresHeadsBF16Ref, sumsHeads: sumsHeadsBF16Ref}
 }
 
 // flushSubnormal is x, or zero of its sign when x is below float32's
@@ -93,6 +104,12 @@ func sumPairsRef(o []float32, v, w []uint16) {
 func narrowBF16Ref(dst []uint16, src []float32) {
 	for i, x := range src[:len(dst)] {
 		dst[i] = metal.F32ToBF16DAZ(x)
+	}
+}
+
+func narrowPairsRef(dst []uint16, src []float32, odd int) {
+	for i, x := range src {
+		dst[2*i+odd] = metal.F32ToBF16DAZ(x)
 	}
 }
 
@@ -198,14 +215,11 @@ func (t *attentionTask) tokensBF16(run, kh0, kh1, worker int) {
 			}
 		}
 	}
-	walk(t.kv.K, func(r, h, c, end int) {
-		hl.out = append(hl.out, room(r, h)[c:c+(end-c+7)&^7])
-		hl.q16 = append(hl.q16, qb(r, h))
-	}, func(tab []halfGroup, _, _ int) { k.scoresHeads(hl.out, hl.q16, tab, hd, t.scale) })
-	// Softmax, then the weights as bfloat16 in place, zero past the
-	// token's context up to the run's (the one past an odd context
-	// cleared with the room's floats, the rest after narrowing).
-	for r := r0; r < r1; r++ {
+	// weights turns token r's scores into its softmax weights as bfloat16
+	// in place, zero past its context up to the run's (the one past an
+	// odd context cleared with the room's floats, the rest after
+	// narrowing), and clears its outputs for the value sums.
+	weights := func(r int) {
 		n, even := size(r), (size(r)+1)&^1
 		for h := h0; h < h1; h++ {
 			s := room(r, h)
@@ -216,10 +230,48 @@ func (t *attentionTask) tokensBF16(run, kh0, kh1, worker int) {
 			clear(out(r, h))
 		}
 	}
+	if r1-r0 == 1 && group%2 == 0 && hd%128 == 0 && k.tabScores != nil {
+		t.decodeBF16(r0, kh0, kh1, hl, room, qb, out, weights)
+		return
+	}
+	walk(t.kv.K, func(r, h, c, end int) {
+		hl.out = append(hl.out, room(r, h)[c:c+(end-c+7)&^7])
+		hl.q16 = append(hl.q16, qb(r, h))
+	}, func(tab []halfGroup, _, _ int) { k.scoresHeads(hl.out, hl.q16, tab, hd, t.scale) })
+	for r := r0; r < r1; r++ {
+		weights(r)
+	}
 	walk(t.kv.V, func(r, h, c, end int) {
 		hl.out = append(hl.out, out(r, h))
 		hl.q16 = append(hl.q16, bf16View(room(r, h))[c:c+(end-c+1)&^1])
 	}, func(tab []halfGroup, c, end int) { k.sumsHeads(hl.out, hl.q16, tab, (end-c+1)/2, hd) })
+}
+
+// decodeBF16 is a decode step (token r alone) over KV heads kh0..kh1-1 by
+// the set's table kernels, as decodeByTables walks a float16 or q8 cache:
+// for each pair of query heads, one scores call and one value-sums call
+// per segment of a KV head. room, qb and out are tokensBF16's views of the
+// token's scores (then weights), bfloat16 queries and outputs; weights
+// turns its scores into weights.
+func (t *attentionTask) decodeBF16(r, kh0, kh1 int, hl *headLists, room func(r, h int) []float32, qb func(r, h int) []uint16, out func(r, h int) []float32, weights func(r int)) {
+	k, kv, hd := &t.b.f.bf16, t.kv, t.hd
+	bs, group := kv.BlockSize, t.heads/t.kvHeads
+	n, blocks := int(t.rows[r].Pos)+1, t.rows[r].Blocks
+	tabK, tabV, seg, ahead := t.decodeTables(hl, blocks, kh0, kh1, n)
+	prefetchFirst(tabK, ahead, 2*kv.HeadElems())
+	segments(n, seg, bs, kh0, kh1, func(c, e, kh, i, nst int) {
+		for h := kh * group; h < (kh+1)*group; h += 2 {
+			k.tabScores(&room(r, h)[c], &room(r, h+1)[c], &qb(r, h)[0], &qb(r, h+1)[0], &tabK[i], nst, hd/16, t.scale)
+		}
+	})
+	prefetchFirst(tabV, ahead, 2*kv.HeadElems())
+	weights(r)
+	segments(n, seg, bs, kh0, kh1, func(c, e, kh, i, nst int) {
+		for h := kh * group; h < (kh+1)*group; h += 2 {
+			w0, w1 := bf16View(room(r, h)), bf16View(room(r, h+1))
+			k.tabSums(&out(r, h)[0], &out(r, h+1)[0], &tabV[i], nst, &w0[c], &w1[c], hd/128, 4*hd)
+		}
+	})
 }
 
 // groupTable lists positions c..p1-1 (whole groups of eight in whole
@@ -233,25 +285,38 @@ func (t *attentionTask) tokensBF16(run, kh0, kh1, worker int) {
 // against 27.6-34.6 on two), but a run of five tokens slower (13.1-14.8
 // against 15.2-18.3 at 1024 on one thread).
 func (t *attentionTask) groupTable(hl *headLists, src []uint16, blocks []int32, c, p1, d, nkh, kh, nmax int, near bool) []halfGroup {
-	bs, hd := t.kv.BlockSize, t.hd
-	tab := hl.tab[:0]
-	for p := c; p < p1; p += 8 {
-		i := t.kv.BlockIndex(blocks[p/bs], kh) + (p%bs)*hd
+	bs, hd, he := t.kv.BlockSize, t.hd, t.kv.HeadElems()
+	stride := t.kv.BlockStride
+	if stride == 0 {
+		stride = t.kv.KVHeads * he
+	}
+	// at is the index of position off of block j of the table in KV head
+	// h. Chunks start at whole blocks (c and d are multiples of bs), so a
+	// group and the one it prefetches sit at the same offset of their
+	// blocks: no divisions per group.
+	at := func(j, h, off int) int {
+		i := int(blocks[j])*stride + h*he + off*hd
 		_ = src[i+8*hd-1]
+		return i
+	}
+	tab := hl.tab[:0]
+	for p, j, off := c, c/bs, 0; p < p1; p += 8 {
+		i := at(j, kh, off)
 		g := halfGroup{k: &src[i], pf: &src[i]}
-		np, pkh := p+d, nkh
+		np, nj, pkh := p+d, j+d/bs, nkh
 		if near {
-			np = c + d + (p-c)%bs
+			np, nj = c+d+off, (c+d)/bs
 			if p+bs < p1 {
-				np, pkh = p+bs, kh
+				np, nj, pkh = p+bs, j+1, kh
 			}
 		}
 		if np < nmax {
-			j := t.kv.BlockIndex(blocks[np/bs], pkh) + (np%bs)*hd
-			_ = src[j+8*hd-1]
-			g.pf = &src[j]
+			g.pf = &src[at(nj, pkh, off)]
 		}
 		tab = append(tab, g)
+		if off += 8; off == bs {
+			j, off = j+1, 0
+		}
 	}
 	hl.tab = tab
 	return tab
@@ -267,17 +332,19 @@ func (t *attentionTask) prefetchHead(src []uint16, blocks []int32, end, kh int) 
 
 // writeBF16 is WriteKV for a KVBF16 cache: keys as rows, values into
 // their pair's interleaved words, after clearing the partner of each slot
-// that starts a pair (written later, if at all, by the same sequence).
+// that starts a pair (written later, if at all, by the same sequence)
+// unless the next slot written is that partner.
 func (b *Backend) writeBF16(kv *metal.KVLayer, k, v []float32, slots []int32) {
 	d, hd := kv.Dim(), kv.HeadDim
-	for _, s := range slots {
-		if s%2 == 0 {
-			for h := range kv.KVHeads {
-				o := kv.VIndex(s+1, h)
-				pair := kv.V[o : o+2*hd-1]
-				for j := 0; j < len(pair); j += 2 {
-					pair[j] = 0
-				}
+	for i, s := range slots {
+		if s%2 == 1 || (i+1 < len(slots) && slots[i+1] == s+1) {
+			continue
+		}
+		for h := range kv.KVHeads {
+			o := kv.VIndex(s+1, h)
+			pair := kv.V[o : o+2*hd-1]
+			for j := 0; j < len(pair); j += 2 {
+				pair[j] = 0
 			}
 		}
 	}
@@ -286,11 +353,8 @@ func (b *Backend) writeBF16(kv *metal.KVLayer, k, v []float32, slots []int32) {
 			x := i*d + h*hd
 			o := kv.KVIndex(s, h)
 			b.f.bf16.narrow(kv.K[o:o+hd], k[x:x+hd])
-			o = kv.VIndex(s, h)
-			pair := kv.V[o : o+2*hd-1]
-			for j, val := range v[x : x+hd] {
-				pair[2*j] = metal.F32ToBF16DAZ(val)
-			}
+			o = kv.VIndex(s, h) &^ 1 // the pair's first word
+			b.f.bf16.narrowPairs(kv.V[o:o+2*hd], v[x:x+hd], int(s%2))
 		}
 	}
 }

@@ -8,6 +8,9 @@ import "golang.org/x/sys/cpu"
 func narrowBF16AVX512(dst *uint16, src *float32, n int)
 
 //go:noescape
+func narrowPairsBF16AVX512(dst *uint16, src *float32, n, shift int, keep uint32)
+
+//go:noescape
 func scoresHeadsBF16x2AVX512(out *[6]*float32, q *[6]*uint16, tab *halfGroup, stride, qbytes, obytes int, scale float32)
 
 //go:noescape
@@ -15,6 +18,15 @@ func scoresHeadsBF16x4AVX512(out *[6]*float32, q *[6]*uint16, tab *halfGroup, st
 
 //go:noescape
 func scoresHeadsBF16x6AVX512(out *[6]*float32, q *[6]*uint16, tab *halfGroup, stride, qbytes, obytes int, scale float32)
+
+//go:noescape
+func scoresPairBF16TabAVX512(out0, out1 *float32, q0, q1 *uint16, tab *decodeStretch, n, blocks int, scale float32)
+
+//go:noescape
+func sumsPairBF16TabAVX512(o0, o1 *float32, tab *decodeStretch, n int, w0, w1 *uint16, chunks, stride int)
+
+//go:noescape
+func sumsRowsBF16x2AVX512(o *[10]*float32, w *[10]*uint16, tab *halfGroup, pairs, off, stride int)
 
 //go:noescape
 func sumsHeadsBF16x2AVX512(o *[10]*float32, w *[10]*uint16, tab *halfGroup, pairs, off, stride int)
@@ -37,7 +49,19 @@ func sumsHeadsBF16x10AVX512(o *[10]*float32, w *[10]*uint16, tab *halfGroup, pai
 func hasAVX512BF16() bool { return hasAVX512() && cpu.X86.HasAVX512BF16 }
 
 func avx512BF16() bf16Kernels {
-	return bf16Kernels{narrow: narrowBF16AVX512Slices, scoresHeads: scoresHeadsBF16AVX512, sumsHeads: sumsHeadsBF16AVX512}
+	return bf16Kernels{narrow: narrowBF16AVX512Slices, narrowPairs: narrowPairsBF16AVX512Slices, scoresHeads: scoresHeadsBF16AVX512, sumsHeads: sumsHeadsBF16AVX512,
+		tabScores: scoresPairBF16TabAVX512, tabSums: sumsPairBF16TabAVX512}
+}
+
+// narrowPairsBF16AVX512Slices is narrowPairsRef with the whole sixteens
+// in the kernel.
+func narrowPairsBF16AVX512Slices(dst []uint16, src []float32, odd int) {
+	if n := len(src) &^ 15; n > 0 {
+		_ = dst[2*n-1]
+		narrowPairsBF16AVX512(&dst[0], &src[0], n, 16*odd, 0xffff0000>>(16*odd))
+		dst, src = dst[2*n:], src[n:]
+	}
+	narrowPairsRef(dst, src, odd)
 }
 
 // narrowBF16AVX512Slices is narrowBF16Ref with the whole sixteens in the
@@ -109,7 +133,11 @@ func scoresHeadsBF16AVX512(out [][]float32, q [][]uint16, tab []halfGroup, hd in
 }
 
 // sumsHeadsBF16AVX512 is sumsHeadsBF16Ref: up to ten heads a call, 32
-// dimensions a call.
+// dimensions a call; or for up to four heads of 128 (a decode step's),
+// two heads a call, whole (sumsRowsBF16x2AVX512): against four calls of
+// 32 dimensions, three alternating runs of BenchmarkAttention (bf16, one
+// token) took the KV GB/s at context 256 from 24.9-32.0 to 30.3-37.6 on
+// one thread, at 4096 from 18.9-23.0 to 19.8-24.6.
 func sumsHeadsBF16AVX512(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd int) {
 	if pairs == 0 || len(o) == 0 {
 		return
@@ -124,6 +152,12 @@ func sumsHeadsBF16AVX512(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd
 		heads, twice := sumHeadsBF16At(len(o), i)
 		for j := range heads {
 			wp[j] = &w[min(i+j, len(o)-1)][0]
+		}
+		if hd == 128 && len(o) <= 4 { // a decode step's heads: two at a time, whole
+			op[0], op[1] = &o[i][0], &o[min(i+1, len(o)-1)][0]
+			sumsRowsBF16x2AVX512(&op, &wp, &tab[0], pairs, 0, 4*hd)
+			i += min(2, len(o)-i)
+			continue
 		}
 		for c := 0; c < hd; c += 32 {
 			for j := range heads {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/splash-inference/splash/metal"
@@ -22,7 +23,7 @@ func randBF16(rng *rand.Rand, n, lo, hi int) []uint16 {
 
 // TestBF16KernelsMatchPortable: every set's KVBF16 kernels give the
 // portable ones' bits: narrowing special values (subnormals, NaN, Inf,
-// ties) in place and not, and scores and value sums of one to eleven
+// ties) in place and not, and into one half of pairs (the other kept), and scores and value sums of one to eleven
 // heads, in magnitudes where VDPBF16PS flushes subnormal results, over
 // whole tables and value pairs ending anywhere in the last group.
 func TestBF16KernelsMatchPortable(t *testing.T) {
@@ -49,6 +50,18 @@ func TestBF16KernelsMatchPortable(t *testing.T) {
 			for i := range want {
 				if got[i] != want[i] || bf16View(inPlace)[i] != want[i] {
 					t.Fatalf("%s: narrow(%#08x) = %#04x (in place %#04x), portable %#04x", set.name, math.Float32bits(src[i]), got[i], bf16View(inPlace)[i], want[i])
+				}
+			}
+			for odd := range 2 {
+				pw, pg := make([]uint16, 2*n), make([]uint16, 2*n)
+				for i := range pw {
+					pw[i] = uint16(rng.Uint32())
+				}
+				copy(pg, pw)
+				ref.narrowPairs(pw, src, odd)
+				k.narrowPairs(pg, src, odd)
+				if !slices.Equal(pg, pw) {
+					t.Fatalf("%s: narrowPairs of %d, odd %d: %#04x, portable %#04x", set.name, n, odd, pg, pw)
 				}
 			}
 		}

@@ -107,30 +107,12 @@ func (t *attentionTask) decodeByTables(r, kh0, kh1 int, hl *headLists, scores, q
 	bs, group := kv.BlockSize, t.heads/t.kvHeads
 	n := int(t.rows[r].Pos) + 1
 	blocks := t.rows[r].Blocks
-	seg := max(1, decodeSegmentBytes/(2*kv.HeadElems())) * bs
 	whole := n - n%f.tabs.group // the positions the score kernels take
 	q8 := kv.Type == metal.KVQ8
 	rows := bs * kv.RowElems()           // elements of a stretch's rows
 	soff, ns := 2*rows, hd/metal.KVGroup // a q8 stretch's scales: bytes on, per row
-	firstV := &kv.V[kv.BlockIndex(blocks[0], kh0)]
-	ahead := (decodeAheadBytes + 2*kv.HeadElems() - 1) / (2 * kv.HeadElems())
-	// Both tables, in a buffer of exactly their size the first time it
-	// is too small (AttentionScratchBytes counts it).
-	if need := 2 * (kh1 - kh0) * ((n + bs - 1) / bs); cap(hl.stretches) < need {
-		hl.stretches = make([]decodeStretch, 0, need)
-	}
-	both := t.stretchTable(hl.stretches[:0], kv.K, blocks, kh0, kh1, n, seg, ahead, firstV)
-	m := len(both)
-	both = t.stretchTable(both, kv.V, blocks, kh0, kh1, n, seg, ahead, firstV)
-	hl.stretches = both
-	tabK, tabV := both[:m], both[m:]
-	// The stretches no kernel call prefetches: the first ones of each table
-	// (the values' asked for during the softmax).
-	first := func(tab []decodeStretch) {
-		for _, u := range tab[:min(ahead, len(tab))] {
-			prefetch(u.p, 2*kv.HeadElems())
-		}
-	}
+	tabK, tabV, seg, ahead := t.decodeTables(hl, blocks, kh0, kh1, n)
+	first := func(tab []decodeStretch) { prefetchFirst(tab, ahead, 2*kv.HeadElems()) }
 	first(tabK)
 
 	segments(n, seg, bs, kh0, kh1, func(c, e, kh, i, nst int) {
@@ -169,6 +151,35 @@ func (t *attentionTask) decodeByTables(r, kh0, kh1 int, hl *headLists, scores, q
 			}
 		}
 	})
+}
+
+// decodeTables are a decode step's tables of stretches of positions
+// 0..n-1 of KV heads kh0..kh1-1 (stretchTable), keys and values, in
+// hl.stretches (grown to exactly their size the first time it is too
+// small: AttentionScratchBytes counts it), with their segments' positions
+// and how many stretches ahead the kernels prefetch.
+func (t *attentionTask) decodeTables(hl *headLists, blocks []int32, kh0, kh1, n int) (tabK, tabV []decodeStretch, seg, ahead int) {
+	kv := t.kv
+	bs := kv.BlockSize
+	seg = max(1, decodeSegmentBytes/(2*kv.HeadElems())) * bs
+	ahead = (decodeAheadBytes + 2*kv.HeadElems() - 1) / (2 * kv.HeadElems())
+	firstV := &kv.V[kv.BlockIndex(blocks[0], kh0)]
+	if need := 2 * (kh1 - kh0) * ((n + bs - 1) / bs); cap(hl.stretches) < need {
+		hl.stretches = make([]decodeStretch, 0, need)
+	}
+	both := t.stretchTable(hl.stretches[:0], kv.K, blocks, kh0, kh1, n, seg, ahead, firstV)
+	m := len(both)
+	both = t.stretchTable(both, kv.V, blocks, kh0, kh1, n, seg, ahead, firstV)
+	hl.stretches = both
+	return both[:m], both[m:], seg, ahead
+}
+
+// prefetchFirst asks for the stretches of tab no kernel call prefetches:
+// the first ahead ones (bytes each).
+func prefetchFirst(tab []decodeStretch, ahead, bytes int) {
+	for _, u := range tab[:min(ahead, len(tab))] {
+		prefetch(u.p, bytes)
+	}
 }
 
 // segments calls visit for each segment of a decode step's tables, in
