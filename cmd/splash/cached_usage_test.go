@@ -124,3 +124,23 @@ func TestServeKVCacheTypes(t *testing.T) {
 		t.Fatalf("KV blocks in 16 MiB: %v (q8/f16 %.3f, want 2/1.0625 = 1.88)", blocks, r)
 	}
 }
+
+// TestServeWarnsOfPortableBF16: a bf16 cache served by kernels without
+// bf16 attention loops (here the portable ones) says so in the plan.
+func TestServeWarnsOfPortableBF16(t *testing.T) {
+	dir := t.TempDir()
+	spec := testmodel.Tiny("qwen3")
+	spec.HeadDim = 32
+	if err := testmodel.Write(dir, spec); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"bf16", "f16"} {
+		_, _, logs, stop := startServeLogs(t, "--model", dir, "--kv-memory", "16M", "--kv-cache-type", typ, "--portable-kernels")
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if warned := strings.Contains(logs.String(), "no bf16 attention loops"); warned != (typ == "bf16") {
+			t.Fatalf("--kv-cache-type %s --portable-kernels: warned %v:\n%s", typ, warned, logs.String())
+		}
+	}
+}

@@ -387,6 +387,9 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		return err
 	}
 	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
+	if p.kvType == metal.KVBF16 && !be.SIMDAttention(p.kvType) {
+		fmt.Fprintf(s.err, "warning: the %s kernels have no bf16 attention loops (they need AVX512_BF16): attention over the bf16 KV cache runs on the portable ones, many times slower than with --kv-cache-type f16\n", be.Name())
+	}
 	sched := engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens, MaxPrefillWithDecode: f.maxPrefillDec,
 		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens}
 	if f.prefillCost {

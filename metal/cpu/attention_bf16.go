@@ -59,6 +59,17 @@ type bf16Kernels struct {
 	tabSums   func(o0, o1 *float32, tab *decodeStretch, n int, w0, w1 *uint16, chunks, stride int)
 }
 
+// SIMDAttention reports whether the kernel set attends over a cache of
+// type t with SIMD loops: a bf16 cache needs AVX512_BF16 (elsewhere its
+// attention runs on the portable loops, many times slower); float16 and
+// q8 caches have them in every set but the portable one.
+func (b *Backend) SIMDAttention(t metal.KVType) bool {
+	if t == metal.KVBF16 {
+		return b.f.bf16.tabScores != nil
+	}
+	return b.f.name != portableFused().name
+}
+
 func portableBF16() bf16Kernels {
 	return bf16Kernels{narrow: narrowBF16Ref, narrowPairs: narrowPairsRef, scoresHeads: scoresHeadsBF16Ref, sumsHeads: sumsHeadsBF16Ref}
 }
