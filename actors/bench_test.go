@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -56,7 +57,13 @@ func benchEngine(b *testing.B, m model.Model, specName string, p spec.Proposer) 
 }
 
 func benchEngineBlocks(b *testing.B, m model.Model, specName string, p spec.Proposer, blocks int) *Engine {
+	// SPLASH_KV_CACHE_TYPE picks the cache type, as for the server.
+	kvType, err := metal.ParseKVType(cmp.Or(os.Getenv("SPLASH_KV_CACHE_TYPE"), "f16"))
+	if err != nil {
+		b.Fatalf("SPLASH_KV_CACHE_TYPE: %v", err)
+	}
 	e, err := New(Config{Model: touchedKV{m}, Spec: specName, Proposer: p, NewDecoder: func() TextDecoder { return idDecoder{} },
+		KVType:    kvType,
 		Scheduler: engine.Config{NumBlocks: blocks, BlockSize: benchBlockSize, MaxBatchTokens: 512, MaxRunning: 64},
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
