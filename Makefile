@@ -43,6 +43,8 @@ bench-kernels:
 	$(GO) test -run '^$$' -bench 'MatVec$$|MatMat' -benchtime 10x ./metal/cpu/
 	$(GO) test -run '^$$' -bench 'Decode0_6BQ4|DecodeLong0_6BQ4' -benchtime 60x -cpu 1,$$(nproc) ./model/
 	$(GO) test -run '^$$' -bench 'Prefill0_6BQ4' -benchtime 3x -cpu 1,$$(nproc) ./model/
+	$(GO) test -run '^$$' -bench 'PrefillChunk0_6BQ4' -benchtime 3x ./model/
+	SPLASH_KV_CACHE_TYPE=bf16 $(GO) test -run '^$$' -bench 'PrefillChunk0_6BQ4' -benchtime 3x ./model/
 
 # The real Claude Code, Codex and OpenCode (from npm) against a Splash it
 # starts with the demo model; needs the npm registry, so not part of test.
