@@ -87,11 +87,15 @@ func TestForwardMatchesReference(t *testing.T) {
 		{"LlamaForCausalLM", false, metal.KVF16, 1e-4},
 		{"LlamaForCausalLM", true, metal.KVF16, 1e-4},
 		{"LlamaForCausalLM", false, metal.KVQ8, 1e-4}, // heads of 32
+		{"LlamaForCausalLM", false, metal.KVBF16, 1e-4},
 	} {
 		t.Run(tc.arch+"/"+tc.kvType.String(), func(t *testing.T) {
 			cfg := tinyConfig(tc.arch, tc.tied)
 			m, rw := buildModel(t, cfg, metal.F32, be)
-			const blockSize = 4
+			blockSize := 4
+			if tc.kvType == metal.KVBF16 {
+				blockSize = metal.BF16Positions
+			}
 			tokens := randomTokens(23, cfg.VocabSize, 3)
 			want := refForward(cfg, rw, cfg.Architecture == "Qwen3ForCausalLM", tokens, tc.kvType)
 			kv := m.NewKVCache(16, blockSize, tc.kvType)

@@ -158,9 +158,9 @@ func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType m
 			copy(x[hh*hd:(hh+1)*hd], rms(x[hh*hd:(hh+1)*hd], g))
 		}
 	}
-	// The KV cache stores float16 or q8 (metal.KVLayer): keys and values
-	// are rounded as the cache rounds them (q8's groups of 32 lie within
-	// a head, as the model's heads are whole groups).
+	// The KV cache stores float16, bfloat16 or q8 (metal.KVLayer): keys
+	// and values are rounded as the cache rounds them (q8's groups of 32
+	// lie within a head, as the model's heads are whole groups).
 	f16 := func(x []float64) []float64 {
 		if kvType == metal.KVQ8 {
 			x32 := make([]float32, len(x))
@@ -176,6 +176,10 @@ func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType m
 			return x
 		}
 		for i, v := range x {
+			if kvType == metal.KVBF16 {
+				x[i] = float64(metal.BF16ToF32(metal.F32ToBF16DAZ(float32(v))))
+				continue
+			}
 			x[i] = float64(metal.F16ToF32(metal.F32ToF16(float32(v))))
 		}
 		return x
@@ -199,6 +203,9 @@ func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType m
 			}
 			rope(q, t)
 			rope(k, t)
+			if kvType == metal.KVBF16 { // its attention rounds the queries too
+				q = f16(q)
+			}
 			qs[t], keys[t], vals[t] = q, f16(k), f16(lin(p+"self_attn.v_proj.weight", a, nkv*hd))
 		}
 		for t := range xs {
@@ -221,8 +228,12 @@ func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType m
 					sum += sc[s]
 				}
 				for s := range sc {
+					w := sc[s] / sum
+					if kvType == metal.KVBF16 { // and the softmax weights
+						w = float64(metal.BF16ToF32(metal.F32ToBF16DAZ(float32(w))))
+					}
 					for i := 0; i < hd; i++ {
-						att[hh*hd+i] += sc[s] / sum * vals[s][kh*hd+i]
+						att[hh*hd+i] += w * vals[s][kh*hd+i]
 					}
 				}
 			}
