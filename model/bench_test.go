@@ -325,5 +325,5 @@ func BenchmarkPrefillChunk0_6BQ4(b *testing.B) {
 	b.ReportMetric(t0*1e3, "ctx0-min-ms")
 	b.ReportMetric(tc*1e3, "ctx4096-min-ms")
 	b.ReportMetric(ctx*t0/(tc-t0)-n/2, "breakeven")
-	b.ReportMetric(float64(m.Config().AttentionBreakEven(be.QuantSpeedup(metal.Q4))), "model-breakeven")
+	b.ReportMetric(float64(m.Config().AttentionBreakEven(be.QuantSpeedup(metal.Q4)/be.AttentionSpeedup(benchKV(b)))), "model-breakeven")
 }

@@ -393,7 +393,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	sched := engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens, MaxPrefillWithDecode: f.maxPrefillDec,
 		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens}
 	if f.prefillCost {
-		sched.AttentionBreakEven = m.cfg.AttentionBreakEven(be.QuantSpeedup(productType(m.tensors)))
+		sched.AttentionBreakEven = m.cfg.AttentionBreakEven(be.QuantSpeedup(productType(m.tensors)) / be.AttentionSpeedup(p.kvType))
 		fmt.Fprintf(s.err, "prompt chunks while others decode: %d tokens at the start of a prompt, %d at 8192 (a token's attention costs its matrix products at a context of %d)\n",
 			sched.PrefillChunkAt(0), sched.PrefillChunkAt(8192), sched.AttentionBreakEven)
 	}

@@ -25,6 +25,11 @@ const (
 	// measured: SDOT multiplies 16 byte pairs against a 4-lane FMLA, less
 	// the q4 unpacking.
 	neonSpeedup = 3
+	// bf16AttentionSpeedup is how much faster the AVX512_BF16 attention
+	// over a bf16 cache runs than the float16 one: the same benchmark with
+	// SPLASH_KV_CACHE_TYPE=bf16 broke even at 1618-1650 positions against
+	// 1117-1119 for float16 (two runs each, alternating).
+	bf16AttentionSpeedup = 1.46
 )
 
 // QuantSpeedup is how many multiply-adds the backend's products of weights
@@ -38,4 +43,16 @@ func (b *Backend) QuantSpeedup(d metal.DType) float64 {
 		return 1
 	}
 	return b.k.quantSpeedup
+}
+
+// AttentionSpeedup is how much faster the backend's attention runs over a
+// cache of type t than over a float16 one (which QuantSpeedup counts):
+// for planning with a bf16 cache, QuantSpeedup/AttentionSpeedup. 1 where
+// not measured (q8) or without SIMD bf16 loops (those are slower: see
+// SIMDAttention).
+func (b *Backend) AttentionSpeedup(t metal.KVType) float64 {
+	if t == metal.KVBF16 && b.SIMDAttention(t) {
+		return bf16AttentionSpeedup
+	}
+	return 1
 }
