@@ -37,7 +37,7 @@ func BenchmarkAttention(b *testing.B) {
 		{metal.KVQ8, 16, 1, 512, 32},
 		{metal.KVF16, 1, 1, 1024, 16}, {metal.KVF16, 1, 5, 256, 16}, {metal.KVQ8, 1, 1, 4096, 16},
 		{metal.KVBF16, 1, 1, 256, 32}, {metal.KVBF16, 1, 1, 4096, 32}, {metal.KVBF16, 1, 5, 256, 32}, {metal.KVBF16, 1, 5, 1024, 32},
-		{metal.KVBF16, 1, 5, 4096, 32}, {metal.KVBF16, 1, 16, 1024, 32}, {metal.KVBF16, 16, 1, 512, 32},
+		{metal.KVBF16, 1, 5, 4096, 32}, {metal.KVBF16, 1, 16, 1024, 32}, {metal.KVBF16, 1, 16, 4096, 32}, {metal.KVBF16, 16, 1, 512, 32},
 	}
 	for _, c := range cases {
 		seqs, tokens, ctx, bs := c.seqs, c.tokens, c.ctx, c.bs
