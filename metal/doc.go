@@ -38,7 +38,10 @@
 // is a contiguous stretch; blocks are KVLayer.BlockStride apart. Keys and
 // values are stored as float16 (rounded to nearest even; KVF16) or as int8
 // with a float16 scale per 32 (KVQ8, QuantizeKV), and widened exactly to
-// float32 for the arithmetic, which accumulates in float32.
+// float32 for the arithmetic, which accumulates in float32; or as bfloat16
+// (KVBF16, values in pairs of slots), whose attention multiplies them by
+// queries and softmax weights rounded to bfloat16 as well (VDPBF16PS's
+// arithmetic), accumulating in float32.
 //
 // # Batch invariance
 //
