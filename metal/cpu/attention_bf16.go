@@ -35,6 +35,8 @@ import (
 
 // bf16Kernels are a set's loops over a KVBF16 cache.
 type bf16Kernels struct {
+	// simd says the loops are a SIMD set's, not the portable ones.
+	simd bool
 	// narrow sets dst[i] = metal.F32ToBF16DAZ(src[i]). dst may start at
 	// src's first byte (in place: each store lands on bytes already read).
 	narrow func(dst []uint16, src []float32)
@@ -60,12 +62,13 @@ type bf16Kernels struct {
 }
 
 // SIMDAttention reports whether the kernel set attends over a cache of
-// type t with SIMD loops: a bf16 cache needs AVX512_BF16 (elsewhere its
-// attention runs on the portable loops, many times slower); float16 and
-// q8 caches have them in every set but the portable one.
+// type t with SIMD loops: for a bf16 cache, AVX2 or AVX512_BF16 ones
+// (NEON has none yet: its attention runs on the portable loops, many
+// times slower); float16 and q8 caches have them in every set but the
+// portable one.
 func (b *Backend) SIMDAttention(t metal.KVType) bool {
 	if t == metal.KVBF16 {
-		return b.f.bf16.tabScores != nil
+		return b.f.bf16.simd
 	}
 	return b.f.name != portableFused().name
 }

@@ -49,7 +49,7 @@ func sumsHeadsBF16x10AVX512(o *[10]*float32, w *[10]*uint16, tab *halfGroup, pai
 func hasAVX512BF16() bool { return hasAVX512() && cpu.X86.HasAVX512BF16 }
 
 func avx512BF16() bf16Kernels {
-	return bf16Kernels{narrow: narrowBF16AVX512Slices, narrowPairs: narrowPairsBF16AVX512Slices, scoresHeads: scoresHeadsBF16AVX512, sumsHeads: sumsHeadsBF16AVX512,
+	return bf16Kernels{simd: true, narrow: narrowBF16AVX512Slices, narrowPairs: narrowPairsBF16AVX512Slices, scoresHeads: scoresHeadsBF16AVX512, sumsHeads: sumsHeadsBF16AVX512,
 		tabScores: scoresPairBF16TabAVX512, tabSums: sumsPairBF16TabAVX512}
 }
 

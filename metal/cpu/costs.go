@@ -48,10 +48,10 @@ func (b *Backend) QuantSpeedup(d metal.DType) float64 {
 // AttentionSpeedup is how much faster the backend's attention runs over a
 // cache of type t than over a float16 one (which QuantSpeedup counts):
 // for planning with a bf16 cache, QuantSpeedup/AttentionSpeedup. 1 where
-// not measured (q8) or without SIMD bf16 loops (those are slower: see
-// SIMDAttention).
+// not measured (q8), and for bf16 without AVX512_BF16 (emulated on AVX2,
+// or the portable loops: SIMDAttention).
 func (b *Backend) AttentionSpeedup(t metal.KVType) float64 {
-	if t == metal.KVBF16 && b.SIMDAttention(t) {
+	if t == metal.KVBF16 && b.f.bf16.tabScores != nil { // AVX512_BF16's
 		return bf16AttentionSpeedup
 	}
 	return 1
