@@ -139,13 +139,9 @@ func scoresHeadsBF16AVX512(out [][]float32, q [][]uint16, tab []halfGroup, hd in
 // token) took the KV GB/s at context 256 from 24.9-32.0 to 30.3-37.6 on
 // one thread, at 4096 from 18.9-23.0 to 19.8-24.6.
 func sumsHeadsBF16AVX512(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd int) {
-	if pairs == 0 || len(o) == 0 {
+	if !checkSumsBF16(o, w, tab, pairs, hd) {
 		return
 	}
-	if pairs > 4*len(tab) || len(w) != len(o) {
-		panic("cpu: bf16 value pairs beyond their table")
-	}
-	checkHeadsBF16(o, w, hd, 2*pairs)
 	var op [10]*float32
 	var wp [10]*uint16
 	for i := 0; i < len(o); {
@@ -181,6 +177,20 @@ func sumsHeadsBF16AVX512(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd
 		}
 		i += heads
 	}
+}
+
+// checkSumsBF16 reports whether a value-sums call has any work, and
+// panics unless its arguments fit one another (checkHeadsBF16, and pairs
+// within tab's groups).
+func checkSumsBF16(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd int) bool {
+	if pairs == 0 || len(o) == 0 {
+		return false
+	}
+	if pairs > 4*len(tab) {
+		panic("cpu: bf16 value pairs beyond their table")
+	}
+	checkHeadsBF16(o, w, hd, 2*pairs)
+	return true
 }
 
 // checkHeadsBF16 panics unless every out[i] holds m floats and every

@@ -54,13 +54,9 @@ func scoresHeadsBF16AVX2(out [][]float32, q [][]uint16, tab []halfGroup, hd int,
 // sumsHeadsBF16AVX2 is sumsHeadsBF16Ref, two heads and 32 dimensions a
 // call.
 func sumsHeadsBF16AVX2(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd int) {
-	if pairs == 0 || len(o) == 0 {
+	if !checkSumsBF16(o, w, tab, pairs, hd) {
 		return
 	}
-	if pairs > 4*len(tab) || len(w) != len(o) {
-		panic("cpu: bf16 value pairs beyond their table")
-	}
-	checkHeadsBF16(o, w, hd, 2*pairs)
 	var op [10]*float32
 	var wp [10]*uint16
 	for i := 0; i < len(o); i += 2 {
