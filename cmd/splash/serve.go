@@ -94,7 +94,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	// stretches and stretches twice as long for the prefetchers. The
 	// price is prefix-cache hits in steps of 32 tokens.
 	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 32, "tokens per KV cache block")
-	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", "f16", "how the KV cache stores keys and values: f16; bf16 (float32's range, queries and attention weights rounded to bfloat16 too, as vLLM and FlashAttention compute bf16 models: faster prompts and speculative verification on CPUs with AVX512_BF16, emulated at about f16's speed with AVX2 alone, much slower attention on others; head sizes that are multiples of 32, block sizes of 8); or q8 (int8 with a scale per 32, as llama.cpp's q8_0: about twice the tokens in the same memory and faster decoding at long contexts, somewhat slower prompts; head sizes that are multiples of 32)")
+	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", "f16", "how the KV cache stores keys and values: f16; bf16 (float32's range, queries and attention weights rounded to bfloat16 too, as vLLM and FlashAttention compute bf16 models: faster prompts and speculative verification on CPUs with AVX512_BF16, emulated bit for bit on other AVX2 and NEON CPUs at about f16's speed; head sizes that are multiples of 32, block sizes of 8); or q8 (int8 with a scale per 32, as llama.cpp's q8_0: about twice the tokens in the same memory and faster decoding at long contexts, somewhat slower prompts; head sizes that are multiples of 32)")
 	fs.IntVar(&f.maxBatchTokens, 0, "max-batch-tokens", 512, "tokens evaluated per step (prefill chunks and decode rows)")
 	fs.IntVar(&f.maxPrefillDec, 0, "max-prefill-with-decode", 128, "prompt tokens a step takes while other requests are decoding, so that their streams do not stall behind long prompts (0: up to --max-batch-tokens)")
 	fs.BoolVar(&f.prefillCost, 0, "prefill-by-attention", "count prompt tokens deep in a long prompt at their attention's cost against --max-prefill-with-decode: smaller chunks there, steadier streams beside long prompts, less throughput")
@@ -388,7 +388,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	}
 	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
 	if p.kvType == metal.KVBF16 && !be.SIMDAttention(p.kvType) {
-		fmt.Fprintf(s.err, "warning: the %s kernels have no bf16 attention loops (x86 ones need AVX2): attention over the bf16 KV cache runs on the portable ones, many times slower than with --kv-cache-type f16\n", be.Name())
+		fmt.Fprintf(s.err, "warning: the %s kernels have no bf16 attention loops: attention over the bf16 KV cache runs on the portable ones, many times slower than with --kv-cache-type f16\n", be.Name())
 	}
 	sched := engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens, MaxPrefillWithDecode: f.maxPrefillDec,
 		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens}

@@ -62,10 +62,8 @@ type bf16Kernels struct {
 }
 
 // SIMDAttention reports whether the kernel set attends over a cache of
-// type t with SIMD loops: for a bf16 cache, AVX2 or AVX512_BF16 ones
-// (NEON has none yet: its attention runs on the portable loops, many
-// times slower); float16 and q8 caches have them in every set but the
-// portable one.
+// type t with SIMD loops (every set but the portable one has them for
+// every type; a bf16 cache's portable loops are many times slower).
 func (b *Backend) SIMDAttention(t metal.KVType) bool {
 	if t == metal.KVBF16 {
 		return b.f.bf16.simd
@@ -143,6 +141,33 @@ func sumsHeadsBF16Ref(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd in
 		v, n := unsafe.Slice(tab[m/4].k, 8*hd), min(4, pairs-m)
 		for i := range o {
 			sumPairsRef(o[i][:hd], v, w[i][2*m:2*(m+n)])
+		}
+	}
+}
+
+// checkSumsBF16 reports whether a value-sums call has any work, and
+// panics unless its arguments fit one another (checkHeadsBF16, and pairs
+// within tab's groups).
+func checkSumsBF16(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd int) bool {
+	if pairs == 0 || len(o) == 0 {
+		return false
+	}
+	if pairs > 4*len(tab) {
+		panic("cpu: bf16 value pairs beyond their table")
+	}
+	checkHeadsBF16(o, w, hd, 2*pairs)
+	return true
+}
+
+// checkHeadsBF16 panics unless every out[i] holds m floats and every
+// in[i] n bfloat16, for a head size the kernels take.
+func checkHeadsBF16(out [][]float32, in [][]uint16, m, n int) {
+	if len(in) != len(out) {
+		panic("cpu: bf16 attention heads and inputs of unequal counts")
+	}
+	for i := range out {
+		if len(out[i]) != m || len(in[i]) != n {
+			panic("cpu: bf16 attention heads of unequal lengths")
 		}
 	}
 }

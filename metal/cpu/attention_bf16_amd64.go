@@ -178,30 +178,3 @@ func sumsHeadsBF16AVX512(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd
 		i += heads
 	}
 }
-
-// checkSumsBF16 reports whether a value-sums call has any work, and
-// panics unless its arguments fit one another (checkHeadsBF16, and pairs
-// within tab's groups).
-func checkSumsBF16(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd int) bool {
-	if pairs == 0 || len(o) == 0 {
-		return false
-	}
-	if pairs > 4*len(tab) {
-		panic("cpu: bf16 value pairs beyond their table")
-	}
-	checkHeadsBF16(o, w, hd, 2*pairs)
-	return true
-}
-
-// checkHeadsBF16 panics unless every out[i] holds m floats and every
-// in[i] n bfloat16, for a head size the kernels take.
-func checkHeadsBF16(out [][]float32, in [][]uint16, m, n int) {
-	if len(in) != len(out) {
-		panic("cpu: bf16 attention heads and inputs of unequal counts")
-	}
-	for i := range out {
-		if len(out[i]) != m || len(in[i]) != n {
-			panic("cpu: bf16 attention heads of unequal lengths")
-		}
-	}
-}
