@@ -55,17 +55,6 @@
 	SHL16(e, x); \
 	AND16B(x, x, 31)
 
-// ZERO8 zeroes V0..V7 (NP_GROUP's accumulators, with V8..V15).
-#define ZERO8 \
-	ZERO(0); \
-	ZERO(1); \
-	ZERO(2); \
-	ZERO(3); \
-	ZERO(4); \
-	ZERO(5); \
-	ZERO(6); \
-	ZERO(7)
-
 // BKEY adds position j's block of sixteen keys (at Rr, stepped on) times
 // the split queries (head 0: odd V16, V17, even V20, V21; head 1: odd
 // V18, V19, even V22, V23) to head 0's sums V(2j), V(2j+1) and head 1's

@@ -12,17 +12,6 @@
 #define FMLA4S(d, n, m) WORD $(0x4E20CC00 | ((m)<<16) | ((n)<<5) | (d))
 #define FMLAE(d, n, m) WORD $(0x4F801000 | ((m)<<16) | ((n)<<5) | (d))
 
-// ZERO8 zeroes V0..V7.
-#define ZERO8 \
-	ZERO(0); \
-	ZERO(1); \
-	ZERO(2); \
-	ZERO(3); \
-	ZERO(4); \
-	ZERO(5); \
-	ZERO(6); \
-	ZERO(7)
-
 // FCMGT Vd.4S, Vn.4S, Vm.4S (Vn > Vm); BIT Vd.16B, Vn.16B, Vm.16B (Vd
 // takes Vn's bits where Vm's are set); EXT Vd.16B, Vn.16B, Vm.16B, #8;
 // FADDP Sd, Vn.2S

@@ -13,6 +13,17 @@
 	MOVD  blocks+56(FP), R5; \
 	FMOVS scale+64(FP), F30
 
+// ZERO8 zeroes V0..V7.
+#define ZERO8 \
+	ZERO(0); \
+	ZERO(1); \
+	ZERO(2); \
+	ZERO(3); \
+	ZERO(4); \
+	ZERO(5); \
+	ZERO(6); \
+	ZERO(7)
+
 // NP_GROUP starts four positions at R2 (rows R6..R9), R13 blocks to go.
 #define NP_GROUP \
 	MOVD R2, R6; \
