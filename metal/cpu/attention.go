@@ -197,19 +197,31 @@ func (t *attentionTask) run(lo, hi, worker int) {
 	}
 }
 
+// span is run run's rows r0..r1-1 and the positions their context spans
+// (the largest Pos, plus one).
+func (t *attentionTask) span(run int) (r0, r1, nmax int) {
+	r0, r1 = int(t.runs[run]), int(t.runs[run+1])
+	for r := r0; r < r1; r++ {
+		nmax = max(nmax, int(t.rows[r].Pos)+1)
+	}
+	return r0, r1, nmax
+}
+
+// chunk is the positions of a chunk: the whole blocks of about attnChunk
+// positions.
+func (t *attentionTask) chunk() int {
+	bs := t.kv.BlockSize
+	return max(1, attnChunk/bs) * bs
+}
+
 // tokens computes the query heads of KV heads kh0..kh1-1 for the tokens
 // of run run.
 func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	f, hd, bs := &t.b.f, t.hd, t.kv.BlockSize
 	group := t.heads / t.kvHeads
-	r0, r1 := int(t.runs[run]), int(t.runs[run+1])
+	r0, r1, nmax := t.span(run)
 	h0, h1 := kh0*group, kh1*group
-	nmax := 0
-	for r := r0; r < r1; r++ {
-		nmax = max(nmax, int(t.rows[r].Pos)+1)
-	}
-	// A chunk is the whole blocks of about attnChunk positions.
-	chunk := max(1, attnChunk/bs) * bs
+	chunk := t.chunk()
 	// The widened chunk starts a whole number of 64-byte lines past the
 	// scores' start, so when the scratch is line-aligned (Go allocates
 	// slices past 32 KiB page-aligned) its vector loads never split a line.

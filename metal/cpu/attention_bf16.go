@@ -192,13 +192,9 @@ func (t *attentionTask) tokensBF16(run, kh0, kh1, worker int) {
 	f, hd, bs := &t.b.f, t.hd, t.kv.BlockSize
 	k := &f.bf16
 	group := t.heads / t.kvHeads
-	r0, r1 := int(t.runs[run]), int(t.runs[run+1])
+	r0, r1, nmax := t.span(run)
 	h0, h1 := kh0*group, kh1*group
-	nmax := 0
-	for r := r0; r < r1; r++ {
-		nmax = max(nmax, int(t.rows[r].Pos)+1)
-	}
-	chunk := max(1, attnChunk/bs) * bs
+	chunk := t.chunk()
 	// Each (token, head) has room for the scores of whole groups of eight
 	// up to the run's context (stride floats), then its weights as
 	// bfloat16 in place; the queries as bfloat16 follow.

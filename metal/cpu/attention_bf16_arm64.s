@@ -72,11 +72,11 @@
 	FMLA4S(9+2*(j), 25, 19); \
 	FMLA4S(9+2*(j), 27, 23)
 
-// func scoresPairBF16NEON(out0, out1 *float32, q0, q1 *uint16, tab *halfGroup, groups, blocks, stride int, scale float32)
+// func scoresPairBF16(out0, out1 *float32, q0, q1 *uint16, tab *halfGroup, groups, blocks, stride int, scale float32)
 // The scores of two heads against the groups of eight positions of tab
 // (rows stride bytes apart, blocks blocks of sixteen bfloat16), four
 // positions at a time, eight scores a group from out0 and out1.
-TEXT ·scoresPairBF16NEON(SB), NOSPLIT, $0-68
+TEXT ·scoresPairBF16(SB), NOSPLIT, $0-68
 	BF_FZ_SET
 	BF_MASK
 	MOVD  out0+0(FP), R0
@@ -129,12 +129,12 @@ bsblock:
 	FMLA4S(8+(a), v, 18); \
 	FMLA4S(8+(a), 28, 19)
 
-// func sumsPairBF16NEON(o *[10]*float32, w *[10]*uint16, tab *halfGroup, pairs, off, stride int)
+// func sumsPairBF16(o *[10]*float32, w *[10]*uint16, tab *halfGroup, pairs, off, stride int)
 // Adds to 32 outputs of each of two heads (o[0], o[1]) the value pairs of
 // tab's groups, pairs of them (at least one), from byte off of each
 // pair's words (pairs stride bytes apart), weighted by the pairs of w[0]
 // and w[1]: sumPairsRef's lanes.
-TEXT ·sumsPairBF16NEON(SB), NOSPLIT, $0-48
+TEXT ·sumsPairBF16(SB), NOSPLIT, $0-48
 	BF_FZ_SET
 	BF_MASK
 	MOVD o+0(FP), R0
@@ -228,9 +228,10 @@ bvdone:
 	MOVW $0x00400000, R9; \
 	VDUP R9, V14.S4
 
-// func narrowBF16NEON(dst *uint16, src *float32, n int)
-// narrowBF16Ref for NEON: n a multiple of four, in place allowed.
-TEXT ·narrowBF16NEON(SB), NOSPLIT, $0-24
+// func narrowBF16Vec(dst *uint16, src *float32, n int)
+// narrowBF16Ref for NEON: n a multiple of four (eight, as the AVX2
+// kernel's), in place allowed.
+TEXT ·narrowBF16Vec(SB), NOSPLIT, $0-24
 	BF_NARROW_CONSTS
 	MOVD dst+0(FP), R0
 	MOVD src+8(FP), R1
@@ -246,9 +247,10 @@ bn4:
 	CBNZ   R2, bn4
 	RET
 
-// func narrowPairsBF16NEON(dst *uint16, src *float32, n, shift int, keep uint32)
-// narrowPairsRef for NEON: n a multiple of four.
-TEXT ·narrowPairsBF16NEON(SB), NOSPLIT, $0-36
+// func narrowPairsBF16Vec(dst *uint16, src *float32, n, shift int, keep uint32)
+// narrowPairsRef for NEON: n a multiple of four (eight, as the AVX2
+// kernel's).
+TEXT ·narrowPairsBF16Vec(SB), NOSPLIT, $0-36
 	BF_NARROW_CONSTS
 	MOVD  dst+0(FP), R0
 	MOVD  src+8(FP), R1

@@ -94,12 +94,12 @@
 	VFMADD231PS Y8, Y4, a0; \
 	VFMADD231PS Y8, Y6, a1
 
-// func scoresPairBF16AVX2(out0, out1 *float32, q0, q1 *uint16, tab *halfGroup, groups, blocks, stride int, scale float32)
+// func scoresPairBF16(out0, out1 *float32, q0, q1 *uint16, tab *halfGroup, groups, blocks, stride int, scale float32)
 // The scores of two heads against the groups of eight positions of tab
 // (rows stride bytes apart, blocks blocks of sixteen bfloat16 dimensions),
 // four positions at a time, eight scores a group from out0 and out1,
 // prefetching each group's pf as it goes.
-TEXT ·scoresPairBF16AVX2(SB), NOSPLIT, $16-68
+TEXT ·scoresPairBF16(SB), NOSPLIT, $16-68
 	BF_MXCSR_SET // and restored for each fold
 	BF_MASK
 	MOVQ out0+0(FP), DI
@@ -191,12 +191,12 @@ bsblock:
 	VFMADD231PS Y8, Y4, a0; \
 	VFMADD231PS Y8, Y6, a1
 
-// func sumsPairBF16AVX2(o *[10]*float32, w *[10]*uint16, tab *halfGroup, pairs, off, stride int)
+// func sumsPairBF16(o *[10]*float32, w *[10]*uint16, tab *halfGroup, pairs, off, stride int)
 // Adds to 32 outputs of each of two heads (o[0], o[1]) the value pairs of
 // tab's groups, pairs of them (at least one), from byte off of each
 // pair's words (pairs stride bytes apart), weighted by the pairs of w[0]
 // and w[1]: sumPairsRef's lanes.
-TEXT ·sumsPairBF16AVX2(SB), NOSPLIT, $16-48
+TEXT ·sumsPairBF16(SB), NOSPLIT, $16-48
 	BF_MXCSR_SET
 	BF_MASK
 	HW_ARGS
@@ -252,9 +252,9 @@ bvdone:
 	BF_MXCSR_RESTORE
 	RET
 
-// func narrowBF16AVX2(dst *uint16, src *float32, n int)
+// func narrowBF16Vec(dst *uint16, src *float32, n int)
 // narrowBF16AVX512 for AVX2: n a multiple of eight, in place allowed.
-TEXT ·narrowBF16AVX2(SB), NOSPLIT, $0-24
+TEXT ·narrowBF16Vec(SB), NOSPLIT, $0-24
 	BF_NARROW_CONSTS
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -274,9 +274,9 @@ bn8:
 	VZEROUPPER
 	RET
 
-// func narrowPairsBF16AVX2(dst *uint16, src *float32, n, shift int, keep uint32)
+// func narrowPairsBF16Vec(dst *uint16, src *float32, n, shift int, keep uint32)
 // narrowPairsBF16AVX512 for AVX2: n a multiple of eight.
-TEXT ·narrowPairsBF16AVX2(SB), NOSPLIT, $0-36
+TEXT ·narrowPairsBF16Vec(SB), NOSPLIT, $0-36
 	BF_NARROW_CONSTS
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI

@@ -274,7 +274,7 @@ func scoresHeadsHalfAVX512(out, q [][]float32, tab []halfGroup, hd int, scale fl
 
 // fusedAVX2 is the AVX2 set.
 func fusedAVX2() fusedKernels {
-	f := fusedKernels{name: "avx2", max: maxAVX2, quantizeKV: metal.QuantizeKV, bf16: avx2BF16()}
+	f := fusedKernels{name: "avx2", max: maxAVX2, quantizeKV: metal.QuantizeKV, bf16: pairBF16()}
 	f.dequantKV = func(dst []float32, q []int8, scales []uint16) { dequantKVSlices(dequantKVAVX2, dst, q, scales) }
 	f.scale = func(x []float32, c float32) { scaleSlices(scaleAVX2, x, c) }
 	f.softmax = softmaxSlice(softmaxAVX2)

@@ -89,7 +89,7 @@ func availableFused() []fusedKernels {
 		weightedSumHeadsHalfSIMD(sumsNEON, o, w, tab, hd)
 	}
 	f.tabs = stretchKernels{4, 32, scoresPairHalfTabNEON, weightedSumPairHalfTabNEON, scoresPairQ8TabNEON, weightedSumPairQ8TabNEON}
-	f.bf16 = neonBF16()
+	f.bf16 = pairBF16()
 	return []fusedKernels{f.withHalfPairs(scoresPairHalfNEON, 4, weightedSumPairHalfNEON, 32).
 		withQ8Pairs(scoresPairQ8NEON, 4, weightedSumPairQ8NEON, 32)}
 }
