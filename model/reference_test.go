@@ -94,9 +94,12 @@ func randomModel(cfg *Config, d metal.DType, seed uint64, qkNorm bool) (memTenso
 	return mt, rw
 }
 
+// kvExact is refForward's kvType for keys and values kept exact.
+const kvExact metal.KVType = 255
+
 // refForward returns the logits (float64) at every position of tokens, run
 // from position 0 with a contiguous cache whose keys and values are
-// rounded as a cache of type kvType rounds them.
+// rounded as a cache of type kvType rounds them (kvExact: not at all).
 func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType metal.KVType) [][]float64 {
 	h, hd, nh, nkv := cfg.HiddenSize, cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads
 	eps := cfg.RMSNormEps
@@ -173,6 +176,9 @@ func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType m
 			for i, v := range x32 {
 				x[i] = float64(v)
 			}
+			return x
+		}
+		if kvType == kvExact {
 			return x
 		}
 		for i, v := range x {
