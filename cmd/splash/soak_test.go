@@ -108,7 +108,11 @@ func TestSoak(t *testing.T) {
 	defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
 	runtime.MemProfileRate = soakProfileRate
 	dir := t.TempDir()
-	if err := testmodel.Write(dir, testmodel.Tiny("qwen3")); err != nil {
+	// Heads of 32, so that the default --kv-cache-type auto soaks the
+	// cache type it serves with on this CPU (bf16 with AVX512_BF16).
+	spec := testmodel.Tiny("qwen3")
+	spec.HeadDim = 32
+	if err := testmodel.Write(dir, spec); err != nil {
 		t.Fatal(err)
 	}
 	for _, cfg := range []struct {
