@@ -36,14 +36,16 @@ bench:
 # (c) matrix-matrix GOPS at 8/64/512 rows and their
 # fraction of the one-thread peak, (d) decode and prefill tokens/s of the
 # random Qwen3-0.6B-shaped q4 package on one core and on all, prefill also
-# as a fraction of the peak (the first run builds the package, ~30 s), and
-# decode at a context of 4096 with a float16 and a q8 cache.
+# as a fraction of the peak (the first run builds the package, ~30 s), on
+# the KV cache serve picks by default (SPLASH_KV_CACHE_TYPE=f16|bf16|q8
+# for another), decode at a context of 4096 with each cache type, and a
+# prompt chunk's cost by context with an f16 and a bf16 cache.
 bench-kernels:
 	$(GO) test -run '^$$' -bench 'MemReadBandwidth|DotPeak|MatVecDRAM|MatMatDRAM' -benchtime 30x ./metal/cpu/
 	$(GO) test -run '^$$' -bench 'MatVec$$|MatMat' -benchtime 10x ./metal/cpu/
 	$(GO) test -run '^$$' -bench 'Decode0_6BQ4|DecodeLong0_6BQ4' -benchtime 60x -cpu 1,$$(nproc) ./model/
 	$(GO) test -run '^$$' -bench 'Prefill0_6BQ4' -benchtime 3x -cpu 1,$$(nproc) ./model/
-	$(GO) test -run '^$$' -bench 'PrefillChunk0_6BQ4' -benchtime 3x ./model/
+	SPLASH_KV_CACHE_TYPE=f16 $(GO) test -run '^$$' -bench 'PrefillChunk0_6BQ4' -benchtime 3x ./model/
 	SPLASH_KV_CACHE_TYPE=bf16 $(GO) test -run '^$$' -bench 'PrefillChunk0_6BQ4' -benchtime 3x ./model/
 
 # The real Claude Code, Codex and OpenCode (from npm) against a Splash it

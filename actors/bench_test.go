@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -57,10 +56,13 @@ func benchEngine(b *testing.B, m model.Model, specName string, p spec.Proposer) 
 }
 
 func benchEngineBlocks(b *testing.B, m model.Model, specName string, p spec.Proposer, blocks int) *Engine {
-	// SPLASH_KV_CACHE_TYPE picks the cache type, as for the server.
-	kvType, err := metal.ParseKVType(cmp.Or(os.Getenv("SPLASH_KV_CACHE_TYPE"), "f16"))
+	// The cache type serve picks by default for these kernels, or the one
+	// SPLASH_KV_CACHE_TYPE names.
+	be := cpu.NewWithOptions(cpu.Options{Threads: 1, Kernels: os.Getenv("SPLASH_KERNELS")})
+	kvType, err := testmodel.KVTypeFromEnv(benchBlockSize, m.Config().HeadDim, be.AttentionSpeedup(metal.KVBF16)/be.AttentionSpeedup(metal.KVF16))
+	be.Close()
 	if err != nil {
-		b.Fatalf("SPLASH_KV_CACHE_TYPE: %v", err)
+		b.Fatal(err)
 	}
 	e, err := New(Config{Model: touchedKV{m}, Spec: specName, Proposer: p, NewDecoder: func() TextDecoder { return idDecoder{} },
 		KVType:    kvType,

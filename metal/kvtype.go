@@ -132,3 +132,33 @@ func DequantizeKV(dst []float32, q []int8, scales []uint16) {
 		}
 	}
 }
+
+// KVAuto names the cache type AutoKVType picks (--kv-cache-type auto).
+const KVAuto = "auto"
+
+// AutoKVType is the cache type to serve heads of headDims (a model's, and
+// its draft's) in blocks of blockSize with, and why: the fastest of the
+// types that keep a model's answers (f16 and bf16; q8 trades accuracy for
+// memory and stays a choice of the user's). bf16Speedup is how much faster
+// the backend computes attention over a bf16 cache than over an f16 one
+// (cpu.Backend.AttentionSpeedup): bf16 where that is above 1 (CPUs with
+// AVX512_BF16) and the shapes allow it, else f16.
+//
+// bf16 is vLLM's choice for bf16 models (its "auto" is the model's dtype),
+// which the Qwen3 and Llama 3 checkpoints are. Its rounding is small
+// beside what quantized weights already cost: on a random Qwen3-shaped
+// model the logits' mean KL divergence from an exact float64 forward pass
+// was 7e-6 with an f16 cache, 1e-3 with bf16, 5e-3 with q8 (llama.cpp's
+// q8_0 cache, which its users treat as lossless), and 6e-2 from q8 weights
+// alone (model.TestKVRoundingCost).
+func AutoKVType(blockSize int, headDims []int, bf16Speedup float64) (KVType, string) {
+	if !(bf16Speedup > 1) {
+		return KVF16, "auto: these kernels' bf16 attention is no faster than f16's"
+	}
+	for _, hd := range headDims {
+		if KVBF16.Check(blockSize, hd) != nil {
+			return KVF16, fmt.Sprintf("auto: heads of %d in blocks of %d cannot be bf16", hd, blockSize)
+		}
+	}
+	return KVBF16, fmt.Sprintf("auto: these kernels' bf16 attention runs %.2f× f16's", bf16Speedup)
+}

@@ -3,6 +3,7 @@ package metal
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -123,4 +124,28 @@ func TestParseKVType(t *testing.T) {
 		}
 	}()
 	NewKVLayer(KVQ8, 1, 16, 1, 40)
+}
+
+func TestAutoKVType(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		blockSize int
+		dims      []int
+		speedup   float64
+		want      KVType
+		why       string
+	}{
+		{"fast bf16", 32, []int{128}, 1.46, KVBF16, "1.46×"},
+		{"fast bf16 with a draft", 16, []int{128, 64}, 1.46, KVBF16, "1.46×"},
+		{"no faster", 32, []int{128}, 1, KVF16, "no faster"},
+		{"unknown speed", 32, []int{128}, 0, KVF16, "no faster"},
+		{"heads of 16", 32, []int{16}, 1.46, KVF16, "heads of 16"},
+		{"a draft's heads of 16", 32, []int{128, 16}, 1.46, KVF16, "heads of 16"},
+		{"blocks of 12", 12, []int{128}, 1.46, KVF16, "blocks of 12"},
+	} {
+		got, why := AutoKVType(tc.blockSize, tc.dims, tc.speedup)
+		if got != tc.want || !strings.Contains(why, tc.why) {
+			t.Errorf("%s: got %v (%q), want %v (%q)", tc.name, got, why, tc.want, tc.why)
+		}
+	}
 }

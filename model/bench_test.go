@@ -1,7 +1,6 @@
 package model_test
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -48,15 +47,18 @@ func benchBackend(b *testing.B, threads int) *cpu.Backend {
 	return cpu.NewWithOptions(cpu.Options{Threads: threads, Kernels: k})
 }
 
-// benchKV is the KV cache type SPLASH_KV_CACHE_TYPE names (the serve
-// flag --kv-cache-type's variable), float16 when unset:
-// `SPLASH_KV_CACHE_TYPE=bf16 go test -bench VerifyRatio ...` measures a
-// bf16 cache.
+// benchKV is the KV cache type the benchmarks measure: what serve picks
+// by default (--kv-cache-type auto: bf16 with AVX512_BF16, else f16) for
+// the kernels SPLASH_KERNELS names, or the type SPLASH_KV_CACHE_TYPE names
+// (`SPLASH_KV_CACHE_TYPE=f16 go test -bench VerifyRatio ...` measures an
+// f16 cache).
 func benchKV(b *testing.B) metal.KVType {
 	b.Helper()
-	typ, err := metal.ParseKVType(cmp.Or(os.Getenv("SPLASH_KV_CACHE_TYPE"), "f16"))
+	be := benchBackend(b, 1)
+	defer be.Close()
+	typ, err := testmodel.KVTypeFromEnv(benchBlockSize, testmodel.Qwen3_0_6B().HeadDim, be.AttentionSpeedup(metal.KVBF16)/be.AttentionSpeedup(metal.KVF16))
 	if err != nil {
-		b.Fatalf("SPLASH_KV_CACHE_TYPE: %v", err)
+		b.Fatal(err)
 	}
 	return typ
 }

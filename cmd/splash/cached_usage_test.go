@@ -11,6 +11,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/splash-inference/splash/metal"
+	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model/testmodel"
 )
 
@@ -122,6 +124,49 @@ func TestServeKVCacheTypes(t *testing.T) {
 	}
 	if r := float64(blocks["q8"]) / float64(blocks["f16"]); blocks["f16"] == 0 || r < 1.85 || r > 1.9 {
 		t.Fatalf("KV blocks in 16 MiB: %v (q8/f16 %.3f, want 2/1.0625 = 1.88)", blocks, r)
+	}
+}
+
+// TestServeKVCacheTypeAuto: without --kv-cache-type the plan names the
+// type auto chose and why: bf16 for heads of 32 where this CPU's kernels
+// compute bf16 attention faster, f16 for heads of 16 and with the portable
+// kernels; and the server answers on it.
+func TestServeKVCacheTypeAuto(t *testing.T) {
+	be := cpu.New(1)
+	fastBF16 := be.AttentionSpeedup(metal.KVBF16) > be.AttentionSpeedup(metal.KVF16)
+	be.Close()
+	for _, tc := range []struct {
+		headDim int
+		args    []string
+		want    string
+	}{
+		{32, nil, map[bool]string{true: "bf16", false: "f16"}[fastBF16]},
+		{32, []string{"--portable-kernels"}, "f16"},
+		{16, nil, "f16"},
+	} {
+		dir := t.TempDir()
+		spec := testmodel.Tiny("qwen3")
+		spec.HeadDim = tc.headDim
+		if err := testmodel.Write(dir, spec); err != nil {
+			t.Fatal(err)
+		}
+		addr, _, logs, stop := startServeLogs(t, append([]string{"--model", dir}, tc.args...)...)
+		var resp struct {
+			Choices []struct{ Text string }
+			Usage   struct {
+				CompletionTokens int `json:"completion_tokens"`
+			}
+		}
+		postJSON(t, "http://"+addr+"/v1/completions", `{"prompt":"hello","max_tokens":4,"temperature":0,"ignore_eos":true}`, &resp)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(logs.String(), "KV cache type      "+tc.want+" (auto: ") {
+			t.Errorf("heads of %d %v: want a %s cache chosen by auto in the plan:\n%s", tc.headDim, tc.args, tc.want, logs.String())
+		}
+		if len(resp.Choices) != 1 || resp.Usage.CompletionTokens != 4 {
+			t.Errorf("heads of %d %v: completion %+v", tc.headDim, tc.args, resp)
+		}
 	}
 }
 

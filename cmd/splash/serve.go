@@ -94,7 +94,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	// stretches and stretches twice as long for the prefetchers. The
 	// price is prefix-cache hits in steps of 32 tokens.
 	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 32, "tokens per KV cache block")
-	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", kvTypeAuto, "how the KV cache stores keys and values: auto (bf16 where the CPU's bf16 attention is faster than f16's, as with AVX512_BF16, and the model's head size allows it; else f16); f16; bf16 (float32's range, queries and attention weights rounded to bfloat16 too, as vLLM and FlashAttention compute bf16 models: faster prompts and speculative verification on CPUs with AVX512_BF16, emulated bit for bit on other AVX2 and NEON CPUs at about f16's speed; head sizes that are multiples of 32, block sizes of 8); or q8 (int8 with a scale per 32, as llama.cpp's q8_0: about twice the tokens in the same memory and faster decoding at long contexts, somewhat slower prompts; head sizes that are multiples of 32)")
+	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values: auto (bf16 where the CPU's bf16 attention is faster than f16's, as with AVX512_BF16, and the model's head size allows it; else f16); f16; bf16 (float32's range, queries and attention weights rounded to bfloat16 too, as vLLM and FlashAttention compute bf16 models: faster prompts and speculative verification on CPUs with AVX512_BF16, emulated bit for bit on other AVX2 and NEON CPUs at about f16's speed; head sizes that are multiples of 32, block sizes of 8); or q8 (int8 with a scale per 32, as llama.cpp's q8_0: about twice the tokens in the same memory and faster decoding at long contexts, somewhat slower prompts; head sizes that are multiples of 32)")
 	fs.IntVar(&f.maxBatchTokens, 0, "max-batch-tokens", 512, "tokens evaluated per step (prefill chunks and decode rows)")
 	fs.IntVar(&f.maxPrefillDec, 0, "max-prefill-with-decode", 128, "prompt tokens a step takes while other requests are decoding, so that their streams do not stall behind long prompts (0: up to --max-batch-tokens)")
 	fs.BoolVar(&f.prefillCost, 0, "prefill-by-attention", "count prompt tokens deep in a long prompt at their attention's cost against --max-prefill-with-decode: smaller chunks there, steadier streams beside long prompts, less throughput")
@@ -132,7 +132,7 @@ func (f *serveFlags) validate() error {
 	default:
 		return fmt.Errorf("serve: --quant %q: want q4, q8, bf16, f32 or none", f.quant)
 	}
-	if _, err := metal.ParseKVType(f.kvCacheType); err != nil && f.kvCacheType != kvTypeAuto {
+	if _, err := metal.ParseKVType(f.kvCacheType); err != nil && f.kvCacheType != metal.KVAuto {
 		return fmt.Errorf("serve: --kv-cache-type %q: want auto, f16, bf16 or q8", f.kvCacheType)
 	}
 	positive := []struct {
@@ -222,9 +222,10 @@ type plan struct {
 type attnScratch func(context int) int64
 
 // makePlan is the memory plan of serving m with flags f, given the bytes
-// of the backend's packed weight copies, its attention scratch, and its
-// attention's speed by cache type (for --kv-cache-type auto; nil: alike).
-func makePlan(f *serveFlags, m *loadedModel, packed int64, scratch attnScratch, speedup func(metal.KVType) float64) (plan, error) {
+// of the backend's packed weight copies, its attention scratch, and how
+// much faster its attention is over a bf16 cache than over an f16 one
+// (for --kv-cache-type auto: metal.AutoKVType).
+func makePlan(f *serveFlags, m *loadedModel, packed int64, scratch attnScratch, bf16Speedup float64) (plan, error) {
 	p := plan{blockSize: f.kvBlockSize, context: m.cfg.MaxPositionEmbeddings, packed: packed}
 	if p.context <= 0 {
 		p.context = 4096
@@ -252,12 +253,12 @@ func makePlan(f *serveFlags, m *loadedModel, packed int64, scratch attnScratch, 
 		}
 		p.weights += p.draftWeights
 	}
-	if f.kvCacheType == kvTypeAuto {
+	if f.kvCacheType == metal.KVAuto {
 		dims := []int{m.cfg.HeadDim}
 		if draft {
 			dims = append(dims, m.draftCfg.HeadDim)
 		}
-		p.kvType, p.kvWhy = autoKVType(f.kvBlockSize, dims, speedup)
+		p.kvType, p.kvWhy = metal.AutoKVType(f.kvBlockSize, dims, bf16Speedup)
 	} else if p.kvType, err = metal.ParseKVType(f.kvCacheType); err != nil {
 		return p, fmt.Errorf("serve: --kv-cache-type: %w", err)
 	}
@@ -395,7 +396,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 			return be.AttentionScratchBytes(heads, hd, context) + dbe.AttentionScratchBytes(dh, dhd, context)
 		}
 	}
-	p, err := makePlan(f, m, packed, scratch, be.AttentionSpeedup)
+	p, err := makePlan(f, m, packed, scratch, be.AttentionSpeedup(metal.KVBF16)/be.AttentionSpeedup(metal.KVF16))
 	if err != nil {
 		return err
 	}
