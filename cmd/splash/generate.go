@@ -35,6 +35,7 @@ type generateFlags struct {
 	logprobs    int
 	asJSON      bool
 	threads     int
+	kvCacheType string
 }
 
 func newGenerateCmd(s *stdio) *ff.Command {
@@ -53,6 +54,7 @@ func newGenerateCmd(s *stdio) *ff.Command {
 	fs.IntVar(&f.logprobs, 0, "logprobs", -1, "report each token's logprob and the top K alternatives (0..20); -1 is off")
 	fs.BoolVar(&f.asJSON, 0, "json", "print one JSON object with every token instead of text")
 	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads; 0 uses every core")
+	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values, as for serve: auto, f16, bf16 or q8")
 	return &ff.Command{
 		Name:      "generate",
 		Usage:     "splash generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [FLAGS]",
@@ -123,6 +125,17 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	if limit := cfg.MaxPositionEmbeddings; limit > 0 && len(prompt)+f.maxTokens > limit {
 		return fmt.Errorf("generate: prompt of %d tokens plus --max-tokens %d exceeds the model's context of %d", len(prompt), f.maxTokens, limit)
 	}
+	// The cache type serve would use, so that a greedy answer here is the
+	// server's.
+	kvType, _ := metal.AutoKVType(generateBlockSize, []int{cfg.HeadDim}, be.AttentionSpeedup(metal.KVBF16)/be.AttentionSpeedup(metal.KVF16))
+	if f.kvCacheType != metal.KVAuto {
+		if kvType, err = metal.ParseKVType(f.kvCacheType); err != nil {
+			return fmt.Errorf("generate: --kv-cache-type: %w", err)
+		}
+		if err := kvType.Check(generateBlockSize, cfg.HeadDim); err != nil {
+			return fmt.Errorf("generate: --kv-cache-type %s: %w", kvType, err)
+		}
+	}
 	params := sample.Params{Temperature: float32(f.temperature), TopP: float32(f.topP), TopK: f.topK, Logprobs: f.logprobs}
 	if f.seed >= 0 {
 		seed := uint64(f.seed)
@@ -131,7 +144,7 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	if err := params.Validate(); err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
-	g := &generation{s: s, f: f, m: m, tok: tok, params: params}
+	g := &generation{s: s, f: f, m: m, tok: tok, params: params, kvType: kvType}
 	return g.run(ctx, prompt)
 }
 
@@ -161,18 +174,21 @@ type generation struct {
 	m      model.Model
 	tok    *tokenizer.Tokenizer
 	params sample.Params
+	kvType metal.KVType
 	out    []tokenOut
 }
 
+// generateBlockSize is the KV block size of a generation's cache.
+const generateBlockSize = 16
+
 func (g *generation) run(ctx context.Context, prompt []int32) error {
 	cfg := g.m.Config()
-	const blockSize = 16
 	total := len(prompt) + g.f.maxTokens
-	blocks := make([]int32, (total+blockSize-1)/blockSize)
+	blocks := make([]int32, (total+generateBlockSize-1)/generateBlockSize)
 	for i := range blocks {
 		blocks[i] = int32(i)
 	}
-	kv := g.m.NewKVCache(len(blocks), blockSize, metal.KVF16)
+	kv := g.m.NewKVCache(len(blocks), generateBlockSize, g.kvType)
 	entropy := rand.NewPCG(uint64(time.Now().UnixNano()), 0x5151)
 	sampler, err := sample.New(g.params, entropy)
 	if err != nil {

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/splash-inference/splash/metal"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/splash-inference/splash/engine/sample"
+	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model"
 	"github.com/splash-inference/splash/model/testmodel"
@@ -94,6 +94,8 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", dir, "--prompt-ids", "1", "--max-tokens", "100000"}, "exceeds the model's context"},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--temperature", "-1"}, "temperature"},
 		{[]string{"--model", t.TempDir(), "--prompt", "x"}, "neither a Splash package"},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--kv-cache-type", "q4"}, "unknown KV cache type"},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--kv-cache-type", "bf16"}, "multiple of 32"}, // heads of 16
 	} {
 		_, err := runCmd(t, append([]string{"generate"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -115,5 +117,33 @@ func TestGenerateSeededSamplingIsReproducible(t *testing.T) {
 	b, _ := runCmd(t, args...)
 	if a != b {
 		t.Fatalf("seeded runs differ:\n%s\n%s", a, b)
+	}
+}
+
+// TestGenerateMatchesServe: `splash generate` answers a greedy prompt as
+// the server does with its defaults, the KV cache type included (here the
+// two cache types part ways after about 28 of these 40 tokens).
+func TestGenerateMatchesServe(t *testing.T) {
+	dir := t.TempDir()
+	spec := testmodel.Tiny("qwen3")
+	spec.HeadDim = 32 // a bf16 cache where the CPU has AVX512_BF16
+	if err := testmodel.Write(dir, spec); err != nil {
+		t.Fatal(err)
+	}
+	ids := "9707,11,1879,0,5,6,7,8,9,10"
+	out, err := runCmd(t, "generate", "--model", dir, "--prompt-ids", ids, "--max-tokens", "40", "--ignore-eos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _, _, stop := startServeLogs(t, "--model", dir, "--spec", "off")
+	var resp struct {
+		Choices []struct{ Text string }
+	}
+	postJSON(t, "http://"+addr+"/v1/completions", `{"prompt":[`+ids+`],"max_tokens":40,"temperature":0,"ignore_eos":true}`, &resp)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Choices) != 1 || resp.Choices[0].Text+"\n" != out {
+		t.Fatalf("generate: %q\nserve: %+v", out, resp)
 	}
 }
