@@ -59,7 +59,8 @@ func benchEngineBlocks(b *testing.B, m model.Model, specName string, p spec.Prop
 	// The cache type serve picks by default for these kernels, or the one
 	// SPLASH_KV_CACHE_TYPE names.
 	be := cpu.NewWithOptions(cpu.Options{Threads: 1, Kernels: os.Getenv("SPLASH_KERNELS")})
-	kvType, err := testmodel.KVTypeFromEnv(benchBlockSize, m.Config().HeadDim, be.AttentionSpeedup(metal.KVBF16)/be.AttentionSpeedup(metal.KVF16))
+	auto, _ := be.AutoKVType(benchBlockSize, m.Config().HeadDim)
+	kvType, err := testmodel.KVTypeFromEnv(auto)
 	be.Close()
 	if err != nil {
 		b.Fatal(err)

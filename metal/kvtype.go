@@ -141,8 +141,9 @@ const KVAuto = "auto"
 // types that keep a model's answers (f16 and bf16; q8 trades accuracy for
 // memory and stays a choice of the user's). bf16Speedup is how much faster
 // the backend computes attention over a bf16 cache than over an f16 one
-// (cpu.Backend.AttentionSpeedup): bf16 where that is above 1 (CPUs with
-// AVX512_BF16) and the shapes allow it, else f16.
+// (cpu.Backend.AttentionSpeedup; cpu.Backend.AutoKVType calls this with
+// it): bf16 where that is above 1 (CPUs with AVX512_BF16) and the shapes
+// allow it, else f16.
 //
 // bf16 is vLLM's choice for bf16 models (its "auto" is the model's dtype),
 // which the Qwen3 and Llama 3 checkpoints are. Its rounding is small

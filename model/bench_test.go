@@ -56,7 +56,8 @@ func benchKV(b *testing.B) metal.KVType {
 	b.Helper()
 	be := benchBackend(b, 1)
 	defer be.Close()
-	typ, err := testmodel.KVTypeFromEnv(benchBlockSize, testmodel.Qwen3_0_6B().HeadDim, be.AttentionSpeedup(metal.KVBF16)/be.AttentionSpeedup(metal.KVF16))
+	auto, _ := be.AutoKVType(benchBlockSize, testmodel.Qwen3_0_6B().HeadDim)
+	typ, err := testmodel.KVTypeFromEnv(auto)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	}
 	// The cache type serve would use, so that a greedy answer here is the
 	// server's.
-	kvType, _ := metal.AutoKVType(generateBlockSize, []int{cfg.HeadDim}, be.AttentionSpeedup(metal.KVBF16)/be.AttentionSpeedup(metal.KVF16))
+	kvType, _ := be.AutoKVType(generateBlockSize, cfg.HeadDim)
 	if f.kvCacheType != metal.KVAuto {
 		if kvType, err = metal.ParseKVType(f.kvCacheType); err != nil {
 			return fmt.Errorf("generate: --kv-cache-type: %w", err)

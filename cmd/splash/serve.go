@@ -222,10 +222,9 @@ type plan struct {
 type attnScratch func(context int) int64
 
 // makePlan is the memory plan of serving m with flags f, given the bytes
-// of the backend's packed weight copies, its attention scratch, and how
-// much faster its attention is over a bf16 cache than over an f16 one
-// (for --kv-cache-type auto: metal.AutoKVType).
-func makePlan(f *serveFlags, m *loadedModel, packed int64, scratch attnScratch, bf16Speedup float64) (plan, error) {
+// of the backend's packed weight copies, its attention scratch, and the
+// cache type it runs best (for --kv-cache-type auto: cpu.Backend.AutoKVType).
+func makePlan(f *serveFlags, m *loadedModel, packed int64, scratch attnScratch, auto func(blockSize int, headDims ...int) (metal.KVType, string)) (plan, error) {
 	p := plan{blockSize: f.kvBlockSize, context: m.cfg.MaxPositionEmbeddings, packed: packed}
 	if p.context <= 0 {
 		p.context = 4096
@@ -258,7 +257,7 @@ func makePlan(f *serveFlags, m *loadedModel, packed int64, scratch attnScratch, 
 		if draft {
 			dims = append(dims, m.draftCfg.HeadDim)
 		}
-		p.kvType, p.kvWhy = metal.AutoKVType(f.kvBlockSize, dims, bf16Speedup)
+		p.kvType, p.kvWhy = auto(f.kvBlockSize, dims...)
 	} else if p.kvType, err = metal.ParseKVType(f.kvCacheType); err != nil {
 		return p, fmt.Errorf("serve: --kv-cache-type: %w", err)
 	}
@@ -396,7 +395,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 			return be.AttentionScratchBytes(heads, hd, context) + dbe.AttentionScratchBytes(dh, dhd, context)
 		}
 	}
-	p, err := makePlan(f, m, packed, scratch, be.AttentionSpeedup(metal.KVBF16)/be.AttentionSpeedup(metal.KVF16))
+	p, err := makePlan(f, m, packed, scratch, be.AutoKVType)
 	if err != nil {
 		return err
 	}

@@ -290,7 +290,7 @@ func TestPlanCountsTheDraftModel(t *testing.T) {
 		withDraft bool
 	}{{"auto", true}, {"draft", true}, {"ngram", false}, {"off", false}} {
 		f := &serveFlags{spec: tc.spec, kvBlockSize: 16, maxBatchTokens: 64, maxMemory: "256M", maxContext: "1024", kvCacheType: "f16"}
-		p, err := makePlan(f, m, 0, scratch, 1)
+		p, err := makePlan(f, m, 0, scratch, nil) // f16: no auto
 		if err != nil {
 			t.Fatal(err)
 		}

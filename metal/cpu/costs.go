@@ -56,3 +56,10 @@ func (b *Backend) AttentionSpeedup(t metal.KVType) float64 {
 	}
 	return 1
 }
+
+// AutoKVType is the cache type --kv-cache-type auto picks on this
+// backend's kernels for heads of headDims in blocks of blockSize, and why
+// (metal.AutoKVType).
+func (b *Backend) AutoKVType(blockSize int, headDims ...int) (metal.KVType, string) {
+	return metal.AutoKVType(blockSize, headDims, b.AttentionSpeedup(metal.KVBF16))
+}
