@@ -3,9 +3,9 @@ package actors
 import (
 	"context"
 	"fmt"
-	"github.com/splash-inference/splash/metal"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +15,7 @@ import (
 	"github.com/splash-inference/splash/engine"
 	"github.com/splash-inference/splash/engine/sample"
 	"github.com/splash-inference/splash/engine/stop"
+	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model"
 	"github.com/splash-inference/splash/model/testmodel"
@@ -84,8 +85,9 @@ func greedyAlone(t testing.TB, m model.Model, prompt []int32, n int) []int32 {
 
 // greedyAloneIn is greedyAlone with a cache of type kvType.
 func greedyAloneIn(t testing.TB, m model.Model, kvType metal.KVType, prompt []int32, n int) []int32 {
-	kv := m.NewKVCache(16, 16, kvType)
-	blocks := make([]int32, 16)
+	nb := max(16, (len(prompt)+n)/16+1)
+	kv := m.NewKVCache(nb, 16, kvType)
+	blocks := make([]int32, nb)
 	for i := range blocks {
 		blocks[i] = int32(i)
 	}
@@ -224,6 +226,48 @@ func checkGreedyInvariant(t *testing.T, m, draft model.Model, kvType metal.KVTyp
 			})
 		}
 	}
+}
+
+// TestGreedySharedPrefixIsBatchInvariant: requests that share a long
+// prompt prefix (a fleet's system prompt: the prefix cache hands them the
+// same blocks, and a bf16 cache's attention reads those once for all of
+// them, cpu/attention_shared.go) answer as each does alone.
+func TestGreedySharedPrefixIsBatchInvariant(t *testing.T) {
+	m := tinyModelShaped(t, 1, 32)
+	system := make([]int32, 300)
+	for j := range system {
+		system[j] = int32(100 + (j*13)%50)
+	}
+	prompt := func(i int) []int32 { return append(slices.Clone(system), promptFor(i)...) }
+	const n, conc = 12, 8
+	e := newEngineKV(t, m, nil, "off", 128, nil, metal.KVBF16)
+	var wg sync.WaitGroup
+	results := make([]result, conc)
+	for i := range conc {
+		wg.Go(func() {
+			ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: prompt(i), MaxTokens: n, Sampling: sample.Params{Logprobs: -1}})
+			if err != nil {
+				results[i].err = err
+				return
+			}
+			results[i] = collect(ch)
+		})
+	}
+	wg.Wait()
+	cached := 0
+	for i, r := range results {
+		if r.err != nil {
+			t.Fatalf("request %d: %v", i, r.err)
+		}
+		if want := greedyAloneIn(t, m, metal.KVBF16, prompt(i), n); fmt.Sprint(r.tokens) != fmt.Sprint(want) {
+			t.Fatalf("request %d: %v, alone %v", i, r.tokens, want)
+		}
+		cached += r.usage.CachedTokens
+	}
+	if cached < conc/2*288 { // requests arriving together may each prefill some of it
+		t.Fatalf("%d prompt tokens from the prefix cache, want the system prompt's 288 for most requests", cached)
+	}
+	waitIdle(t, e)
 }
 
 func TestStopStringsAndCancellation(t *testing.T) {

@@ -86,6 +86,7 @@ type attentionTask struct {
 	kv                 *metal.KVLayer
 	rows               []metal.AttnRow
 	runs               []int32 // first row of each run, then len(rows)
+	shared             []int32 // per run: positions all its rows' tables share (0: one table)
 	heads, kvHeads, hd int
 	scale              float32
 }
@@ -151,16 +152,25 @@ func (b *Backend) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.At
 	if kv.KVHeads != kvHeads || kv.HeadDim != headDim {
 		panic(fmt.Sprintf("cpu: attention over %d KV heads of %d, but the cache layer holds %d of %d", kvHeads, headDim, kv.KVHeads, kv.HeadDim))
 	}
-	runs := b.attnRuns[:0]
+	runs, shared := b.attnRuns[:0], b.attnShared[:0]
 	for r := range rows {
-		if r == 0 || r-int(runs[len(runs)-1]) == attnRunTokens || !sameTable(rows[r].Blocks, rows[r-1].Blocks) {
-			runs = append(runs, int32(r))
+		if r > 0 && r-int(runs[len(runs)-1]) < attnRunTokens {
+			if sameTable(rows[r].Blocks, rows[r-1].Blocks) {
+				continue
+			}
+			if kv.Type == metal.KVBF16 {
+				if s := sharedPositions(kv, rows[runs[len(runs)-1]:r+1], shared[len(shared)-1]); s > 0 {
+					shared[len(shared)-1] = s
+					continue
+				}
+			}
 		}
+		runs, shared = append(runs, int32(r)), append(shared, 0)
 	}
 	runs = append(runs, int32(len(rows)))
-	b.attnRuns = runs
+	b.attnRuns, b.attnShared = runs, shared
 	t := &b.attn
-	*t = attentionTask{b: b, out: out, q: q, kv: kv, rows: rows, runs: runs, heads: heads, kvHeads: kvHeads, hd: headDim,
+	*t = attentionTask{b: b, out: out, q: q, kv: kv, rows: rows, runs: runs, shared: shared, heads: heads, kvHeads: kvHeads, hd: headDim,
 		scale: float32(1 / math.Sqrt(float64(headDim)))}
 	b.pool.run(t, (len(runs)-1)*kvHeads, attnGrain)
 	*t = attentionTask{}
@@ -175,6 +185,7 @@ type headLists struct {
 	q16       [][]uint16 // a KVBF16 call's queries or weights (tokensBF16)
 	tab       []halfGroup
 	stretches []decodeStretch // a decode step's tables (decodeByTables)
+	segs      []runSegment    // a run's segments (tokensBF16)
 }
 
 // sameTable reports whether two rows read the same block table (the rows

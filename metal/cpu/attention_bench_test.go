@@ -15,7 +15,9 @@ import (
 // one token (a decode step), five (a verify row of k=4; at a context of
 // 261, one that starts a block) or sixteen (a run of a prefill chunk); or
 // of a batch of decode rows, seqs sequences of one token each, every one
-// at that context in blocks of its own. The layers' caches together
+// at that context in blocks of its own (cases named shared=N: the first N
+// positions in the first sequence's blocks, as the prefix cache hands a
+// fleet of agents one system prompt). The layers' caches together
 // exceed the last-level cache, as in a real step; KVGB/s is the cached
 // keys and values read per second (their bytes in a float16 cache,
 // whatever the type, so that the types compare as speeds). Cases named q8
@@ -29,15 +31,17 @@ func BenchmarkAttention(b *testing.B) {
 		typ               metal.KVType
 		seqs, tokens, ctx int
 		bs                int
+		shared            int // leading positions all the sequences' tables share
 	}{
-		{metal.KVF16, 1, 1, 256, 32}, {metal.KVF16, 1, 1, 1024, 32}, {metal.KVF16, 1, 1, 4096, 32}, {metal.KVF16, 1, 5, 256, 32},
-		{metal.KVF16, 1, 5, 261, 32}, {metal.KVF16, 1, 5, 1024, 32}, {metal.KVF16, 1, 5, 4096, 32}, {metal.KVF16, 1, 16, 1024, 32},
-		{metal.KVF16, 16, 1, 128, 32}, {metal.KVF16, 16, 1, 512, 32}, {metal.KVF16, 4, 1, 1024, 32},
-		{metal.KVQ8, 1, 1, 256, 32}, {metal.KVQ8, 1, 1, 4096, 32}, {metal.KVQ8, 1, 5, 256, 32}, {metal.KVQ8, 1, 16, 1024, 32},
-		{metal.KVQ8, 16, 1, 512, 32},
-		{metal.KVF16, 1, 1, 1024, 16}, {metal.KVF16, 1, 5, 256, 16}, {metal.KVQ8, 1, 1, 4096, 16},
-		{metal.KVBF16, 1, 1, 256, 32}, {metal.KVBF16, 1, 1, 4096, 32}, {metal.KVBF16, 1, 5, 256, 32}, {metal.KVBF16, 1, 5, 1024, 32},
-		{metal.KVBF16, 1, 5, 4096, 32}, {metal.KVBF16, 1, 16, 1024, 32}, {metal.KVBF16, 1, 16, 4096, 32}, {metal.KVBF16, 16, 1, 512, 32},
+		{metal.KVF16, 1, 1, 256, 32, 0}, {metal.KVF16, 1, 1, 1024, 32, 0}, {metal.KVF16, 1, 1, 4096, 32, 0}, {metal.KVF16, 1, 5, 256, 32, 0},
+		{metal.KVF16, 1, 5, 261, 32, 0}, {metal.KVF16, 1, 5, 1024, 32, 0}, {metal.KVF16, 1, 5, 4096, 32, 0}, {metal.KVF16, 1, 16, 1024, 32, 0},
+		{metal.KVF16, 16, 1, 128, 32, 0}, {metal.KVF16, 16, 1, 512, 32, 0}, {metal.KVF16, 4, 1, 1024, 32, 0},
+		{metal.KVQ8, 1, 1, 256, 32, 0}, {metal.KVQ8, 1, 1, 4096, 32, 0}, {metal.KVQ8, 1, 5, 256, 32, 0}, {metal.KVQ8, 1, 16, 1024, 32, 0},
+		{metal.KVQ8, 16, 1, 512, 32, 0},
+		{metal.KVF16, 1, 1, 1024, 16, 0}, {metal.KVF16, 1, 5, 256, 16, 0}, {metal.KVQ8, 1, 1, 4096, 16, 0},
+		{metal.KVBF16, 1, 1, 256, 32, 0}, {metal.KVBF16, 1, 1, 4096, 32, 0}, {metal.KVBF16, 1, 5, 256, 32, 0}, {metal.KVBF16, 1, 5, 1024, 32, 0},
+		{metal.KVBF16, 1, 5, 4096, 32, 0}, {metal.KVBF16, 1, 16, 1024, 32, 0}, {metal.KVBF16, 1, 16, 4096, 32, 0}, {metal.KVBF16, 16, 1, 512, 32, 0},
+		{metal.KVF16, 16, 1, 1024, 32, 768}, {metal.KVBF16, 16, 1, 1024, 32, 768},
 	}
 	for _, c := range cases {
 		seqs, tokens, ctx, bs := c.seqs, c.tokens, c.ctx, c.bs
@@ -51,6 +55,9 @@ func BenchmarkAttention(b *testing.B) {
 		if bs != 32 {
 			name = fmt.Sprintf("bs=%d/", bs) + name
 		}
+		if c.shared > 0 {
+			name = fmt.Sprintf("shared=%d/", c.shared) + name
+		}
 		b.Run(name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(12, 12))
 			be := New(0)
@@ -62,6 +69,9 @@ func BenchmarkAttention(b *testing.B) {
 				table := make([]int32, nb)
 				for j := range table {
 					table[j] = int32(s*nb + j)
+					if j < c.shared/bs {
+						table[j] = int32(j) // the first sequence's
+					}
 				}
 				for i := range tokens {
 					rows = append(rows, metal.AttnRow{Pos: int32(ctx - tokens + i), Blocks: table})

@@ -207,7 +207,6 @@ func (t *attentionTask) tokensBF16(run, kh0, kh1, worker int) {
 	room := func(r, h int) []float32 { return all[at(r, h)*stride : (at(r, h)+1)*stride] }
 	qb := func(r, h int) []uint16 { return qs[at(r, h)*hd : (at(r, h)+1)*hd] }
 	out := func(r, h int) []float32 { return t.out[(r*t.heads+h)*hd : (r*t.heads+h+1)*hd] }
-	blocks := t.rows[r0].Blocks
 	next := func(c, kh int) (int, int) {
 		if kh+1 == kh1 {
 			return c + chunk, kh0
@@ -227,30 +226,38 @@ func (t *attentionTask) tokensBF16(run, kh0, kh1, worker int) {
 	// of the block decodeLead blocks on as it starts each block: 16-token
 	// runs at 4096 read 9.4-13.1 KV GB/s against 8.1-11.8 without (two
 	// threads, three alternating runs; five-token runs alike).
+	//
+	// A run of several sequences (attention_shared.go) walks its segments
+	// in turn, each with its table: the shared positions, then each
+	// sequence's own.
+	segs := t.segments(hl, run)
 	walk := func(src []uint16, list func(r, h, c, end int), visit func(tab []halfGroup, c, end int)) {
-		t.prefetchHead(src, blocks, min(chunk, nmax), kh0)
-		lead := stretch{0, kh0, 0}
-		for range decodeLead {
-			lead = lead.step(bs, chunk, nmax, kh1, kh0)
-		}
-		for c := 0; c < nmax; c += chunk {
-			end := min(c+chunk, nmax)
-			for kh := kh0; kh < kh1; kh++ {
-				for p := c; p < end && lead.c < nmax; p += bs {
-					prefetch(&src[t.kv.BlockIndex(blocks[lead.p/bs], lead.kh)], decodeLeadBytes)
-					lead = lead.step(bs, chunk, nmax, kh1, kh0)
-				}
-				nc, nkh := next(c, kh)
-				tab := t.groupTable(hl, src, blocks, c, c+(end-c+7)&^7, nc-c, nkh, kh, nmax, r1-r0 == 1)
-				hl.out, hl.q16 = hl.out[:0], hl.q16[:0]
-				for r := r0; r < r1; r++ {
-					if size(r) > c {
-						for h := kh * group; h < (kh+1)*group; h++ {
-							list(r, h, c, end)
+		for _, sg := range segs {
+			blocks, n := sg.blocks, sg.c1
+			t.prefetchHead(src, blocks, sg.c0, min(sg.c0+chunk, n), kh0)
+			lead := stretch{sg.c0, kh0, sg.c0}
+			for range decodeLead {
+				lead = lead.step(bs, chunk, n, kh1, kh0)
+			}
+			for c := sg.c0; c < n; c += chunk {
+				end := min(c+chunk, n)
+				for kh := kh0; kh < kh1; kh++ {
+					for p := c; p < end && lead.c < n; p += bs {
+						prefetch(&src[t.kv.BlockIndex(blocks[lead.p/bs], lead.kh)], decodeLeadBytes)
+						lead = lead.step(bs, chunk, n, kh1, kh0)
+					}
+					nc, nkh := next(c, kh)
+					tab := t.groupTable(hl, src, blocks, c, c+(end-c+7)&^7, nc-c, nkh, kh, n, sg.r1-sg.r0 == 1)
+					hl.out, hl.q16 = hl.out[:0], hl.q16[:0]
+					for r := sg.r0; r < sg.r1; r++ {
+						if size(r) > c {
+							for h := kh * group; h < (kh+1)*group; h++ {
+								list(r, h, c, end)
+							}
 						}
 					}
+					visit(tab, c, end)
 				}
-				visit(tab, c, end)
 			}
 		}
 	}
@@ -361,10 +368,11 @@ func (t *attentionTask) groupTable(hl *headLists, src []uint16, blocks []int32, 
 	return tab
 }
 
-// prefetchHead asks for positions 0..end-1 of KV head kh of src.
-func (t *attentionTask) prefetchHead(src []uint16, blocks []int32, end, kh int) {
+// prefetchHead asks for positions start..end-1 (start a whole block) of
+// KV head kh of src.
+func (t *attentionTask) prefetchHead(src []uint16, blocks []int32, start, end, kh int) {
 	bs := t.kv.BlockSize
-	for p := 0; p < end; p += bs {
+	for p := start; p < end; p += bs {
 		t.prefetchRows(src, blocks[p/bs], kh, 0, min(bs, end-p))
 	}
 }

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -122,16 +123,23 @@ func TestAttentionRunsMatchSingleTokens(t *testing.T) {
 				}
 			}
 			results = append(results, got)
-			one := make([]float32, heads*hd)
-			for r, row := range rows {
-				be.Attention(one, q[r*heads*hd:(r+1)*heads*hd], kv, []metal.AttnRow{row}, heads, kvHeads, hd)
-				for i, v := range one {
-					if w := got[r*heads*hd+i]; math.Float32bits(w) != math.Float32bits(v) {
-						t.Fatalf("%+v %s: row %d (pos %d): out[%d] = %v in the batch, %v alone", tc, set.name, r, row.Pos, i, w, v)
-					}
-				}
-			}
+			checkRowsAlone(t, fmt.Sprintf("%+v %s", tc, set.name), be, got, q, kv, rows, heads, kvHeads, hd)
 			be.Close()
+		}
+	}
+}
+
+// checkRowsAlone fails t unless each of rows, computed alone by be, is got
+// (their batch's outputs) bit for bit.
+func checkRowsAlone(t *testing.T, label string, be *Backend, got, q []float32, kv *metal.KVLayer, rows []metal.AttnRow, heads, kvHeads, hd int) {
+	t.Helper()
+	one := make([]float32, heads*hd)
+	for r, row := range rows {
+		be.Attention(one, q[r*heads*hd:(r+1)*heads*hd], kv, []metal.AttnRow{row}, heads, kvHeads, hd)
+		for i, v := range one {
+			if w := got[r*heads*hd+i]; math.Float32bits(w) != math.Float32bits(v) {
+				t.Fatalf("%s: row %d (pos %d): out[%d] = %v in the batch, %v alone", label, r, row.Pos, i, w, v)
+			}
 		}
 	}
 }

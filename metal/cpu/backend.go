@@ -20,10 +20,11 @@ type Backend struct {
 	shared  sharedTask
 	elem    elementwiseTask
 	attn    attentionTask
-	// attnRuns: the current Attention call's runs (attention.go).
-	attnRuns []int32
-	rope     ropeTable
-	packed   packedWeights // q4 matrices in the packed kernel's layout
+	// attnRuns and attnShared: the current Attention call's runs and the
+	// positions their sequences share (attention.go).
+	attnRuns, attnShared []int32
+	rope                 ropeTable
+	packed               packedWeights // q4 matrices in the packed kernel's layout
 }
 
 var (
