@@ -60,7 +60,8 @@ const writeKVLead = 16
 
 // attentionTask computes (run, KV head) pairs, where a run is up to
 // attnRunTokens consecutive query tokens of one sequence (a verify row's
-// k+1 tokens, a prefill chunk): for each pair, every query head of the KV
+// k+1 tokens, a prefill chunk), or of sequences whose tables share a long
+// prefix (attention_shared.go): for each pair, every query head of the KV
 // head's group for every token of the run, with a two-pass softmax over
 // each token's cached positions 0..Pos, scores kept in the worker's
 // scratch. The tokens of a run share their keys and values, so each cache
@@ -158,11 +159,9 @@ func (b *Backend) Attention(out, q []float32, kv *metal.KVLayer, rows []metal.At
 			if sameTable(rows[r].Blocks, rows[r-1].Blocks) {
 				continue
 			}
-			if kv.Type == metal.KVBF16 {
-				if s := sharedPositions(kv, rows[runs[len(runs)-1]:r+1], shared[len(shared)-1]); s > 0 {
-					shared[len(shared)-1] = s
-					continue
-				}
+			if s := sharedPositions(kv, rows[runs[len(runs)-1]:r+1], shared[len(shared)-1]); s > 0 {
+				shared[len(shared)-1] = s
+				continue
 			}
 		}
 		runs, shared = append(runs, int32(r)), append(shared, 0)
@@ -256,10 +255,17 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	scores := func(r, h int) []float32 { return room(r, h)[:size(r)] }
 	q := func(r, h int) []float32 { return t.q[(r*t.heads+h)*hd : (r*t.heads+h+1)*hd] }
 	out := func(r, h int) []float32 { return t.out[(r*t.heads+h)*hd : (r*t.heads+h+1)*hd] }
-	blocks := t.rows[r0].Blocks
+	// hl lists the query heads of one many-head call, the groups of
+	// positions of one in-place call, and the run's segments: a run of
+	// several sequences (attention_shared.go) walks the positions their
+	// tables share, then each sequence's own, each segment through its
+	// table (blocks) up to its end (limit).
+	hl := &t.b.heads[worker]
+	segs := t.segments(hl, run)
+	blocks, limit := t.rows[r0].Blocks, nmax
 
 	// Chunks start at whole blocks: position p = j·bs of a chunk is the
-	// start of block j of the table, whose KV head kh is min(bs, nmax−p)·hd
+	// start of block j of the table, whose KV head kh is min(bs, limit−p)·hd
 	// contiguous elements of K or V from BlockIndex.
 	//
 	// next is the chunk and KV head read after KV head kh of chunk c.
@@ -276,38 +282,35 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// one burst for the whole next chunk did (five tokens at context 1024:
 	// 0.88 of the time).
 	widen := func(src []uint16, c, p0, kh int) []float32 {
-		cend := min(c+chunk, nmax)
+		cend := min(c+chunk, limit)
 		w := widened[:(cend-p0)*hd]
 		nc, nkh := next(c, kh)
 		for p := p0; p < cend; {
 			j := p / bs
 			e := min((j+1)*bs, cend)
 			t.widenRows(w[(p-p0)*hd:(e-p0)*hd], src, blocks[j], kh, p%bs)
-			if np := nc + p - c; np < min(nc+chunk, nmax) {
-				t.prefetchRows(src, blocks[np/bs], nkh, np%bs, min(np+e-p, nmax)-np)
+			if np := nc + p - c; np < min(nc+chunk, limit) {
+				t.prefetchRows(src, blocks[np/bs], nkh, np%bs, min(np+e-p, limit)-np)
 			}
 			p = e
 		}
 		return w
 	}
-	// hl lists the query heads of one many-head call, and the groups of
-	// positions of one in-place call.
-	hl := &t.b.heads[worker]
 	// groups lists positions c..p1-1 (whole groups of eight in whole
 	// blocks) of KV head kh of src for the in-place kernels, each group
 	// with the same positions of the chunk read next to prefetch (itself
 	// when there are none).
 	groups := func(src []uint16, c, p1, kh int) []halfGroup {
 		nc, nkh := next(c, kh)
-		return t.groupTable(hl, src, blocks, c, p1, nc-c, nkh, kh, nmax, false)
+		return t.groupTable(hl, src, blocks, c, p1, nc-c, nkh, kh, limit, false)
 	}
 	// fetch prefetches KV head kh of the chunk at c of K or V, if any.
 	fetch := func(src []uint16, c, kh int) {
-		if c >= nmax {
+		if c >= limit {
 			return
 		}
-		for j, p := c/bs, c; p < min(c+chunk, nmax); j, p = j+1, p+bs {
-			t.prefetchRows(src, blocks[j], kh, 0, min(p+bs, nmax)-p)
+		for j, p := c/bs, c; p < min(c+chunk, limit); j, p = j+1, p+bs {
+			t.prefetchRows(src, blocks[j], kh, 0, min(p+bs, limit)-p)
 		}
 	}
 	// each hands each chunk of each KV head of src (K or V) to the
@@ -329,44 +332,59 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// used: the softmax stops at its length and masks them with zero
 	// weights (a cached key or value there is one of the run's own:
 	// written, finite), and adding 0·v leaves a sum's bits as they are.
+	//
+	// The segments are walked in turn, each with its rows (all of them,
+	// for a run's shared positions), the first chunk of the first already
+	// asked for (fetch).
 	each := func(src []uint16, list func(r, kh, c, end int), visit func(w []float32), half func(tab []halfGroup), whole bool) {
-		// all lists the heads of every token that sees chunk c, positions
-		// from..to-1.
+		var sg runSegment
+		// all lists the heads of every token of the segment that sees
+		// chunk c, positions from..to-1.
 		all := func(c, kh, from, to int) {
 			hl.out, hl.in = hl.out[:0], hl.in[:0]
-			for r := r0; r < r1; r++ {
+			for r := sg.r0; r < sg.r1; r++ {
 				if size(r) > c {
 					list(r, kh, from, to)
 				}
 			}
 		}
-		for c := 0; c < nmax; c += chunk {
-			cend, seen := min(c+chunk, nmax), 0
-			for r := r0; r < r1; r++ {
-				if size(r) > c {
-					seen++
-				}
+		for i := range segs {
+			sg = segs[i]
+			blocks, limit = sg.blocks, sg.c1
+			if i > 0 {
+				fetch(src, sg.c0, kh0)
 			}
-			p0 := c // the first position widened
-			if heads := seen * group; half != nil && heads >= 2 && heads%2 == 0 && hd%32 == 0 && bs%8 == 0 {
-				p0 = c + (cend-c)&^7
-				if whole {
-					p0 = c + (cend-c+7)&^7
+			for c := sg.c0; c < limit; c += chunk {
+				cend, seen := min(c+chunk, limit), 0
+				for r := sg.r0; r < sg.r1; r++ {
+					if size(r) > c {
+						seen++
+					}
 				}
-			}
-			for kh := kh0; kh < kh1; kh++ {
-				if p0 > c {
-					all(c, kh, c, p0)
-					half(groups(src, c, p0, kh))
+				p0 := c // the first position widened
+				if heads := seen * group; half != nil && heads >= 2 && heads%2 == 0 && hd%32 == 0 && bs%8 == 0 {
+					p0 = c + (cend-c)&^7
+					if whole {
+						p0 = c + (cend-c+7)&^7
+					}
 				}
-				if p0 < cend {
-					w := widen(src, c, p0, kh)
-					all(c, kh, p0, cend)
-					visit(w)
+				for kh := kh0; kh < kh1; kh++ {
+					if p0 > c {
+						all(c, kh, c, p0)
+						half(groups(src, c, p0, kh))
+					}
+					if p0 < cend {
+						w := widen(src, c, p0, kh)
+						all(c, kh, p0, cend)
+						visit(w)
+					}
 				}
 			}
 		}
 	}
+	// first points blocks and limit at the first segment, whose first
+	// chunk each does not ask for.
+	first := func() { blocks, limit = segs[0].blocks, segs[0].c1 }
 
 	// softmax turns token r's scores into weights, and clears its outputs
 	// for the value sums.
@@ -466,6 +484,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	if f.weightedSumHeadsHalf != nil && f16 {
 		sumsHalf = func(tab []halfGroup) { f.weightedSumHeadsHalf(hl.out, hl.in, tab, hd) }
 	}
+	first()
 	fetch(t.kv.K, 0, kh0)
 	each(t.kv.K, func(r, kh, c, end int) {
 		for h := kh * group; h < (kh+1)*group; h++ {
@@ -473,6 +492,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 			hl.in = append(hl.in, q(r, h))
 		}
 	}, func(k []float32) { f.scoresHeads(hl.out, hl.in, k, hd, t.scale) }, scoresHalf, true)
+	first()
 	fetch(t.kv.V, 0, kh0) // read during the softmax
 	for r := r0; r < r1; r++ {
 		softmax(r)

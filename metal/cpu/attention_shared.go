@@ -20,8 +20,12 @@ import "github.com/splash-inference/splash/metal"
 // shared blocks stay in the last-level cache between the rows that read
 // them), 47-54 → 39-46 and 27-35 → 27-32 ms.
 //
-// Only the bf16 cache's runs (tokensBF16) walk segments so far; float16
-// and q8 runs still hold one sequence.
+// Runs over a float16 or q8 cache (tokens) walk segments the same way
+// (two rounds of alternating binaries without and with): float16, 8 at
+// 4096 sharing 3584, 148-149 → 89-111 ms on one thread, 90-108 → 53-65 on
+// two; 16 at 2048 sharing 1792, 126-132 → 107-129 and 70-84 → 65-71; q8,
+// whose decode rows alone read the cache in place and in a run widen it,
+// 16 at 2048 sharing 1792 about even (119-129 → 107-130, 66-67 → 61-72).
 
 const (
 	// attnShareMin is the fewest shared positions worth a shared run: a

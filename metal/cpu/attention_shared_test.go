@@ -12,7 +12,7 @@ import (
 // TestAttentionSharedPrefixMatchesAlone: rows of sequences whose block
 // tables share a prompt prefix, batched together (one run reading the
 // shared positions once), come out bit for bit as each row alone, with
-// every kernel set; the batch did form shared runs for the bf16 cache.
+// every kernel set and cache type; the batch did form shared runs.
 // The rows: decode rows of six sequences sharing 512 positions (two more
 // than a run holds, so two runs), a verify row of five tokens among them,
 // rows whose shared part is too short to be worth a run, and a sequence
@@ -27,6 +27,10 @@ func TestAttentionSharedPrefixMatchesAlone(t *testing.T) {
 		{metal.KVBF16, 4, 2, 64, 16},
 		{metal.KVBF16, 6, 2, 32, 8},
 		{metal.KVF16, 4, 2, 64, 16},
+		{metal.KVF16, 16, 8, 128, 32},
+		{metal.KVF16, 6, 2, 32, 8},
+		{metal.KVQ8, 16, 8, 128, 32},
+		{metal.KVQ8, 4, 2, 64, 16},
 	} {
 		const shared, own = 512, 256 // positions
 		nbShared, nbOwn := shared/tc.bs, own/tc.bs
@@ -67,7 +71,7 @@ func TestAttentionSharedPrefixMatchesAlone(t *testing.T) {
 			be.f = set
 			got := make([]float32, len(q))
 			be.Attention(got, q, kv, rows, heads, kvHeads, hd)
-			if sharedRuns := slices.ContainsFunc(be.attnShared, func(s int32) bool { return s > 0 }); sharedRuns != (tc.typ == metal.KVBF16) {
+			if sharedRuns := slices.ContainsFunc(be.attnShared, func(s int32) bool { return s > 0 }); !sharedRuns {
 				t.Fatalf("%+v %s: shared runs %v (runs %v, shared %v)", tc, set.name, sharedRuns, be.attnRuns, be.attnShared)
 			}
 			checkRowsAlone(t, fmt.Sprintf("%+v %s", tc, set.name), be, got, q, kv, rows, heads, kvHeads, hd)
