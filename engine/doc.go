@@ -41,7 +41,9 @@
 // history, starting from its peers', and what a verified token costs,
 // spec.AdaptiveK; 0 for drafts that do not pay, with occasional probes;
 // within the budget left after
-// every decode row's own token; speculation never preempts anyone). The
+// every decode row's own token; speculation never preempts anyone),
+// ordered by block table so that sequences sharing a prompt prefix are
+// adjacent rows (which attention can serve as one run). The
 // cost is learned from StepResult.Elapsed of steps of decode rows
 // (spec.StepCost) unless Config.DraftCost fixes it. Then prompt chunks of
 // running sequences, then new sequences from the waiting queue in arrival

@@ -189,6 +189,13 @@ func (s *Scheduler) Schedule() *Plan {
 		budget -= 1 + k
 		s.addRow(PlanRow{Seq: q.id, Kind: DecodeRow, Start: q.computed, Tokens: q.tokens[q.computed:len(q.tokens):len(q.tokens)], MaxDraft: k}, q)
 	}
+	// The decode rows go to the model by block table, not by arrival, so
+	// that sequences sharing a prompt prefix (the prefix cache's blocks:
+	// agents with one system prompt) sit side by side, where attention
+	// reads the shared positions once for a run of them (a backend's
+	// shared-prefix runs take consecutive rows only). Rows are computed
+	// independently, so the order changes no result.
+	slices.SortStableFunc(p.Rows, func(a, b PlanRow) int { return slices.Compare(a.Blocks, b.Blocks) })
 
 	// Prompt chunks of running sequences, within what is left of the
 	// budget and, when the step decodes, of MaxPrefillWithDecode.
