@@ -296,6 +296,42 @@ func BenchmarkSiLUMul(b *testing.B) {
 	}
 }
 
+// BenchmarkSoftmax is one softmax of a row of n attention scores: n = 256
+// (a verify row's context in VerifyRatio) and 4096 (a long one), the row
+// refilled between calls from a copy in L1 as scores are.
+//
+// On Zen 5 the AVX-512 softmax took 0.45-0.58 ns an element (about 1.7
+// cycles), some 2.5× what its operations need: 15-19% of a run's
+// attention (5 tokens at 256, 16 at 4096). Its exponential is a chain of
+// about 75 cycles a sixteen (seven unfused Horner steps, as exp32 is
+// written), and too few sixteens fit in flight to hide it: with three
+// steps instead of seven (wrong values, a probe) the row took 0.63 of the
+// time. Unrolling cannot help (the sixteens are already independent); a
+// shorter chain would, which means a new exp32 (fma32 Horner steps, or
+// Estrin's scheme) for every kernel set at once.
+func BenchmarkSoftmax(b *testing.B) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	for _, n := range []int{256, 4096} {
+		src := randVec(rng, n)
+		for i := range src {
+			src[i] *= 8
+		}
+		x := make([]float32, n)
+		for _, k := range []struct {
+			name string
+			f    fusedKernels
+		}{{"portable", portableFused()}, {"best", bestFused()}} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, k.name), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					copy(x, src)
+					k.f.softmaxRow(x)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/elem")
+			})
+		}
+	}
+}
+
 // same fails t unless got has want's bits.
 func same(t *testing.T, what string, got, want []float32) {
 	t.Helper()
