@@ -267,6 +267,13 @@ func BenchmarkVerifyRow0_6BQ4(b *testing.B) {
 // each reported (min-ms) and their ratio (k4/k0): on shared cores a pass
 // is only ever slowed down, so the minimums are what the code costs, where
 // separate means drifted by 20% between runs.
+//
+// On a 2-vCPU Zen 5 VM the ratio was 1.20-1.36 on one thread and 1.33-1.48
+// on two, and the two-thread excess is not the products' arithmetic: a
+// scratch five-row kernel without its float scaling (wrong results, 1.17×
+// faster in cache) measured 1.373 against 1.379 over six alternating runs,
+// and neither prefetch distance (4-32 KiB), hint (T1) nor a longer pool
+// spin moved it (BenchmarkVerifySteps0_6BQ4 splits a pass by step kind).
 func BenchmarkVerifyRatio0_6BQ4(b *testing.B) {
 	m, done := openBenchModel(b, metal.Q4, 0)
 	defer done()
