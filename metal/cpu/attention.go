@@ -382,9 +382,12 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 			}
 		}
 	}
-	// first points blocks and limit at the first segment, whose first
-	// chunk each does not ask for.
-	first := func() { blocks, limit = segs[0].blocks, segs[0].c1 }
+	// fetchFirst points blocks and limit at the first segment and asks
+	// for its first chunk of src, which each does not.
+	fetchFirst := func(src []uint16) {
+		blocks, limit = segs[0].blocks, segs[0].c1
+		fetch(src, segs[0].c0, kh0)
+	}
 
 	// softmax turns token r's scores into weights, and clears its outputs
 	// for the value sums.
@@ -484,16 +487,14 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	if f.weightedSumHeadsHalf != nil && f16 {
 		sumsHalf = func(tab []halfGroup) { f.weightedSumHeadsHalf(hl.out, hl.in, tab, hd) }
 	}
-	first()
-	fetch(t.kv.K, 0, kh0)
+	fetchFirst(t.kv.K)
 	each(t.kv.K, func(r, kh, c, end int) {
 		for h := kh * group; h < (kh+1)*group; h++ {
 			hl.out = append(hl.out, room(r, h)[c:end])
 			hl.in = append(hl.in, q(r, h))
 		}
 	}, func(k []float32) { f.scoresHeads(hl.out, hl.in, k, hd, t.scale) }, scoresHalf, true)
-	first()
-	fetch(t.kv.V, 0, kh0) // read during the softmax
+	fetchFirst(t.kv.V) // read during the softmax
 	for r := r0; r < r1; r++ {
 		softmax(r)
 	}
