@@ -15,6 +15,12 @@ import "github.com/splash-inference/splash/metal"
 // else could then hit for more. Partial blocks are listed as their owner
 // commits positions (a running sequence's tail, a finished or preempted
 // sequence's last block) and only while their positions stay committed.
+//
+// A hit is a count of positions whose keys and values are in the table's
+// blocks; that is all attention needs. A model with recurrent layers would
+// also need its state at the hit's position, which no block holds: it
+// would keep snapshots by chain hash and offset beside these lists and cut
+// the hit back to the nearest one.
 
 // partialWant is what a partial hit can cover after full shared blocks:
 // the tokens of the next block, but not the last token, whose logits the
