@@ -322,11 +322,16 @@ func (m *Manager) release(id int32) {
 // evict drops a block that is about to be reused from the index and its
 // parent's children.
 func (m *Manager) evict(id int32) {
+	m.unindex(id)
+	m.unlist(id)
+}
+
+// unindex drops a cached block from the index.
+func (m *Manager) unindex(id int32) {
 	blk := &m.blocks[id]
 	if blk.cached {
 		delete(m.index, blk.hash)
 		blk.cached = false
 		m.evictions++
 	}
-	m.unlist(id)
 }

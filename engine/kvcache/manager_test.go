@@ -485,6 +485,30 @@ func TestPartialHitTakesOrCopies(t *testing.T) {
 	}
 }
 
+// TestFailedAdmitKeepsPartialBlock: an Admit that takes a freed
+// sequence's partial block and then runs out of blocks leaves that block
+// listed, so the next attempt hits as far.
+func TestFailedAdmitKeepsPartialBlock(t *testing.T) {
+	const bs = 4
+	m := newManager(t, 5, bs)
+	var a, hog, b Blocks
+	prefill(t, m, &a, seq(6, 10)) // one full block, two positions of the second
+	m.Free(&a)
+	if err := m.Allocate(&hog, 3*bs); err != nil { // the three empty blocks
+		t.Fatal(err)
+	}
+	p := append(seq(6, 10), 1, 2, 3, 4)
+	for range 2 {
+		if _, err := m.Admit(&b, p, func(int) int { return len(p) + bs }); !errors.Is(err, ErrOutOfBlocks) {
+			t.Fatalf("Admit: %v, want ErrOutOfBlocks", err)
+		}
+		if got := m.Lookup(p); got != 6 {
+			t.Fatalf("Lookup after a failed Admit = %d, want 6", got)
+		}
+	}
+	freeAndCheck(t, m, &hog, &b)
+}
+
 func TestAdmitIsAllOrNothing(t *testing.T) {
 	m := newManager(t, 4, 4)
 	p := seq(9, 0)

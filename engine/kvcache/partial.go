@@ -58,10 +58,13 @@ func (m *Manager) partialMatch(parent uint64, want []int32) (int32, int) {
 // attachPartial appends to b a block holding the first n positions of src:
 // src itself when it is unreferenced and either a partial block of exactly
 // those positions or the last free block, else a fresh block and a copy
-// owed. It reports false when no block is free.
+// owed. It reports false when no block is free. A block taken stays listed
+// with its first n positions, which its new owner keeps (and commits again):
+// a failed Admit that frees it loses no cached position.
 func (m *Manager) attachPartial(b *Blocks, src int32, n int) bool {
 	if blk := &m.blocks[src]; blk.ref == 0 && (!blk.cached && int(blk.fill) == n || m.free.n == 1) {
-		m.evict(src) // its new owner writes past n
+		m.unindex(src) // its new owner writes past n
+		blk.fill = int32(n)
 		m.acquire(src)
 		b.table = append(b.table, src)
 		return true
