@@ -7,8 +7,8 @@ import (
 )
 
 // TestCachedTokensReported: a sequence's first Output says how many of its
-// prompt tokens the prefix cache served (whole blocks of an earlier,
-// identical prompt), later Outputs say nothing, and a first request with a
+// prompt tokens the prefix cache served (every token of an earlier prompt
+// it begins with), later Outputs say nothing, and a first request with a
 // cold cache reports 0.
 func TestCachedTokensReported(t *testing.T) {
 	h := newHarness(t, Config{BlockSize: 4, NumBlocks: 64, MaxBatchTokens: 32, MaxRunning: 4}, nil)
@@ -20,7 +20,7 @@ func TestCachedTokensReported(t *testing.T) {
 	for _, tc := range []struct {
 		id   uint64
 		want int
-	}{{1, 0}, {2, 8}} { // two whole 4-token blocks of the shared 11
+	}{{1, 0}, {2, 11}} { // every token of the shared 11
 		c := h.cached[tc.id]
 		if len(c) == 0 || c[0] != tc.want {
 			t.Fatalf("request %d: CachedTokens per output %v, want %d first", tc.id, c, tc.want)

@@ -24,9 +24,13 @@
 // The Plan's rows map 1:1 onto model.Row: a prompt chunk wants no logits,
 // one (when it completes the sequence's tokens) or all of them (prompt
 // logprobs); a verify row feeds the last accepted token and k drafts and
-// wants logits at all k+1 positions. Update rolls back the KV positions of
-// rejected drafts (kvcache Truncate), commits newly full blocks to the
-// prefix index, and checks stop tokens, max tokens and the context limit;
+// wants logits at all k+1 positions. The batch also carries the block
+// copies of the step's prefix hits that reach into a block (a sequence gets
+// its own copy of a cached block whose first positions it shares), which
+// Forward makes before the rows run. Update rolls back the KV positions of
+// rejected drafts (kvcache Truncate), commits computed positions to the
+// prefix cache (full blocks to the index, the last block's so far to the
+// partial hits), and checks stop tokens, max tokens and the context limit;
 // stop strings live with the detokenizer (package stop) and end a sequence
 // through Cancel.
 //

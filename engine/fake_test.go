@@ -46,6 +46,9 @@ func (f *fakeModel) NewKVCache(numBlocks, blockSize int, t metal.KVType) *metal.
 }
 
 func (f *fakeModel) Forward(b *model.Batch, kv *metal.KVCache) ([]float32, error) {
+	if err := kv.CopyBlocks(b.Copies); err != nil {
+		return nil, fmt.Errorf("fake: %w", err)
+	}
 	out := f.logits[:0]
 	k := kv.Layers[0].K
 	for ri, r := range b.Rows {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/splash-inference/splash/engine/spec"
+	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
 )
 
@@ -59,6 +60,7 @@ type Plan struct {
 	wants  []spec.Want
 	drafts []int32 // backing store for every row's Draft
 	inputs []int32 // backing store for decode rows' model tokens
+	copies []metal.BlockCopy
 	batch  model.Batch
 }
 
@@ -123,7 +125,9 @@ func (p *Plan) SetDrafts(wants []spec.Want) {
 
 // Batch returns the model batch for the plan. It is rebuilt on every call,
 // so call it after the drafts are set; the returned batch is valid until the
-// next Schedule.
+// next Schedule. Its Copies (the prefix cache's partial-block hits of the
+// sequences admitted in this step) must be made once, before the rows run,
+// as model.Model.Forward does: run each batch once.
 func (p *Plan) Batch() *model.Batch {
 	need := 0
 	for i := range p.Rows {
@@ -147,7 +151,7 @@ func (p *Plan) Batch() *model.Batch {
 		}
 		rows = append(rows, mr)
 	}
-	p.batch.Rows = rows
+	p.batch.Rows, p.batch.Copies = rows, p.copies
 	return &p.batch
 }
 

@@ -275,6 +275,7 @@ func (s *Scheduler) Schedule() *Plan {
 		pb.take(hit, s.addChunk(q, chunk))
 	}
 
+	p.copies = s.kv.TakeCopies(p.copies[:0]) // after the last allocation of the step
 	p.reserveDrafts()
 	if s.proposer != nil {
 		if err := s.proposer.Propose(p.Wants()); err == nil {

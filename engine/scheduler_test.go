@@ -168,10 +168,10 @@ func TestScheduleScenarios(t *testing.T) {
 			{want: []rowShape{{3, PrefillRow, 8, 4, 1}}},
 			{want: nil},
 		}},
-		{"prefix hit never covers the last token", nil, []step{
+		{"prefix hit covers all but the last token", nil, []step{
 			{add: []Request{{ID: 1, Prompt: prompt(8, 3), MaxTokens: 1}}, want: []rowShape{{1, PrefillRow, 0, 6, 0}}},
 			{want: []rowShape{{1, PrefillRow, 6, 2, 1}}},
-			{add: []Request{{ID: 2, Prompt: prompt(8, 3), MaxTokens: 1}}, want: []rowShape{{2, PrefillRow, 4, 4, 1}}},
+			{add: []Request{{ID: 2, Prompt: prompt(8, 3), MaxTokens: 1}}, want: []rowShape{{2, PrefillRow, 7, 1, 1}}},
 			{add: []Request{{ID: 3, Prompt: append(prompt(8, 3), 9), MaxTokens: 1}}, want: []rowShape{{3, PrefillRow, 8, 1, 1}}},
 			{want: nil},
 		}},

@@ -37,6 +37,9 @@ type Model interface {
 // the same batch.
 type Batch struct {
 	Rows []Row
+	// Copies are KV cache block copies Forward makes, in order, before the
+	// rows run: a row may read positions a copy brought into its blocks.
+	Copies []metal.BlockCopy
 }
 
 // Row is a run of consecutive tokens of one sequence.

@@ -131,6 +131,9 @@ func (m *transformer) Forward(b *Batch, kv *metal.KVCache) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := kv.CopyBlocks(b.Copies); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
 	cfg, be, r := m.cfg, m.be, &m.run
 	hidden, qd, kvd, inter := cfg.HiddenSize, cfg.QDim(), cfg.KVDim(), cfg.IntermediateSize
 	eps := float32(cfg.RMSNormEps)

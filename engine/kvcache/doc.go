@@ -23,21 +23,31 @@
 // simply not indexed. Matching also compares the stored token ids and parent
 // hash, so a 64-bit hash collision is a miss, never wrong reuse.
 //
-// Reuse attaches the longest indexed prefix of a token list to an empty
-// sequence. It never covers the last token: the scheduler still has to run
-// that position to get the logits for the next token. Admit is Reuse plus
-// Allocate as one all-or-nothing step, so a sequence that does not fit yet
-// leaves no trace (and no inflated hit statistics). The index knows only
-// token ids, so a prompt rendered by any API dialect hits the same blocks.
+// Reuse attaches the longest cached prefix of a token list to an empty
+// sequence, to the token: the whole indexed blocks it covers are shared,
+// and the block after them gets the positions that the best matching cached
+// or partial block of the same parent holds, by a copy the caller makes
+// (TakeCopies, metal.BlockCopy) before the next forward pass, since the
+// sequence will write the block's later positions (partial.go). It never
+// covers the last token: the scheduler still has to run that position to
+// get the logits for the next token, so a prompt resent exactly computes
+// one position and one that extends a cached one only its new tokens.
+// Commit lists a sequence's partial last block as it goes, so a running,
+// finished or preempted sequence's every computed position can be hit.
+// Admit is Reuse plus Allocate as one all-or-nothing step, so a sequence
+// that does not fit yet leaves no trace (no copy owed, no inflated hit
+// statistics). The index knows only token ids, so a prompt rendered by any
+// API dialect hits the same blocks.
 //
 // # Free list and eviction
 //
 // Blocks with reference count zero sit on one intrusive doubly linked list.
-// Indexed ("cached") blocks keep their contents there and are appended at the
-// tail in least-recently-used order; blocks with no useful contents go to the
-// head. Allocation pops from the head, so empty blocks are used first and a
-// cached block is evicted (dropped from the index) only when space is needed,
-// least recently used first. A prefix hit on a free cached block unlinks it
+// Indexed ("cached") and listed partial blocks keep their contents there
+// and are appended at the tail in least-recently-used order; blocks with no
+// useful contents go to the head. Allocation pops from the head, so empty
+// blocks are used first and a cached block is evicted (dropped from the
+// index and its parent's children) only when space is needed, least
+// recently used first. A prefix hit on a free cached block unlinks it
 // in O(1).
 //
 // Check verifies every invariant (reference counts against the live block

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/splash-inference/splash/metal"
 )
 
 // ErrOutOfBlocks is returned (wrapped) by Allocate when the pool cannot
@@ -27,7 +29,12 @@ type block struct {
 	onFree     bool
 	cached     bool   // indexed under hash; contents must not change
 	hash       uint64 // chain hash, valid while cached
-	parent     uint64 // parent's chain hash, valid while cached
+	// listed: among its parent's children (a cached block, or a partial
+	// one whose first fill positions are committed), so that a sequence
+	// sharing only the block's first positions can copy it.
+	listed bool
+	fill   int32  // committed positions of a listed block: BlockSize when cached
+	parent uint64 // parent's chain hash, valid while listed
 }
 
 // Blocks is one sequence's block table. The zero value is an empty table.
@@ -35,6 +42,15 @@ type block struct {
 type Blocks struct {
 	table  []int32
 	hashes []uint64 // chain hashes of the first len(hashes) blocks, all full and committed
+}
+
+// parentOf is the chain hash of the block before block i: rootHash for the
+// first. Blocks 0..i-1 must be committed.
+func (b *Blocks) parentOf(i int) uint64 {
+	if i == 0 {
+		return rootHash
+	}
+	return b.hashes[i-1]
 }
 
 // Table returns the block ids covering the sequence's positions in order,
@@ -63,6 +79,8 @@ type Manager struct {
 	tokens    []int32 // blockSize ids per block: the contents of cached blocks, for collision checks
 	free      freeList
 	index     map[uint64]int32
+	children  map[uint64][]int32 // listed blocks by parent hash
+	copies    []metal.BlockCopy  // owed by attachments since the last TakeCopies
 	hitTokens int64
 	queried   int64
 	evictions int64
@@ -82,6 +100,7 @@ func New(c Config) (*Manager, error) {
 		tokens:    make([]int32, c.NumBlocks*c.BlockSize),
 		free:      freeList{head: none, tail: none},
 		index:     make(map[uint64]int32),
+		children:  make(map[uint64][]int32),
 	}
 	for id := range m.blocks {
 		m.free.pushTail(m.blocks, int32(id))
@@ -107,16 +126,21 @@ func (m *Manager) Stats() Stats {
 }
 
 // Lookup returns how many leading tokens of tokens a call to Reuse would
-// serve from the index, without taking any block.
+// serve from the cache, without taking any block.
 func (m *Manager) Lookup(tokens []int32) int {
-	n := 0
-	m.walkPrefix(tokens, func(int32, uint64) { n += m.blockSize })
-	return n
+	full, parent := m.walkPrefix(tokens, func(int32, uint64) {})
+	_, n := m.partialMatch(parent, m.partialWant(tokens, full))
+	return full*m.blockSize + n
 }
 
-// Reuse attaches the longest indexed prefix of tokens to the empty table b,
-// taking a reference on each block, and returns the number of tokens it
-// covers (a multiple of BlockSize, always less than len(tokens)).
+// Reuse attaches the longest cached prefix of tokens to the empty table b
+// and returns the number of tokens it covers, always less than len(tokens):
+// the whole indexed blocks it covers are shared (a reference on each), and
+// the positions of the block after them that a cached or partial block
+// holds are the table's own block's, either that block itself (an
+// unreferenced partial block whose every committed position matches) or a
+// copy the caller must make (TakeCopies) before the table's positions are
+// read or written.
 func (m *Manager) Reuse(b *Blocks, tokens []int32) (int, error) {
 	hit, err := m.attachPrefix(b, tokens)
 	if err == nil {
@@ -130,12 +154,14 @@ func (m *Manager) Reuse(b *Blocks, tokens []int32) (int, error) {
 // on ErrOutOfBlocks b is left empty and the attempt is not counted in the
 // hit statistics. It is how a scheduler admits a waiting sequence.
 func (m *Manager) Admit(b *Blocks, tokens []int32, want func(hit int) int) (int, error) {
+	owed := len(m.copies)
 	hit, err := m.attachPrefix(b, tokens)
 	if err != nil {
 		return 0, err
 	}
 	if err := m.Allocate(b, want(hit)); err != nil {
 		m.Free(b)
+		m.copies = m.copies[:owed]
 		return 0, err
 	}
 	m.hitTokens += int64(hit)
@@ -147,29 +173,36 @@ func (m *Manager) attachPrefix(b *Blocks, tokens []int32) (int, error) {
 	if len(b.table) != 0 {
 		return 0, fmt.Errorf("kvcache: Reuse on a table that already holds %d blocks", len(b.table))
 	}
-	m.walkPrefix(tokens, func(id int32, h uint64) {
+	full, parent := m.walkPrefix(tokens, func(id int32, h uint64) {
 		m.acquire(id)
 		b.table = append(b.table, id)
 		b.hashes = append(b.hashes, h)
 	})
-	return len(b.table) * m.blockSize, nil
+	src, n := m.partialMatch(parent, m.partialWant(tokens, full))
+	if n > 0 && !m.attachPartial(b, src, n) {
+		n = 0
+	}
+	return full*m.blockSize + n, nil
 }
 
 // walkPrefix calls visit for each indexed block of the longest cached prefix
-// of tokens, never covering the last token.
-func (m *Manager) walkPrefix(tokens []int32, visit func(id int32, h uint64)) {
+// of tokens, never covering the last token, and returns how many there are
+// and the last one's hash (rootHash for none).
+func (m *Manager) walkPrefix(tokens []int32, visit func(id int32, h uint64)) (int, uint64) {
 	bs := m.blockSize
 	parent := rootHash
-	for i := 0; (i+1)*bs < len(tokens); i++ {
+	i := 0
+	for ; (i+1)*bs < len(tokens); i++ {
 		chunk := tokens[i*bs : (i+1)*bs]
 		h := chainHash(parent, chunk)
 		id, ok := m.index[h]
 		if !ok || m.blocks[id].parent != parent || !slices.Equal(m.tokens[int(id)*bs:(int(id)+1)*bs], chunk) {
-			return
+			break
 		}
 		visit(id, h)
 		parent = h
 	}
+	return i, parent
 }
 
 // Allocate grows b so that it covers positions 0..n-1. It takes all the
@@ -193,8 +226,10 @@ func (m *Manager) Allocate(b *Blocks, n int) error {
 
 // Commit indexes the full blocks among the first n tokens of the sequence
 // (tokens is the whole sequence; its first n positions must have their keys
-// and values computed). Blocks already committed are skipped. Only accepted
-// tokens may be committed: committed positions can no longer be truncated.
+// and values computed), and lists the block after them, with its first
+// n mod BlockSize positions, for partial hits. Blocks already committed are
+// skipped. Only accepted tokens may be committed: committed full blocks can
+// no longer be truncated.
 func (m *Manager) Commit(b *Blocks, tokens []int32, n int) error {
 	if n > len(tokens) {
 		return fmt.Errorf("kvcache: Commit of %d tokens from a sequence of %d", n, len(tokens))
@@ -202,31 +237,40 @@ func (m *Manager) Commit(b *Blocks, tokens []int32, n int) error {
 	full := min(n/m.blockSize, len(b.table))
 	bs := m.blockSize
 	for i := len(b.hashes); i < full; i++ {
-		parent := rootHash
-		if i > 0 {
-			parent = b.hashes[i-1]
-		}
+		parent := b.parentOf(i)
 		chunk := tokens[i*bs : (i+1)*bs]
 		h := chainHash(parent, chunk)
 		b.hashes = append(b.hashes, h)
 		id := b.table[i]
-		if _, taken := m.index[h]; taken || m.blocks[id].cached {
-			continue // write-once: an equal block is already indexed
+		if m.blocks[id].cached {
+			continue
+		}
+		if _, taken := m.index[h]; taken {
+			m.unlist(id) // write-once: an equal block is already indexed
+			continue
 		}
 		blk := &m.blocks[id]
-		blk.cached, blk.hash, blk.parent = true, h, parent
+		blk.cached, blk.hash = true, h
 		copy(m.tokens[int(id)*bs:], chunk)
+		m.list(id, parent, bs)
 		m.index[h] = id
+	}
+	if i := len(b.hashes); i == full && n > i*bs && i < len(b.table) {
+		m.commitPartial(b.table[i], b.parentOf(i), tokens[i*bs:n])
 	}
 	return nil
 }
 
 // Truncate shrinks b to cover positions 0..n-1, releasing whole blocks past
 // the end: the rollback of rejected speculative positions. It refuses to cut
-// into committed blocks, whose contents the index promises.
+// into committed full blocks, whose contents the index promises; a listed
+// partial block keeps only its positions before n.
 func (m *Manager) Truncate(b *Blocks, n int) error {
 	if n < len(b.hashes)*m.blockSize {
 		return fmt.Errorf("kvcache: cannot truncate to %d tokens: the first %d are committed", n, len(b.hashes)*m.blockSize)
+	}
+	if i := len(b.hashes); i < len(b.table) {
+		m.trimPartial(b.table[i], n-i*m.blockSize)
 	}
 	keep := m.BlocksFor(n)
 	for i := len(b.table) - 1; i >= keep; i-- {
@@ -268,20 +312,26 @@ func (m *Manager) release(id int32) {
 	if blk.ref > 0 {
 		return
 	}
-	if blk.cached {
+	if blk.listed {
 		m.free.pushTail(m.blocks, id) // most recently used end
 	} else {
 		m.free.pushHead(m.blocks, id) // nothing worth keeping: reuse first
 	}
 }
 
-// evict drops a block that is about to be reused from the index.
+// evict drops a block that is about to be reused from the index and its
+// parent's children.
 func (m *Manager) evict(id int32) {
+	m.unindex(id)
+	m.unlist(id)
+}
+
+// unindex drops a cached block from the index.
+func (m *Manager) unindex(id int32) {
 	blk := &m.blocks[id]
-	if !blk.cached {
-		return
+	if blk.cached {
+		delete(m.index, blk.hash)
+		blk.cached = false
+		m.evictions++
 	}
-	delete(m.index, blk.hash)
-	blk.cached = false
-	m.evictions++
 }

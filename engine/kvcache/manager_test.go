@@ -3,8 +3,11 @@ package kvcache
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/splash-inference/splash/metal"
 )
 
 func newManager(t testing.TB, blocks, size int) *Manager {
@@ -38,6 +41,21 @@ func prefill(t testing.TB, m *Manager, b *Blocks, tokens []int32) int {
 		t.Fatal(err)
 	}
 	return hit
+}
+
+// freeAndCheck checks the pool with the live tables, frees them and checks
+// for leaks.
+func freeAndCheck(t testing.TB, m *Manager, live ...*Blocks) {
+	t.Helper()
+	if err := m.Check(live...); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range live {
+		m.Free(b)
+	}
+	if err := m.CheckLeaks(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
@@ -81,32 +99,32 @@ func TestAllocateIsAllOrNothing(t *testing.T) {
 			if m.NumFree() != tc.wantFree {
 				t.Fatalf("free %d, want %d", m.NumFree(), tc.wantFree)
 			}
-			if err := m.Check(&a, &b); err != nil {
-				t.Fatal(err)
-			}
-			m.Free(&a)
-			m.Free(&b)
-			if err := m.CheckLeaks(); err != nil {
-				t.Fatal(err)
-			}
+			freeAndCheck(t, m, &a, &b)
 		})
 	}
 }
 
+// TestReuseLongestPrefixNeverCoversLastToken: a hit reaches every cached
+// position before the last token, into a full block the prompt ends in or
+// differs from, and into a running sequence's partial last block; whole
+// indexed blocks are shared, the partly matching one is copied.
 func TestReuseLongestPrefixNeverCoversLastToken(t *testing.T) {
 	const bs = 4
-	cached := seq(14, 100) // 3 full blocks committed: tokens 0..11
+	cached := seq(14, 100) // 3 full blocks committed (tokens 0..11) and 2 positions of the fourth
 	for _, tc := range []struct {
 		name   string
 		tokens []int32
 		want   int
 	}{
-		{"identical prompt keeps last token", cached, 12},
-		{"exactly the committed blocks", cached[:12], 8},
+		{"identical prompt keeps last token", cached, 13},
+		{"extended by one", append(seq(14, 100), 5), 14},
+		{"extended past the partial block", append(seq(14, 100), 5, 6, 7, 8), 14},
+		{"exactly the committed blocks", cached[:12], 11},
 		{"one past the committed blocks", cached[:13], 12},
-		{"diverges in block 2", append(append([]int32{}, cached[:9]...), 7, 7, 7, 7, 7), 8},
+		{"diverges in block 2", append(append([]int32{}, cached[:9]...), 7, 7, 7, 7, 7), 9},
 		{"diverges in block 0", append([]int32{1}, cached[1:]...), 0},
-		{"shorter than a block", cached[:3], 0},
+		{"shorter than a block", cached[:3], 2},
+		{"one token", cached[:1], 0},
 		{"empty", nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,14 +143,15 @@ func TestReuseLongestPrefixNeverCoversLastToken(t *testing.T) {
 					t.Fatalf("block %d: got %d, want shared block %d", i, b.Table()[i], a.Table()[i])
 				}
 			}
-			if err := m.Check(&a, &b); err != nil {
-				t.Fatal(err)
+			copies := m.TakeCopies(nil)
+			if i := hit / bs; hit%bs != 0 {
+				if want := []metal.BlockCopy{{Src: a.Table()[i], Dst: b.Table()[i]}}; !slices.Equal(copies, want) || b.Len() != i+1 {
+					t.Fatalf("copies %v with table %v, want %v", copies, b.Table(), want)
+				}
+			} else if len(copies) != 0 || b.Len() != hit/bs {
+				t.Fatalf("copies %v with table %v for a hit of whole blocks", copies, b.Table())
 			}
-			m.Free(&a)
-			m.Free(&b)
-			if err := m.CheckLeaks(); err != nil {
-				t.Fatal(err)
-			}
+			freeAndCheck(t, m, &a, &b)
 		})
 	}
 }
@@ -202,14 +221,7 @@ func TestCommitIsWriteOnce(t *testing.T) {
 	if hit, _ := m.Reuse(&c, p); hit != 8 || c.Table()[0] != indexed[0] || c.Table()[1] != indexed[1] {
 		t.Fatalf("hit %d on %v, want the first committed copies %v", hit, c.Table(), indexed)
 	}
-	if err := m.Check(&b, &c); err != nil {
-		t.Fatal(err)
-	}
-	m.Free(&b)
-	m.Free(&c)
-	if err := m.CheckLeaks(); err != nil {
-		t.Fatal(err)
-	}
+	freeAndCheck(t, m, &b, &c)
 }
 
 func TestHashCollisionIsAMiss(t *testing.T) {
@@ -277,6 +289,33 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
+// TestTruncateTrimsPartialBlock: rolling back committed positions of a
+// partial block (the scheduler never does, a draft cache may) leaves only
+// the positions before the cut listed, so no hit reads the positions that
+// will be rewritten.
+func TestTruncateTrimsPartialBlock(t *testing.T) {
+	const bs = 4
+	toks := seq(7, 10) // one full block, three positions of the second
+	for _, tc := range []struct{ to, want int }{{7, 7}, {6, 6}, {5, 5}, {4, 4}} {
+		m := newManager(t, 4, bs)
+		var a, b Blocks
+		prefill(t, m, &a, toks)
+		if err := m.Truncate(&a, tc.to); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Lookup(append(seq(7, 10), 0)); got != tc.want {
+			t.Fatalf("truncated to %d: Lookup = %d, want %d", tc.to, got, tc.want)
+		}
+		if err := m.Check(&a, &b); err != nil {
+			t.Fatal(err)
+		}
+		m.Free(&a)
+		if err := m.CheckLeaks(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestDoubleFreePanicsAndLeaksAreReported(t *testing.T) {
 	m := newManager(t, 4, 4)
 	var a Blocks
@@ -299,18 +338,26 @@ func TestDoubleFreePanicsAndLeaksAreReported(t *testing.T) {
 }
 
 // TestRandomOperationsKeepInvariants drives the manager with random
-// sequences sharing prefixes and checks every invariant after each step.
+// sequences sharing prefixes and checks every invariant after each step. A
+// stand-in cache holds each slot's token id: positions are "computed" by
+// writing their ids, the owed copies are made, and every hit must read
+// back exactly the new sequence's tokens, through rollbacks (Truncate of
+// committed positions of a partial block, then different tokens) too.
 func TestRandomOperationsKeepInvariants(t *testing.T) {
+	const blocks, bs = 24, 4
 	rng := rand.New(rand.NewPCG(1, 2))
-	m := newManager(t, 24, 4)
+	m := newManager(t, blocks, bs)
+	kv := make([]int32, blocks*bs)
+	slot := func(b *Blocks, pos int) *int32 { return &kv[int(b.Table()[pos/bs])*bs+pos%bs] }
 	type live struct {
 		b      Blocks
 		tokens []int32
 		done   int
 	}
 	var seqs []*live
-	for step := range 3000 {
-		switch op := rng.IntN(5); {
+	hits := 0
+	for step := range 5000 {
+		switch op := rng.IntN(6); {
 		case op == 0 || len(seqs) == 0:
 			n := 1 + rng.IntN(30)
 			toks := make([]int32, n)
@@ -318,19 +365,45 @@ func TestRandomOperationsKeepInvariants(t *testing.T) {
 				toks[i] = int32(rng.IntN(3)) // tiny alphabet: many shared prefixes
 			}
 			s := &live{tokens: toks}
+			free, look := m.NumFree(), m.Lookup(toks)
 			hit, err := m.Reuse(&s.b, toks)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if hit >= n && n > 0 {
-				t.Fatalf("hit %d covers all %d tokens", hit, n)
+			if hit >= n && n > 0 || hit != look && (free > 0 || hit != look/bs*bs) {
+				t.Fatalf("hit %d of %d tokens, Lookup said %d with %d free", hit, n, look, free)
 			}
+			for _, c := range m.TakeCopies(nil) {
+				copy(kv[c.Dst*bs:(c.Dst+1)*bs], kv[c.Src*bs:(c.Src+1)*bs])
+			}
+			for p := range hit {
+				if got := *slot(&s.b, p); got != toks[p] {
+					t.Fatalf("step %d: hit of %d: position %d holds %d, want %d", step, hit, p, got, toks[p])
+				}
+			}
+			hits += hit % bs
 			s.done = hit
 			seqs = append(seqs, s)
 		case op == 1:
 			i := rng.IntN(len(seqs))
 			m.Free(&seqs[i].b)
 			seqs = append(seqs[:i], seqs[i+1:]...)
+		case op == 2:
+			// A rollback into the committed partial block, and other tokens after it.
+			s := seqs[rng.IntN(len(seqs))]
+			lo := len(s.b.hashes) * bs
+			if s.done <= lo {
+				continue
+			}
+			to := lo + rng.IntN(s.done-lo)
+			if err := m.Truncate(&s.b, to); err != nil {
+				t.Fatal(err)
+			}
+			s.done = to
+			s.tokens[to] = (s.tokens[to] + 1 + int32(rng.IntN(2))) % 3 // a rejected draft's token differs
+			for i := to + 1; i < len(s.tokens); i++ {
+				s.tokens[i] = int32(rng.IntN(3))
+			}
 		default:
 			s := seqs[rng.IntN(len(seqs))]
 			to := min(len(s.tokens), s.done+1+rng.IntN(6))
@@ -340,7 +413,13 @@ func TestRandomOperationsKeepInvariants(t *testing.T) {
 				}
 				continue
 			}
+			for p := s.done; p < to; p++ {
+				*slot(&s.b, p) = s.tokens[p]
+			}
 			s.done = to
+			if rng.IntN(2) == 0 { // computed positions are committed later, or rolled back first
+				continue
+			}
 			if err := m.Commit(&s.b, s.tokens, s.done); err != nil {
 				t.Fatal(err)
 			}
@@ -359,6 +438,75 @@ func TestRandomOperationsKeepInvariants(t *testing.T) {
 	if err := m.CheckLeaks(); err != nil {
 		t.Fatal(err)
 	}
+	if hits == 0 {
+		t.Fatal("no hit reached into a block")
+	}
+}
+
+// TestPartialHitTakesOrCopies: a hit into the partial last block of a
+// freed sequence takes that block itself when it uses every committed
+// position of it, and copies it when it uses fewer (the rest stays
+// listed for others) or when the block is a full indexed one.
+func TestPartialHitTakesOrCopies(t *testing.T) {
+	const bs = 4
+	cached := seq(14, 100) // the fourth block holds 2 committed positions
+	for _, tc := range []struct {
+		name   string
+		tokens []int32
+		hit    int
+		copied bool
+	}{
+		{"resent: one of two positions", cached, 13, true},
+		{"extended: both positions", append(seq(14, 100), 1), 14, false},
+		{"ends in a full indexed block", cached[:12], 11, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newManager(t, 16, bs)
+			var a, b Blocks
+			prefill(t, m, &a, cached)
+			old := a.Table()[tc.hit/bs]
+			m.Free(&a)
+			hit, err := m.Reuse(&b, tc.tokens)
+			if err != nil || hit != tc.hit {
+				t.Fatalf("Reuse = %d, %v; want %d", hit, err, tc.hit)
+			}
+			copies := m.TakeCopies(nil)
+			got := b.Table()[hit/bs]
+			if tc.copied != (len(copies) == 1) || tc.copied && copies[0] != (metal.BlockCopy{Src: old, Dst: got}) || !tc.copied && got != old {
+				t.Fatalf("block %d of the table, copies %v; the hit's source is %d, copied: %v", got, copies, old, tc.copied)
+			}
+			var c Blocks // the source still serves others when it was copied
+			if again, _ := m.Reuse(&c, tc.tokens); tc.copied && again != tc.hit {
+				t.Fatalf("second hit %d after a copy, want %d", again, tc.hit)
+			}
+			m.TakeCopies(nil)
+			freeAndCheck(t, m, &b, &c)
+		})
+	}
+}
+
+// TestFailedAdmitKeepsPartialBlock: an Admit that takes a freed
+// sequence's partial block and then runs out of blocks leaves that block
+// listed, so the next attempt hits as far.
+func TestFailedAdmitKeepsPartialBlock(t *testing.T) {
+	const bs = 4
+	m := newManager(t, 5, bs)
+	var a, hog, b Blocks
+	prefill(t, m, &a, seq(6, 10)) // one full block, two positions of the second
+	m.Free(&a)
+	if err := m.Allocate(&hog, 3*bs); err != nil { // the three empty blocks
+		t.Fatal(err)
+	}
+	p := append(seq(6, 10), 1, 2, 3, 4)
+	for range 2 {
+		if _, err := m.Admit(&b, p, func(int) int { return len(p) + bs }); !errors.Is(err, ErrOutOfBlocks) {
+			t.Fatalf("Admit: %v, want ErrOutOfBlocks", err)
+		}
+		if got := m.Lookup(p); got != 6 {
+			t.Fatalf("Lookup after a failed Admit = %d, want 6", got)
+		}
+	}
+	freeAndCheck(t, m, &hog, &b)
 }
 
 func TestAdmitIsAllOrNothing(t *testing.T) {

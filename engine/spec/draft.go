@@ -25,6 +25,7 @@ type DraftModel struct {
 
 	rows   []model.Row
 	active []int // index into wants of each row
+	copies []metal.BlockCopy
 }
 
 type draftSeq struct {
@@ -109,6 +110,11 @@ func (d *DraftModel) sync(ds *draftSeq, tokens []int32) (bool, error) {
 		hit, err := d.blocks.Reuse(&ds.blocks, tokens)
 		if err != nil {
 			return false, fmt.Errorf("spec: %w", err)
+		}
+		// A hit into a block may owe a copy; it is made before any pass.
+		d.copies = d.blocks.TakeCopies(d.copies[:0])
+		if err := d.kv.CopyBlocks(d.copies); err != nil {
+			return false, fmt.Errorf("spec: draft cache: %w", err)
 		}
 		ds.fed = append(ds.fed[:0], tokens[:hit]...)
 	}
