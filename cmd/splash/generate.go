@@ -54,7 +54,7 @@ func newGenerateCmd(s *stdio) *ff.Command {
 	fs.IntVar(&f.logprobs, 0, "logprobs", -1, "report each token's logprob and the top K alternatives (0..20); -1 is off")
 	fs.BoolVar(&f.asJSON, 0, "json", "print one JSON object with every token instead of text")
 	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads; 0 uses every core")
-	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values, as for serve: auto, f16, bf16 or q8")
+	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values, as for serve: auto, f32, f16, bf16 or q8")
 	return &ff.Command{
 		Name:      "generate",
 		Usage:     "splash generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [FLAGS]",

@@ -22,16 +22,35 @@ func runCmd(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
+// TestGenerateJSONLogprobs: --echo --logprobs --json prints the prompt's
+// logprobs as the model computes them over the same cache type (the
+// default, f16 for these heads of 16, and f32), and the generated tokens
+// with their alternatives.
 func TestGenerateJSONLogprobs(t *testing.T) {
 	dir := t.TempDir()
 	if err := testmodel.Write(dir, testmodel.Tiny("qwen3")); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runCmd(t, "generate", "--model", dir, "--prompt-ids", "9707,11,1879,0", "--max-tokens", "3",
-		"--echo", "--logprobs", "2", "--json", "--ignore-eos")
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		flags []string
+		typ   metal.KVType
+	}{{nil, metal.KVF16}, {[]string{"--kv-cache-type", "f32"}, metal.KVF32}} {
+		t.Run(tc.typ.String(), func(t *testing.T) {
+			out, err := runCmd(t, append([]string{"generate", "--model", dir, "--prompt-ids", "9707,11,1879,0", "--max-tokens", "3",
+				"--echo", "--logprobs", "2", "--json", "--ignore-eos"}, tc.flags...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGenerateLogprobs(t, dir, out, tc.typ)
+		})
 	}
+}
+
+// checkGenerateLogprobs checks generate's --echo --logprobs 2 --json
+// output out for the prompt 9707,11,1879,0 and three tokens against the
+// model's own logits over a cache of type typ.
+func checkGenerateLogprobs(t *testing.T, dir, out string, typ metal.KVType) {
+	t.Helper()
 	var res struct {
 		Tokens []struct {
 			ID      int32    `json:"id"`
@@ -58,7 +77,7 @@ func TestGenerateJSONLogprobs(t *testing.T) {
 	defer be.Close()
 	m, _ := src.Build(be)
 	ids := []int32{9707, 11, 1879, 0}
-	logits, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: ids, Blocks: []int32{0}, Logits: 4}}}, m.NewKVCache(1, 16, metal.KVF16))
+	logits, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: ids, Blocks: []int32{0}, Logits: 4}}}, m.NewKVCache(1, 16, typ))
 	if err != nil {
 		t.Fatal(err)
 	}
