@@ -65,7 +65,7 @@ func (c *generateClock) timings() generateTimings {
 // write prints the timings on w, a line for the prompt and one for the
 // generated tokens.
 func (t generateTimings) write(w io.Writer) {
-	fmt.Fprintf(w, "prompt:     %6d tokens in %10.2f ms, %10.2f tokens/s; time to first token %.2f ms\n",
+	fmt.Fprintf(w, "prompt:     %d tokens in %.2f ms, %.2f tokens/s; time to first token %.2f ms\n",
 		t.PromptTokens, t.PromptMS, t.PromptTokensPerSecond, t.TimeToFirstTokenMS)
 	fmt.Fprintf(w, "generation: %6d tokens, %d decode steps in %.2f ms, %.2f tokens/s\n",
 		t.GeneratedTokens, t.DecodeSteps, t.DecodeMS, t.DecodeTokensPerSecond)
