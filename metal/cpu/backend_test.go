@@ -381,12 +381,15 @@ func TestQuantSpeedup(t *testing.T) {
 		}
 	}
 	// Attention over a bf16 cache: faster only with AVX512_BF16's loops,
-	// never without SIMD ones.
+	// never without SIMD ones; over an f32 cache slower with SIMD loops.
 	for _, b := range []*Backend{best, portable} {
 		s := b.AttentionSpeedup(metal.KVBF16)
 		if s < 1 || (s > 1) != (b.f.bf16.tabScores != nil) || (s > 1 && !b.SIMDAttention(metal.KVBF16)) ||
 			b.AttentionSpeedup(metal.KVF16) != 1 || b.AttentionSpeedup(metal.KVQ8) != 1 {
 			t.Errorf("%s: AttentionSpeedup bf16 %g with SIMD loops %v", b.Name(), s, b.SIMDAttention(metal.KVBF16))
+		}
+		if s := b.AttentionSpeedup(metal.KVF32); (s < 1) != b.SIMDAttention(metal.KVF16) || s > 1 {
+			t.Errorf("%s: AttentionSpeedup f32 %g with SIMD loops %v", b.Name(), s, b.SIMDAttention(metal.KVF16))
 		}
 	}
 }
