@@ -42,7 +42,7 @@ bench:
 # fraction of the one-thread peak, (d) decode and prefill tokens/s of the
 # random Qwen3-0.6B-shaped q4 package on one core and on all, prefill also
 # as a fraction of the peak (the first run builds the package, ~30 s), on
-# the KV cache serve picks by default (SPLASH_KV_CACHE_TYPE=f16|bf16|q8
+# the KV cache serve picks by default (SPLASH_KV_CACHE_TYPE=f32|f16|bf16|q8
 # for another), decode at a context of 4096 with each cache type, and a
 # prompt chunk's cost by context with an f16 and a bf16 cache.
 bench-kernels:

@@ -162,12 +162,12 @@ func waitIdle(t *testing.T, e *Engine) {
 // TestGreedyIsBatchAndSpecInvariant: greedy output equals the plain loop's,
 // alone or among 8 and 64 concurrent requests, with and without n-gram
 // speculation, over a float16 cache, a q8 one and a bf16 one (heads of
-// 32); no block leaks afterwards.
+// 32) and a float32 one; no block leaks afterwards.
 func TestGreedyIsBatchAndSpecInvariant(t *testing.T) {
 	for _, tc := range []struct {
 		kvType  metal.KVType
 		headDim int
-	}{{metal.KVF16, 0}, {metal.KVQ8, 32}, {metal.KVBF16, 32}} {
+	}{{metal.KVF16, 0}, {metal.KVQ8, 32}, {metal.KVBF16, 32}, {metal.KVF32, 0}} {
 		t.Run(tc.kvType.String(), func(t *testing.T) {
 			m := tinyModelShaped(t, 1, tc.headDim)
 			draft := tinyModelShaped(t, 99, tc.headDim) // an unrelated model: most drafts are rejected
@@ -230,8 +230,9 @@ func checkGreedyInvariant(t *testing.T, m, draft model.Model, kvType metal.KVTyp
 
 // TestGreedySharedPrefixIsBatchInvariant: requests that share a long
 // prompt prefix (a fleet's system prompt: the prefix cache hands them the
-// same blocks, and a bf16 cache's attention reads those once for all of
-// them, cpu/attention_shared.go) answer as each does alone.
+// same blocks, and attention reads those once for all of them,
+// cpu/attention_shared.go) answer as each does alone, over a bf16 cache
+// and a float32 one.
 func TestGreedySharedPrefixIsBatchInvariant(t *testing.T) {
 	m := tinyModelShaped(t, 1, 32)
 	system := make([]int32, 300)
@@ -240,34 +241,38 @@ func TestGreedySharedPrefixIsBatchInvariant(t *testing.T) {
 	}
 	prompt := func(i int) []int32 { return append(slices.Clone(system), promptFor(i)...) }
 	const n, conc = 12, 8
-	e := newEngineKV(t, m, nil, "off", 128, nil, metal.KVBF16)
-	var wg sync.WaitGroup
-	results := make([]result, conc)
-	for i := range conc {
-		wg.Go(func() {
-			ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: prompt(i), MaxTokens: n, Sampling: sample.Params{Logprobs: -1}})
-			if err != nil {
-				results[i].err = err
-				return
+	for _, kvType := range []metal.KVType{metal.KVBF16, metal.KVF32} {
+		t.Run(kvType.String(), func(t *testing.T) {
+			e := newEngineKV(t, m, nil, "off", 128, nil, kvType)
+			var wg sync.WaitGroup
+			results := make([]result, conc)
+			for i := range conc {
+				wg.Go(func() {
+					ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: prompt(i), MaxTokens: n, Sampling: sample.Params{Logprobs: -1}})
+					if err != nil {
+						results[i].err = err
+						return
+					}
+					results[i] = collect(ch)
+				})
 			}
-			results[i] = collect(ch)
+			wg.Wait()
+			cached := 0
+			for i, r := range results {
+				if r.err != nil {
+					t.Fatalf("request %d: %v", i, r.err)
+				}
+				if want := greedyAloneIn(t, m, kvType, prompt(i), n); fmt.Sprint(r.tokens) != fmt.Sprint(want) {
+					t.Fatalf("request %d: %v, alone %v", i, r.tokens, want)
+				}
+				cached += r.usage.CachedTokens
+			}
+			if cached < conc/2*288 { // requests arriving together may each prefill some of it
+				t.Fatalf("%d prompt tokens from the prefix cache, want the system prompt's 288 for most requests", cached)
+			}
+			waitIdle(t, e)
 		})
 	}
-	wg.Wait()
-	cached := 0
-	for i, r := range results {
-		if r.err != nil {
-			t.Fatalf("request %d: %v", i, r.err)
-		}
-		if want := greedyAloneIn(t, m, metal.KVBF16, prompt(i), n); fmt.Sprint(r.tokens) != fmt.Sprint(want) {
-			t.Fatalf("request %d: %v, alone %v", i, r.tokens, want)
-		}
-		cached += r.usage.CachedTokens
-	}
-	if cached < conc/2*288 { // requests arriving together may each prefill some of it
-		t.Fatalf("%d prompt tokens from the prefix cache, want the system prompt's 288 for most requests", cached)
-	}
-	waitIdle(t, e)
 }
 
 func TestStopStringsAndCancellation(t *testing.T) {

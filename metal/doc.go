@@ -36,9 +36,9 @@
 // table[p/BlockSize]*BlockSize + p%BlockSize. Within a block the KV heads
 // are stored one after another (KVLayer.KVIndex), so one head of one block
 // is a contiguous stretch; blocks are KVLayer.BlockStride apart. Keys and
-// values are stored as float16 (rounded to nearest even; KVF16) or as int8
-// with a float16 scale per 32 (KVQ8, QuantizeKV), and widened exactly to
-// float32 for the arithmetic, which accumulates in float32; or as bfloat16
+// values are stored as float32 (KVF32, nothing rounded), as float16
+// (rounded to nearest even; KVF16) or as int8 with a float16 scale per 32
+// (KVQ8, QuantizeKV), and widened exactly to float32 for the arithmetic, which accumulates in float32; or as bfloat16
 // (KVBF16, values in pairs of slots), whose attention multiplies them by
 // queries and softmax weights rounded to bfloat16 as well (VDPBF16PS's
 // arithmetic), accumulating in float32.

@@ -10,7 +10,8 @@ import (
 // many values, as float16 bits (Type KVF16: attention widens them to float32
 // and accumulates in float32, as llama.cpp's default f16 cache does), half
 // the memory and half the reads of float32 per cached token; or as int8 in
-// groups of KVGroup with a float16 scale each (KVQ8), about a quarter.
+// groups of KVGroup with a float16 scale each (KVQ8), about a quarter; or
+// as float32, two elements a value (KVF32, Float32s), twice the memory.
 //
 // A block stores its KV heads one after another (as vLLM's
 // [blocks, heads, block size, head size]): element j of KV head h of slot
@@ -60,6 +61,18 @@ func Int8s(u []uint16) []int8 {
 		return nil
 	}
 	return unsafe.Slice((*int8)(unsafe.Pointer(&u[0])), 2*len(u))
+}
+
+// Float32s views elements of a KVF32 cache's K or V as the float32 they
+// hold, one to two elements: Float32s(K[KVIndex(s, h):])[:HeadDim] are
+// slot s's keys of KV head h. Every index a KVF32 layer hands out is
+// even, and its buffers are at least 4-byte aligned (Go's allocations and
+// a backend's KVMemory are), so each float32 is aligned.
+func Float32s(u []uint16) []float32 {
+	if len(u) < 2 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&u[0])), len(u)/2)
 }
 
 // Dim is the width of one token's keys (and of its values).

@@ -20,6 +20,8 @@ func TestNewKVCacheIn(t *testing.T) {
 		{KVQ8, 1, 1, 1, 1, 32, 0},
 		{KVQ8, 3, 5, 4, 2, 64, 0},
 		{KVQ8, 2, 4, 16, 3, 128, 100},
+		{KVF32, 1, 1, 1, 1, 1, 0},
+		{KVF32, 3, 5, 4, 2, 8, 0},
 	} {
 		n := KVCacheElems(tc.typ, tc.layers, tc.blocks, tc.bs, tc.kvHeads, tc.hd)
 		buf := make([]uint16, n+tc.extra)

@@ -23,6 +23,13 @@ const (
 	// the softmax weights rounded to bfloat16 as well. Values are stored
 	// in pairs of positions (KVLayer), which VDPBF16PS sums together.
 	KVBF16
+	// KVF32 stores each key and value as float32, two uint16 elements a
+	// value (Float32s): the model's own arithmetic, nothing rounded, at
+	// twice KVF16's memory and reads. The reference mode: a float32
+	// checkpoint's logits come out as a float64 forward pass computes them
+	// to float32's precision, where KVF16's rounding alone moves them by
+	// about 1e-3 (model.TestF32CacheMatchesExact). Never AutoKVType's pick.
+	KVF32
 )
 
 // BF16Dims and BF16Positions are what a KVBF16 cache's head size and block
@@ -37,7 +44,7 @@ const (
 // of it.
 const KVGroup = GroupSize
 
-var kvTypeNames = [...]string{KVF16: "f16", KVQ8: "q8", KVBF16: "bf16"}
+var kvTypeNames = [...]string{KVF16: "f16", KVQ8: "q8", KVBF16: "bf16", KVF32: "f32"}
 
 func (t KVType) String() string {
 	if int(t) < len(kvTypeNames) {
@@ -46,10 +53,12 @@ func (t KVType) String() string {
 	return fmt.Sprintf("KVType(%d)", t)
 }
 
-// ParseKVType reads a KV cache type by name ("f16", "bf16", "q8"; "q8_0"
-// as llama.cpp spells it).
+// ParseKVType reads a KV cache type by name ("f32", "f16", "bf16", "q8";
+// "q8_0" as llama.cpp spells it).
 func ParseKVType(s string) (KVType, error) {
 	switch s {
+	case "f32":
+		return KVF32, nil
 	case "f16":
 		return KVF16, nil
 	case "bf16":
@@ -57,14 +66,14 @@ func ParseKVType(s string) (KVType, error) {
 	case "q8", "q8_0":
 		return KVQ8, nil
 	}
-	return 0, fmt.Errorf("metal: unknown KV cache type %q (want f16, bf16 or q8)", s)
+	return 0, fmt.Errorf("metal: unknown KV cache type %q (want f32, f16, bf16 or q8)", s)
 }
 
 // Check reports whether a cache of this type can hold heads of headDim in
 // blocks of blockSize positions.
 func (t KVType) Check(blockSize, headDim int) error {
 	switch t {
-	case KVF16:
+	case KVF16, KVF32:
 		return nil
 	case KVBF16:
 		// Whole zmm registers of a head's keys (16 dimensions) and value
@@ -85,11 +94,15 @@ func (t KVType) Check(blockSize, headDim int) error {
 }
 
 // RowElems is the number of uint16 elements holding one position's keys
-// (or values) of one head of headDim: float16 each, or int8 two to an
-// element (a KVQ8 block keeps its scales after its rows).
+// (or values) of one head of headDim: float16 each, int8 two to an
+// element (a KVQ8 block keeps its scales after its rows), or float32 two
+// elements each.
 func (t KVType) RowElems(headDim int) int {
-	if t == KVQ8 {
+	switch t {
+	case KVQ8:
 		return headDim / 2
+	case KVF32:
+		return 2 * headDim
 	}
 	return headDim
 }
@@ -100,7 +113,7 @@ func (t KVType) HeadElems(blockSize, headDim int) int {
 	if t == KVQ8 {
 		return blockSize * (headDim/2 + headDim/KVGroup)
 	}
-	return blockSize * headDim
+	return blockSize * t.RowElems(headDim)
 }
 
 // TokenBytes is the cache memory of one token of one layer: its keys and

@@ -76,6 +76,7 @@ func TestKVTypeSizes(t *testing.T) {
 		{KVF16, 16, 128, 128, 16 * 128, 2 * 2 * 8 * 128},
 		{KVQ8, 16, 128, 64, 16 * (64 + 4), 2 * 2 * 8 * 68},
 		{KVQ8, 4, 32, 16, 4 * 17, 2 * 2 * 8 * 17},
+		{KVF32, 16, 128, 256, 16 * 256, 2 * 4 * 8 * 128}, // 4 bytes a value
 	} {
 		if got := tc.typ.RowElems(tc.hd); got != tc.row {
 			t.Errorf("%v.RowElems(%d) = %d, want %d", tc.typ, tc.hd, got, tc.row)
@@ -98,7 +99,7 @@ func TestParseKVType(t *testing.T) {
 		in   string
 		want KVType
 		ok   bool
-	}{{"f16", KVF16, true}, {"q8", KVQ8, true}, {"q8_0", KVQ8, true}, {"bf16", KVBF16, true}, {"q4", 0, false}, {"", 0, false}} {
+	}{{"f16", KVF16, true}, {"q8", KVQ8, true}, {"q8_0", KVQ8, true}, {"bf16", KVBF16, true}, {"f32", KVF32, true}, {"q4", 0, false}, {"", 0, false}} {
 		got, err := ParseKVType(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseKVType(%q) = %v, %v", tc.in, got, err)

@@ -184,7 +184,7 @@ func BenchmarkDecode0_6BQ4(b *testing.B) {
 // BenchmarkDecodeLong0_6BQ4 is BenchmarkDecode0_6BQ4 at a context of 4096
 // tokens, where a step reads more cached keys and values (470 MB in
 // float16) than weights (335 MB): the case of a coding agent's long
-// conversation, with a float16, a bf16 and a q8 cache (KVGB/s counts the
+// conversation, with a float16, a bf16, a q8 and a float32 cache (KVGB/s counts the
 // bytes each reads). The cache holds random keys and values instead of a
 // prefilled prompt's (a step's cost does not depend on them, and
 // prefilling 4096 tokens would take a minute). KVGB/s is the cached keys
@@ -193,7 +193,7 @@ func BenchmarkDecodeLong0_6BQ4(b *testing.B) {
 	const ctx = 4096
 	m, src, _, done := openBenchSource(b, metal.Q4, 0)
 	defer done()
-	for _, typ := range []metal.KVType{metal.KVF16, metal.KVBF16, metal.KVQ8} {
+	for _, typ := range []metal.KVType{metal.KVF16, metal.KVBF16, metal.KVQ8, metal.KVF32} {
 		b.Run("kv="+typ.String(), func(b *testing.B) {
 			kv, blocks := benchCache(m, ctx+1, typ)
 			fillKV(kv, rand.New(rand.NewPCG(4, 4096)))

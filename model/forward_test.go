@@ -88,6 +88,11 @@ func TestForwardMatchesReference(t *testing.T) {
 		{"LlamaForCausalLM", true, metal.KVF16, 1e-4},
 		{"LlamaForCausalLM", false, metal.KVQ8, 1e-4}, // heads of 32
 		{"LlamaForCausalLM", false, metal.KVBF16, 1e-4},
+		// Against the exact reference: nothing rounded.
+		{"Qwen3ForCausalLM", true, metal.KVF32, 1e-4},
+		{"Qwen3ForCausalLM", false, metal.KVF32, 1e-4},
+		{"LlamaForCausalLM", false, metal.KVF32, 1e-4},
+		{"LlamaForCausalLM", true, metal.KVF32, 1e-4},
 	} {
 		t.Run(tc.arch+"/"+tc.kvType.String(), func(t *testing.T) {
 			cfg := tinyConfig(tc.arch, tc.tied)
@@ -109,6 +114,7 @@ func TestForwardMatchesReference(t *testing.T) {
 				{15, 19, 4}, // verify row of 4 tokens
 				{19, 23, 4}, // another verify row ending mid-page
 			}
+			worst := 0.0
 			for _, s := range steps {
 				b := &Batch{Rows: []Row{{Start: s.start, Tokens: tokens[s.start:s.end], Blocks: blocks, Logits: s.logits}}}
 				logits, err := m.Forward(b, kv)
@@ -121,11 +127,14 @@ func TestForwardMatchesReference(t *testing.T) {
 				for j := 0; j < s.logits; j++ {
 					pos := s.end - s.logits + j
 					got := logits[j*cfg.VocabSize : (j+1)*cfg.VocabSize]
-					if e := relErr(got, want[pos]); e > tc.tol {
+					e := relErr(got, want[pos])
+					if e > tc.tol {
 						t.Errorf("step %v position %d: relative error %.3g > %g", s, pos, e, tc.tol)
 					}
+					worst = max(worst, e)
 				}
 			}
+			t.Logf("largest relative error %.3g", worst)
 		})
 	}
 }

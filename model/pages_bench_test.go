@@ -69,7 +69,8 @@ func BenchmarkHugePages0_6BQ4(b *testing.B) {
 	}
 }
 
-// fillKV sets every cached key and value to a random float16 (each
+// fillKV sets every cached key and value to a random float16 (or the
+// cache type's own: bfloat16, float32; each
 // layer's own: a layer's K and V may be windows onto memory it shares with
 // the other layers, metal.KVLayer).
 func fillKV(c *metal.KVCache, rng *rand.Rand) {
@@ -79,6 +80,13 @@ func fillKV(c *metal.KVCache, rng *rand.Rand) {
 			for h := range l.KVHeads {
 				i := l.BlockIndex(int32(b), h)
 				for _, s := range [][]uint16{l.K[i : i+n], l.V[i : i+n]} {
+					if l.Type == metal.KVF32 {
+						f := metal.Float32s(s)
+						for j := range f {
+							f[j] = float32(rng.NormFloat64())
+						}
+						continue
+					}
 					for j := range s {
 						if l.Type == metal.KVBF16 {
 							s[j] = metal.F32ToBF16DAZ(float32(rng.NormFloat64()))

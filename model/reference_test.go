@@ -163,7 +163,9 @@ func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType m
 	}
 	// The KV cache stores float16, bfloat16 or q8 (metal.KVLayer): keys
 	// and values are rounded as the cache rounds them (q8's groups of 32
-	// lie within a head, as the model's heads are whole groups).
+	// lie within a head, as the model's heads are whole groups). A float32
+	// cache rounds nothing the model's float32 arithmetic has not: its
+	// reference is the exact one.
 	f16 := func(x []float64) []float64 {
 		if kvType == metal.KVQ8 {
 			x32 := make([]float32, len(x))
@@ -178,7 +180,7 @@ func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType m
 			}
 			return x
 		}
-		if kvType == kvExact {
+		if kvType == kvExact || kvType == metal.KVF32 {
 			return x
 		}
 		for i, v := range x {

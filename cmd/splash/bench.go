@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"github.com/peterbourgon/ff/v4"
@@ -71,12 +70,8 @@ reports vLLM-style metrics per step. The same command against two servers
 gives comparable reports; --compare prints two of them side by side.`,
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
-			if len(f.compare) > 0 {
-				files, plots, err := compareArgs(f.compare, args, f.plots)
-				if err != nil {
-					return err
-				}
-				return runCompare(s, files, plots)
+			if len(f.compare) > 0 { // --compare A.json B.json: B.json is an argument
+				return runCompare(s, append(f.compare, args...), f.plots)
 			}
 			if len(args) > 0 {
 				return fmt.Errorf("bench: unexpected arguments %q", args)
@@ -216,28 +211,6 @@ func benchConfig(f benchFlags) (bench.Config, bench.RunConfig, error) {
 		rc.Turns, rc.TurnLen = turns.String(), turnLen.String()
 	}
 	return cfg, rc, nil
-}
-
-// compareArgs collects the two reports of --compare A.json B.json. Flag
-// parsing stops at B.json (the first argument that is not a flag), so flags
-// written after it (--plot X) are parsed here.
-func compareArgs(compare, args, plots []string) (files, allPlots []string, err error) {
-	files = compare
-	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		files, args = append(files, args[0]), args[1:]
-	}
-	if len(args) > 0 {
-		fs := ff.NewFlagSet("bench --compare")
-		more := fs.StringList(0, "plot", "chart to write")
-		if err := fs.Parse(args); err != nil {
-			return nil, nil, fmt.Errorf("bench: after --compare: %w", err)
-		}
-		if rest := fs.GetArgs(); len(rest) > 0 {
-			return nil, nil, fmt.Errorf("bench: after --compare: unexpected %q", rest)
-		}
-		plots = append(plots, *more...)
-	}
-	return files, plots, nil
 }
 
 // runCompare prints two reports side by side and optionally plots both.

@@ -65,11 +65,11 @@ func TestCachedPromptTokensReported(t *testing.T) {
 	}
 }
 
-// TestServeKVCacheTypes: --kv-cache-type q8 and bf16 serve through the
-// real engine (greedy answers repeat, a resent prompt is served from the
-// prefix cache), and the memory plan fits 1.88 times the tokens of a
+// TestServeKVCacheTypes: --kv-cache-type q8, bf16 and f32 serve through
+// the real engine (greedy answers repeat, a resent prompt is served from
+// the prefix cache), and the memory plan fits 1.88 times the tokens of a
 // float16 cache into the same --kv-memory with q8 (1.0625 bytes a value
-// against 2), as many with bf16.
+// against 2), as many with bf16, half as many with f32 (4 bytes a value).
 func TestServeKVCacheTypes(t *testing.T) {
 	dir := t.TempDir()
 	spec := testmodel.Tiny("qwen3")
@@ -78,7 +78,7 @@ func TestServeKVCacheTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocks := map[string]int{}
-	for _, typ := range []string{"f16", "q8", "bf16"} {
+	for _, typ := range []string{"f16", "q8", "bf16", "f32"} {
 		addr, _, logs, stop := startServeLogs(t, "--model", dir, "--kv-memory", "16M", "--kv-cache-type", typ)
 		plan := logs.String()
 		if !strings.Contains(plan, "("+typ+")") {
@@ -121,6 +121,9 @@ func TestServeKVCacheTypes(t *testing.T) {
 	}
 	if blocks["bf16"] != blocks["f16"] {
 		t.Fatalf("KV blocks in 16 MiB: %v, want as many bf16 as f16", blocks)
+	}
+	if r := float64(blocks["f32"]) / float64(blocks["f16"]); blocks["f16"] == 0 || r < 0.49 || r > 0.51 {
+		t.Fatalf("KV blocks in 16 MiB: %v (f32/f16 %.3f, want 1/2)", blocks, r)
 	}
 	if r := float64(blocks["q8"]) / float64(blocks["f16"]); blocks["f16"] == 0 || r < 1.85 || r > 1.9 {
 		t.Fatalf("KV blocks in 16 MiB: %v (q8/f16 %.3f, want 2/1.0625 = 1.88)", blocks, r)

@@ -54,7 +54,7 @@ func newGenerateCmd(s *stdio) *ff.Command {
 	fs.IntVar(&f.logprobs, 0, "logprobs", -1, "report each token's logprob and the top K alternatives (0..20); -1 is off")
 	fs.BoolVar(&f.asJSON, 0, "json", "print one JSON object with every token instead of text")
 	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads; 0 uses every core")
-	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values, as for serve: auto, f16, bf16 or q8")
+	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values, as for serve: auto, f32, f16, bf16 or q8")
 	return &ff.Command{
 		Name:      "generate",
 		Usage:     "splash generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [FLAGS]",
@@ -209,10 +209,13 @@ func (g *generation) run(ctx context.Context, prompt []int32) error {
 	if wantPrompt {
 		nl = len(prompt)
 	}
+	var clock generateClock
+	clock.startPrompt(len(prompt))
 	logits, err := g.m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: nl}}}, kv)
 	if err != nil {
 		return err
 	}
+	clock.prompted()
 	vocab := cfg.VocabSize
 	stream := g.tok.NewStreamDecoder(false)
 	if g.f.echo {
@@ -246,6 +249,7 @@ func (g *generation) run(ctx context.Context, prompt []int32) error {
 			t.Top = topOf(r.Top)
 		}
 		g.emit(t, stream)
+		clock.token()
 		if eos[r.Token] && !g.f.ignoreEOS {
 			break
 		}
@@ -258,12 +262,16 @@ func (g *generation) run(ctx context.Context, prompt []int32) error {
 		}
 		pos++
 	}
+	// The timings on stderr, after the output, as llama-cli prints its
+	// own; with --json, in the object too.
+	timings := clock.timings()
 	if g.f.asJSON {
-		enc := json.NewEncoder(g.s.out)
-		return enc.Encode(map[string]any{"tokens": g.out})
+		err = json.NewEncoder(g.s.out).Encode(map[string]any{"tokens": g.out, "timings": timings})
+	} else {
+		_, err = fmt.Fprintln(g.s.out, stream.Flush())
 	}
-	fmt.Fprintln(g.s.out, stream.Flush())
-	return nil
+	timings.write(g.s.err)
+	return err
 }
 
 // emit records a token for --json, or streams its text.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,16 +24,35 @@ func runCmd(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
+// TestGenerateJSONLogprobs: --echo --logprobs --json prints the prompt's
+// logprobs as the model computes them over the same cache type (the
+// default, f16 for these heads of 16, and f32), and the generated tokens
+// with their alternatives.
 func TestGenerateJSONLogprobs(t *testing.T) {
 	dir := t.TempDir()
 	if err := testmodel.Write(dir, testmodel.Tiny("qwen3")); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runCmd(t, "generate", "--model", dir, "--prompt-ids", "9707,11,1879,0", "--max-tokens", "3",
-		"--echo", "--logprobs", "2", "--json", "--ignore-eos")
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		flags []string
+		typ   metal.KVType
+	}{{nil, metal.KVF16}, {[]string{"--kv-cache-type", "f32"}, metal.KVF32}} {
+		t.Run(tc.typ.String(), func(t *testing.T) {
+			out, err := runCmd(t, append([]string{"generate", "--model", dir, "--prompt-ids", "9707,11,1879,0", "--max-tokens", "3",
+				"--echo", "--logprobs", "2", "--json", "--ignore-eos"}, tc.flags...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGenerateLogprobs(t, dir, out, tc.typ)
+		})
 	}
+}
+
+// checkGenerateLogprobs checks generate's --echo --logprobs 2 --json
+// output out for the prompt 9707,11,1879,0 and three tokens against the
+// model's own logits over a cache of type typ.
+func checkGenerateLogprobs(t *testing.T, dir, out string, typ metal.KVType) {
+	t.Helper()
 	var res struct {
 		Tokens []struct {
 			ID      int32    `json:"id"`
@@ -58,7 +79,7 @@ func TestGenerateJSONLogprobs(t *testing.T) {
 	defer be.Close()
 	m, _ := src.Build(be)
 	ids := []int32{9707, 11, 1879, 0}
-	logits, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: ids, Blocks: []int32{0}, Logits: 4}}}, m.NewKVCache(1, 16, metal.KVF16))
+	logits, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: ids, Blocks: []int32{0}, Logits: 4}}}, m.NewKVCache(1, 16, typ))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +136,15 @@ func TestGenerateSeededSamplingIsReproducible(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := runCmd(t, args...)
-	if a != b {
+	// The tokens, not the timings.
+	tokens := func(out string) string {
+		var res struct{ Tokens json.RawMessage }
+		if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Tokens) == 0 {
+			t.Fatalf("%q: %v", out, err)
+		}
+		return string(res.Tokens)
+	}
+	if tokens(a) != tokens(b) {
 		t.Fatalf("seeded runs differ:\n%s\n%s", a, b)
 	}
 }
@@ -145,5 +174,48 @@ func TestGenerateMatchesServe(t *testing.T) {
 	}
 	if len(resp.Choices) != 1 || resp.Choices[0].Text+"\n" != out {
 		t.Fatalf("generate: %q\nserve: %+v", out, resp)
+	}
+}
+
+// TestGenerateTimings: generate prints its prompt and generation speeds
+// and time to first token on stderr, and with --json in a "timings"
+// object: counts as the run's (the prompt's tokens, the tokens generated,
+// one decode step fewer), times positive, the speeds their quotients, the
+// first token no sooner than the prompt's pass; nothing generated, no
+// first token and no decode speed.
+func TestGenerateTimings(t *testing.T) {
+	dir := t.TempDir()
+	if err := testmodel.Write(dir, testmodel.Tiny("qwen3")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		maxTokens, generated int
+	}{{5, 5}, {1, 1}, {0, 0}} {
+		var out, errb bytes.Buffer
+		args := []string{"generate", "--model", dir, "--prompt-ids", "9707,11,1879", "--max-tokens", strconv.Itoa(tc.maxTokens), "--ignore-eos", "--json"}
+		if err := run(context.Background(), args, &stdio{in: strings.NewReader(""), out: &out, err: &errb}); err != nil {
+			t.Fatal(err)
+		}
+		var res struct{ Timings generateTimings }
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		tm := res.Timings
+		steps := max(tc.generated-1, 0)
+		quotient := func(n int, ms, perSecond float64) bool {
+			return n == 0 && perSecond == 0 || ms > 0 && math.Abs(perSecond-float64(n)/ms*1e3) <= 1e-9*perSecond
+		}
+		if tm.PromptTokens != 3 || tm.GeneratedTokens != tc.generated || tm.DecodeSteps != steps ||
+			!(tm.PromptMS > 0) || !quotient(3, tm.PromptMS, tm.PromptTokensPerSecond) ||
+			(tc.generated > 0) != (tm.TimeToFirstTokenMS >= tm.PromptMS) || tc.generated == 0 && tm.TimeToFirstTokenMS != 0 ||
+			(steps > 0) != (tm.DecodeMS > 0) || !quotient(steps, tm.DecodeMS, tm.DecodeTokensPerSecond) {
+			t.Errorf("--max-tokens %d: timings %+v", tc.maxTokens, tm)
+		}
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "prompt:") || !strings.Contains(lines[0], " 3 tokens in ") ||
+			!strings.Contains(lines[0], "time to first token") ||
+			!strings.HasPrefix(lines[1], "generation:") || !strings.Contains(lines[1], fmt.Sprintf(" %d tokens, %d decode steps in ", tc.generated, steps)) {
+			t.Errorf("--max-tokens %d: stderr %q", tc.maxTokens, errb.String())
+		}
 	}
 }

@@ -94,7 +94,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	// stretches and stretches twice as long for the prefetchers. The
 	// price is prefix-cache hits in steps of 32 tokens.
 	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 32, "tokens per KV cache block")
-	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values: auto (bf16 where the CPU's bf16 attention is faster than f16's, as with AVX512_BF16, and the model's head size allows it; else f16); f16; bf16 (float32's range, queries and attention weights rounded to bfloat16 too, as vLLM and FlashAttention compute bf16 models: faster prompts and speculative verification on CPUs with AVX512_BF16, emulated bit for bit on other AVX2 and NEON CPUs at about f16's speed; head sizes that are multiples of 32, block sizes of 8); or q8 (int8 with a scale per 32, as llama.cpp's q8_0: about twice the tokens in the same memory and faster decoding at long contexts, somewhat slower prompts; head sizes that are multiples of 32)")
+	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values: auto (bf16 where the CPU's bf16 attention is faster than f16's, as with AVX512_BF16, and the model's head size allows it; else f16); f16; bf16 (float32's range, queries and attention weights rounded to bfloat16 too, as vLLM and FlashAttention compute bf16 models: faster prompts and speculative verification on CPUs with AVX512_BF16, emulated bit for bit on other AVX2 and NEON CPUs at about f16's speed; head sizes that are multiples of 32, block sizes of 8); q8 (int8 with a scale per 32, as llama.cpp's q8_0: about twice the tokens in the same memory and faster decoding at long contexts, somewhat slower prompts; head sizes that are multiples of 32); or f32 (nothing rounded, the reference: twice f16's memory, never auto's choice)")
 	fs.IntVar(&f.maxBatchTokens, 0, "max-batch-tokens", 512, "tokens evaluated per step (prefill chunks and decode rows)")
 	fs.IntVar(&f.maxPrefillDec, 0, "max-prefill-with-decode", 128, "prompt tokens a step takes while other requests are decoding, so that their streams do not stall behind long prompts (0: up to --max-batch-tokens)")
 	fs.BoolVar(&f.prefillCost, 0, "prefill-by-attention", "count prompt tokens deep in a long prompt at their attention's cost against --max-prefill-with-decode: smaller chunks there, steadier streams beside long prompts, less throughput")
@@ -133,7 +133,7 @@ func (f *serveFlags) validate() error {
 		return fmt.Errorf("serve: --quant %q: want q4, q8, bf16, f32 or none", f.quant)
 	}
 	if _, err := metal.ParseKVType(f.kvCacheType); err != nil && f.kvCacheType != metal.KVAuto {
-		return fmt.Errorf("serve: --kv-cache-type %q: want auto, f16, bf16 or q8", f.kvCacheType)
+		return fmt.Errorf("serve: --kv-cache-type %q: want auto, f32, f16, bf16 or q8", f.kvCacheType)
 	}
 	positive := []struct {
 		flag string

@@ -10,8 +10,8 @@ import (
 
 // WriteKV stores keys and values as float16, rounded to nearest even, or
 // for a KVQ8 cache as int8 with a float16 scale per group of 32
-// (metal.QuantizeKV), each KV head where the layout puts it
-// (metal.KVLayer).
+// (metal.QuantizeKV), or for a KVF32 cache as they are, each KV head
+// where the layout puts it (metal.KVLayer).
 //
 // A decode step's slots are cold: the whole model's weights stream through
 // the caches between one step's writes and the next, and each slot's KV
@@ -42,7 +42,12 @@ func (b *Backend) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
 		}
 		for h := range kv.KVHeads {
 			o, x := kv.KVIndex(s, h), i*d+h*hd
-			if kv.Type == metal.KVQ8 {
+			switch kv.Type {
+			case metal.KVF32:
+				copy(metal.Float32s(kv.K[o:o+row]), k[x:x+hd])
+				copy(metal.Float32s(kv.V[o:o+row]), v[x:x+hd])
+				continue
+			case metal.KVQ8:
 				sc, ns := kv.ScaleIndex(s, h), hd/metal.KVGroup
 				b.f.quantizeKV(metal.Int8s(kv.K[o:o+row]), kv.K[sc:sc+ns], k[x:x+hd])
 				b.f.quantizeKV(metal.Int8s(kv.V[o:o+row]), kv.V[sc:sc+ns], v[x:x+hd])
@@ -263,6 +268,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	hl := &t.b.heads[worker]
 	segs := t.segments(hl, run)
 	blocks, limit := t.rows[r0].Blocks, nmax
+	f32 := t.kv.Type == metal.KVF32
 
 	// Chunks start at whole blocks: position p = j·bs of a chunk is the
 	// start of block j of the table, whose KV head kh is min(bs, limit−p)·hd
@@ -275,25 +281,33 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 		}
 		return c, kh + 1
 	}
-	// widen converts positions p0.. of KV head kh of the chunk at c of K
-	// or V, and after each block prefetches the same positions of the
-	// chunk read next (the next KV head's, or the next chunk's first):
-	// spread over the widening, the prefetches no longer stall it the way
-	// one burst for the whole next chunk did (five tokens at context 1024:
-	// 0.88 of the time).
-	widen := func(src []uint16, c, p0, kh int) []float32 {
+	// walk hands positions p0.. of KV head kh of the chunk at c of K or V
+	// to read a block at a time (positions p..e-1, of block blk), and
+	// after each block prefetches the same positions of the chunk read
+	// next (the next KV head's, or the next chunk's first): spread over
+	// the reads, the prefetches no longer stall them the way one burst for
+	// the whole next chunk did (five tokens at context 1024: 0.88 of the
+	// time).
+	walk := func(src []uint16, c, p0, kh int, read func(p, e int, blk int32)) {
 		cend := min(c+chunk, limit)
-		w := widened[:(cend-p0)*hd]
 		nc, nkh := next(c, kh)
 		for p := p0; p < cend; {
 			j := p / bs
 			e := min((j+1)*bs, cend)
-			t.widenRows(w[(p-p0)*hd:(e-p0)*hd], src, blocks[j], kh, p%bs)
+			read(p, e, blocks[j])
 			if np := nc + p - c; np < min(nc+chunk, limit) {
 				t.prefetchRows(src, blocks[np/bs], nkh, np%bs, min(np+e-p, limit)-np)
 			}
 			p = e
 		}
+	}
+	// widen converts positions p0.. of KV head kh of the chunk at c of K
+	// or V into the scratch.
+	widen := func(src []uint16, c, p0, kh int) []float32 {
+		w := widened[:(min(c+chunk, limit)-p0)*hd]
+		walk(src, c, p0, kh, func(p, e int, blk int32) {
+			t.widenRows(w[(p-p0)*hd:(e-p0)*hd], src, blk, kh, p%bs)
+		})
 		return w
 	}
 	// groups lists positions c..p1-1 (whole groups of eight in whole
@@ -373,7 +387,17 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 						all(c, kh, c, p0)
 						half(groups(src, c, p0, kh))
 					}
-					if p0 < cend {
+					switch {
+					case p0 < cend && f32:
+						// A float32 cache's blocks are read in place, one
+						// call per block: for every run the same calls
+						// over the same positions.
+						walk(src, c, p0, kh, func(p, e int, blk int32) {
+							all(c, kh, p, e)
+							i := t.kv.BlockIndex(blk, kh) + p%bs*2*hd
+							visit(metal.Float32s(src[i : i+(e-p)*2*hd]))
+						})
+					case p0 < cend:
 						w := widen(src, c, p0, kh)
 						all(c, kh, p0, cend)
 						visit(w)
@@ -412,8 +436,12 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// A q8 cache is read the same way, by the set's q8 pair kernels, where
 	// it has them. Sets with kernels over tables of stretches take a whole
 	// segment of a KV head per call instead (decodeByTables).
-	f16 := t.kv.Type == metal.KVF16
-	if inPlace := (f16 && f.scoresHalf2 != nil) || (!f16 && f.scoresQ8Pair != nil); r1-r0 == 1 && group%2 == 0 && inPlace {
+	//
+	// A float32 cache has no loops of its own: its blocks go in place
+	// through the float32 kernels every set has (scoresHeads,
+	// weightedSumHeads; see each).
+	f16, q8 := t.kv.Type == metal.KVF16, t.kv.Type == metal.KVQ8
+	if inPlace := (f16 && f.scoresHalf2 != nil) || (q8 && f.scoresQ8Pair != nil); r1-r0 == 1 && group%2 == 0 && inPlace {
 		r, n := r0, size(r0)
 		tmp := widened[:8*hd]
 		if t.byTables() {

@@ -21,7 +21,7 @@ import (
 // exceed the last-level cache, as in a real step; KVGB/s is the cached
 // keys and values read per second (their bytes in a float16 cache,
 // whatever the type, so that the types compare as speeds). Cases named q8
-// read a KVQ8 cache. The cache is in 32-token blocks, the server's default
+// (bf16, f32) read a KVQ8 (KVBF16, KVF32) cache. The cache is in 32-token blocks, the server's default
 // (--kv-block-size), except for cases named bs=16: a KV head's keys or
 // values are contiguous for one block only, so the size changes how fast
 // they stream.
@@ -42,6 +42,8 @@ func BenchmarkAttention(b *testing.B) {
 		{metal.KVBF16, 1, 1, 256, 32, 0}, {metal.KVBF16, 1, 1, 4096, 32, 0}, {metal.KVBF16, 1, 5, 256, 32, 0}, {metal.KVBF16, 1, 5, 1024, 32, 0},
 		{metal.KVBF16, 1, 5, 4096, 32, 0}, {metal.KVBF16, 1, 16, 1024, 32, 0}, {metal.KVBF16, 1, 16, 4096, 32, 0}, {metal.KVBF16, 16, 1, 512, 32, 0},
 		{metal.KVF16, 16, 1, 1024, 32, 768}, {metal.KVBF16, 16, 1, 1024, 32, 768},
+		{metal.KVF32, 1, 1, 1024, 32, 0}, {metal.KVF32, 1, 1, 4096, 32, 0}, {metal.KVF32, 1, 5, 1024, 32, 0}, {metal.KVF32, 1, 16, 1024, 32, 0},
+		{metal.KVF32, 16, 1, 1024, 32, 768},
 	}
 	for _, c := range cases {
 		seqs, tokens, ctx, bs := c.seqs, c.tokens, c.ctx, c.bs
@@ -127,10 +129,15 @@ func BenchmarkWriteKV(b *testing.B) {
 // randKVCache is a cache of these dimensions holding random keys and
 // values, in be's memory and laid out as models lay it out (KVBuffer,
 // metal.NewKVCacheIn). Every element is a random float16 (a q8 cache's
-// int8 pairs too: any bits are values, and its scales are finite).
+// int8 pairs too: any bits are values, and its scales are finite), or in
+// a float32 cache a random float32.
 func randKVCache(be *Backend, rng *rand.Rand, typ metal.KVType, layers, blocks, bs, kvHeads, hd int) *metal.KVCache {
 	buf := be.KVBuffer(metal.KVCacheElems(typ, layers, blocks, bs, kvHeads, hd))
-	copy(buf, randF16(rng, len(buf)))
+	if typ == metal.KVF32 {
+		copy(metal.Float32s(buf), randVec(rng, len(buf)/2))
+	} else {
+		copy(buf, randF16(rng, len(buf)))
+	}
 	return metal.NewKVCacheIn(buf, typ, layers, blocks, bs, kvHeads, hd)
 }
 

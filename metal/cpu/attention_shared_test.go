@@ -31,6 +31,8 @@ func TestAttentionSharedPrefixMatchesAlone(t *testing.T) {
 		{metal.KVF16, 6, 2, 32, 8},
 		{metal.KVQ8, 16, 8, 128, 32},
 		{metal.KVQ8, 4, 2, 64, 16},
+		{metal.KVF32, 16, 8, 128, 32},
+		{metal.KVF32, 4, 2, 64, 16},
 	} {
 		const shared, own = 512, 256 // positions
 		nbShared, nbOwn := shared/tc.bs, own/tc.bs

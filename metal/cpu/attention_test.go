@@ -50,6 +50,7 @@ func TestAttentionDoesNotAllocate(t *testing.T) {
 		{metal.KVF16, 4, 2, 16, 4, 8, 2}, {metal.KVF16, 16, 8, 128, 16, 20, 5}, {metal.KVF16, 16, 8, 128, 16, 20, 1},
 		{metal.KVQ8, 16, 8, 128, 16, 20, 5}, {metal.KVQ8, 16, 8, 128, 16, 20, 1},
 		{metal.KVBF16, 16, 8, 128, 16, 20, 5}, {metal.KVBF16, 16, 8, 128, 16, 20, 1},
+		{metal.KVF32, 16, 8, 128, 16, 20, 5}, {metal.KVF32, 16, 8, 128, 16, 20, 1},
 	} {
 		kv := randKVLayer(rng, tc.typ, tc.nb, tc.bs, tc.kvHeads, tc.hd)
 		var rows []metal.AttnRow
@@ -92,6 +93,10 @@ func TestAttentionRunsMatchSingleTokens(t *testing.T) {
 		{metal.KVBF16, 6, 2, 64, 32, 12, [][2]int{{200, 3}, {255, 4}, {5, 7}}},
 		{metal.KVBF16, 4, 2, 256, 8, 24, [][2]int{{150, 3}, {77, 2}}},
 		{metal.KVBF16, 4, 4, 32, 8, 48, [][2]int{{29 - attnRunTokens - 3, attnRunTokens + 3}, {200, 1}}}, // one head per KV head
+		{metal.KVF32, 4, 2, 32, 4, 16, [][2]int{{29 - attnRunTokens - 3, attnRunTokens + 3}}},
+		{metal.KVF32, 4, 2, 32, 16, 24, [][2]int{{3, 5}, {120, 12}, {127, 2}, {250, 5}, {300, 16}, {361, 6}}},
+		{metal.KVF32, 16, 8, 128, 16, 20, [][2]int{{251, 5}, {126, 4}, {60, 3}, {300, 2}}},
+		{metal.KVF32, 6, 2, 64, 32, 12, [][2]int{{200, 3}, {255, 4}, {5, 7}}},
 	} {
 		kv := randKVLayer(rng, tc.typ, tc.nb, tc.bs, tc.kvHeads, tc.hd)
 		perm := rng.Perm(tc.nb)
@@ -161,7 +166,7 @@ func checkRowsAlone(t *testing.T, label string, be *Backend, got, q []float32, k
 func TestAttentionIgnoresUnwrittenSlots(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 15))
 	const heads, kvHeads, hd, bs, nb = 16, 8, 128, 16, 20
-	for _, typ := range []metal.KVType{metal.KVF16, metal.KVQ8, metal.KVBF16} {
+	for _, typ := range []metal.KVType{metal.KVF16, metal.KVQ8, metal.KVBF16, metal.KVF32} {
 		for _, run := range [][2]int{{256, 5}, {251, 5}, {3, 5}, {130, 1}, {121, 9}, {300, 16}, {250, 3}} {
 			kv := randKVLayer(rng, typ, nb, bs, kvHeads, hd)
 			table := identityTable(nb)
@@ -178,6 +183,12 @@ func TestAttentionIgnoresUnwrittenSlots(t *testing.T) {
 						if s%2 == 1 && s == run[0]+run[1] {
 							inf = 0
 						}
+					case metal.KVF32:
+						kf, vf := metal.Float32s(k[:2*hd]), metal.Float32s(v[:2*hd])
+						for i := range hd {
+							kf[i], vf[i] = float32(math.NaN()), float32(math.Inf(1))
+						}
+						continue
 					}
 					for i := range n {
 						k[i], v[i*vstep] = nan, inf
@@ -225,7 +236,7 @@ func TestAttentionInterleavedCache(t *testing.T) {
 		typ                        metal.KVType
 		heads, kvHeads, hd, bs, nb int
 	}{{metal.KVF16, 16, 8, 128, 16, 12}, {metal.KVF16, 4, 2, 32, 4, 16}, {metal.KVQ8, 16, 8, 128, 16, 12}, {metal.KVQ8, 4, 2, 32, 4, 16},
-		{metal.KVBF16, 16, 8, 128, 16, 12}, {metal.KVBF16, 4, 2, 32, 8, 16}} {
+		{metal.KVBF16, 16, 8, 128, 16, 12}, {metal.KVBF16, 4, 2, 32, 8, 16}, {metal.KVF32, 16, 8, 128, 16, 12}, {metal.KVF32, 4, 2, 32, 4, 16}} {
 		const layers, layer = 3, 1
 		own := metal.NewKVLayer(tc.typ, tc.nb, tc.bs, tc.kvHeads, tc.hd)
 		shared := metal.NewKVCacheIn(make([]uint16, metal.KVCacheElems(tc.typ, layers, tc.nb, tc.bs, tc.kvHeads, tc.hd)), tc.typ, layers, tc.nb, tc.bs, tc.kvHeads, tc.hd)
@@ -289,7 +300,7 @@ func TestAttentionScratchBytesBounds(t *testing.T) {
 	const heads, kvHeads, hd, n = 4, 2, 128, 203
 	rng := rand.New(rand.NewPCG(15, 15))
 	for _, set := range append(availableFused(), portableFused()) {
-		for _, typ := range []metal.KVType{metal.KVF16, metal.KVQ8, metal.KVBF16} {
+		for _, typ := range []metal.KVType{metal.KVF16, metal.KVQ8, metal.KVBF16, metal.KVF32} {
 			bs := max(set.tabs.group, 4)
 			if typ == metal.KVBF16 {
 				bs = metal.BF16Positions
@@ -312,7 +323,7 @@ func TestAttentionScratchBytesBounds(t *testing.T) {
 				scratch += 4 * int64(cap(be.scratch[w]))
 				tables += int64(unsafe.Sizeof(decodeStretch{})) * int64(cap(be.heads[w].stretches))
 			}
-			if set.tabs.group > 0 && tables == 0 && typ != metal.KVBF16 {
+			if set.tabs.group > 0 && tables == 0 && typ != metal.KVBF16 && typ != metal.KVF32 {
 				t.Errorf("%s %v: no decode tables were made", set.name, typ)
 			}
 			bound := be.AttentionScratchBytes(heads, hd, n)

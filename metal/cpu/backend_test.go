@@ -186,6 +186,7 @@ func TestAttentionPaged(t *testing.T) {
 		{metal.KVQ8, 8, 1, 32, 5, 23}, {metal.KVQ8, 4, 2, 64, 16, 150}, {metal.KVQ8, 16, 8, 128, 16, 200},
 		{metal.KVBF16, 4, 2, 32, 8, 13}, {metal.KVBF16, 4, 2, 32, 16, 150}, {metal.KVBF16, 16, 8, 128, 16, 200},
 		{metal.KVBF16, 6, 2, 64, 32, 77}, // groups of three query heads
+		{metal.KVF32, 4, 2, 16, 4, 13}, {metal.KVF32, 8, 1, 32, 5, 23}, {metal.KVF32, 4, 2, 64, 16, 150}, {metal.KVF32, 16, 8, 128, 16, 200},
 	} {
 		be := New(2)
 		dim := tc.kvHeads * tc.hd
@@ -198,8 +199,8 @@ func TestAttentionPaged(t *testing.T) {
 			table[i] = int32(perm[i])
 		}
 		keys, vals := randVec(rng, tc.n*dim), randVec(rng, tc.n*dim)
-		// The cache keeps float16 or q8: the reference computes with the
-		// values WriteKV stores.
+		// The cache keeps float16, bfloat16 or q8: the reference computes
+		// with the values WriteKV stores (float32 ones as they are).
 		for i := range keys {
 			switch tc.typ {
 			case metal.KVF16:
@@ -380,12 +381,15 @@ func TestQuantSpeedup(t *testing.T) {
 		}
 	}
 	// Attention over a bf16 cache: faster only with AVX512_BF16's loops,
-	// never without SIMD ones.
+	// never without SIMD ones; over an f32 cache slower with SIMD loops.
 	for _, b := range []*Backend{best, portable} {
 		s := b.AttentionSpeedup(metal.KVBF16)
 		if s < 1 || (s > 1) != (b.f.bf16.tabScores != nil) || (s > 1 && !b.SIMDAttention(metal.KVBF16)) ||
 			b.AttentionSpeedup(metal.KVF16) != 1 || b.AttentionSpeedup(metal.KVQ8) != 1 {
 			t.Errorf("%s: AttentionSpeedup bf16 %g with SIMD loops %v", b.Name(), s, b.SIMDAttention(metal.KVBF16))
+		}
+		if s := b.AttentionSpeedup(metal.KVF32); (s < 1) != b.SIMDAttention(metal.KVF16) || s > 1 {
+			t.Errorf("%s: AttentionSpeedup f32 %g with SIMD loops %v", b.Name(), s, b.SIMDAttention(metal.KVF16))
 		}
 	}
 }

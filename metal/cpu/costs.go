@@ -30,6 +30,11 @@ const (
 	// SPLASH_KV_CACHE_TYPE=bf16 broke even at 1618-1650 positions against
 	// 1117-1119 for float16 (two runs each, alternating).
 	bf16AttentionSpeedup = 1.46
+	// f32AttentionSpeedup: the same benchmark with SPLASH_KV_CACHE_TYPE=f32
+	// broke even at 857-886 positions against 1185-1228 for float16 (two
+	// runs each, alternating, AVX-512 VNNI): twice the bytes to read, no
+	// widening. Below 1: a float32 cache's attention is the slower.
+	f32AttentionSpeedup = 0.72
 )
 
 // QuantSpeedup is how many multiply-adds the backend's products of weights
@@ -48,11 +53,15 @@ func (b *Backend) QuantSpeedup(d metal.DType) float64 {
 // AttentionSpeedup is how much faster the backend's attention runs over a
 // cache of type t than over a float16 one (which QuantSpeedup counts):
 // for planning with a bf16 cache, QuantSpeedup/AttentionSpeedup. 1 where
-// not measured (q8), and for bf16 without AVX512_BF16 (emulated on AVX2,
-// or the portable loops: SIMDAttention).
+// not measured (q8), for bf16 without AVX512_BF16 (emulated on AVX2, or
+// the portable loops: SIMDAttention), and for f32 with the portable loops
+// (which widen float16 with no SIMD either).
 func (b *Backend) AttentionSpeedup(t metal.KVType) float64 {
-	if t == metal.KVBF16 && b.f.bf16.tabScores != nil { // AVX512_BF16's
+	switch {
+	case t == metal.KVBF16 && b.f.bf16.tabScores != nil: // AVX512_BF16's
 		return bf16AttentionSpeedup
+	case t == metal.KVF32 && b.SIMDAttention(metal.KVF16):
+		return f32AttentionSpeedup
 	}
 	return 1
 }
