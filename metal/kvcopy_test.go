@@ -19,6 +19,7 @@ func TestCopyBlocks(t *testing.T) {
 		{KVF16, 2, 4, 2, 8, []BlockCopy{{1, 3}}, []int{0, 1, 2, 1}},
 		{KVQ8, 3, 4, 2, 32, []BlockCopy{{0, 2}}, []int{0, 1, 0, 3}},
 		{KVBF16, 2, 8, 1, 32, []BlockCopy{{3, 0}}, []int{3, 1, 2, 3}},
+		{KVF32, 2, 4, 2, 16, []BlockCopy{{1, 3}, {3, 0}}, []int{1, 1, 2, 1}},
 		{KVF16, 1, 4, 1, 4, []BlockCopy{{1, 2}, {2, 0}, {3, 3}}, []int{1, 1, 1, 3}}, // in order; onto itself
 	} {
 		const blocks = 4

@@ -25,7 +25,7 @@ func TestForwardAfterBlockCopyMatchesCold(t *testing.T) {
 	const bs = 8
 	prompt := randomTokens(3*bs+5, cfg.VocabSize, 21)
 	other := randomTokens(3*bs+5, cfg.VocabSize, 22)
-	for _, typ := range []metal.KVType{metal.KVF16, metal.KVBF16, metal.KVQ8} {
+	for _, typ := range []metal.KVType{metal.KVF16, metal.KVBF16, metal.KVQ8, metal.KVF32} {
 		for k := 2 * bs; k <= 3*bs; k++ {
 			t.Run(fmt.Sprintf("%v/hit=%d", typ, k), func(t *testing.T) {
 				kv := m.NewKVCache(16, bs, typ)

@@ -198,6 +198,7 @@ var kvCases = []kvCase{
 	{metal.KVF16, 4, 2, 16, 4, 13}, {metal.KVF16, 8, 1, 32, 5, 23}, {metal.KVF16, 4, 4, 16, 32, 200},
 	{metal.KVQ8, 8, 1, 32, 5, 23}, {metal.KVQ8, 4, 2, 64, 16, 150},
 	{metal.KVBF16, 4, 2, 32, 8, 13}, {metal.KVBF16, 6, 2, 64, 32, 77},
+	{metal.KVF32, 4, 2, 16, 4, 13}, {metal.KVF32, 8, 2, 64, 16, 150},
 }
 
 // kvSequence is n positions of random keys and values written through a
@@ -263,7 +264,7 @@ func checkAttention(t testing.TB, be metal.Backend) {
 // alone and among rows of other sequences sharing the cache.
 func checkAttentionBatchInvariant(t testing.TB, be metal.Backend) {
 	rng := rand.New(rand.NewPCG(8, 8))
-	for _, c := range []kvCase{{metal.KVF16, 4, 2, 32, 16, 90}, {metal.KVQ8, 4, 2, 32, 16, 90}, {metal.KVBF16, 4, 2, 32, 16, 90}} {
+	for _, c := range []kvCase{{metal.KVF16, 4, 2, 32, 16, 90}, {metal.KVQ8, 4, 2, 32, 16, 90}, {metal.KVBF16, 4, 2, 32, 16, 90}, {metal.KVF32, 4, 2, 32, 16, 90}} {
 		s := writeSequence(rng, be, c)
 		// Three "sequences" over prefixes of the same table.
 		rows := []metal.AttnRow{
