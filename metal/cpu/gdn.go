@@ -59,6 +59,9 @@ func (b *Backend) GatedDeltaRule(out, qkv, g, beta, state []float32, rows int, d
 		return
 	}
 	normalizeQK(qkv, rows, d)
+	if len(b.linear.cum) != b.pool.n {
+		b.linear.cum = make([][deltaChunk]float64, b.pool.n)
+	}
 	t := &b.linear.delta
 	*t = deltaTask{b: b, out: out, qkv: qkv, g: g, beta: beta, state: state, rows: rows, d: d,
 		chunked: rows >= deltaChunkMinRows}
@@ -100,7 +103,7 @@ func (t *deltaTask) run(lo, hi, w int) {
 	for h := lo; h < hi; h++ {
 		dh := newDeltaHead(t.out, t.qkv, t.g, t.beta, t.state, t.d, h)
 		if t.chunked {
-			deltaChunked(&dh, t.rows, deltaChunk, t.b.workerScratch(w, deltaChunkScratch(deltaChunk, dh.dk, dh.dv)))
+			deltaChunked(&dh, t.rows, deltaChunk, t.b.workerScratch(w, deltaChunkScratch(deltaChunk, dh.dk, dh.dv)), t.b.linear.cum[w][:])
 		} else {
 			deltaRecurrent(&dh, 0, t.rows, t.b.workerScratch(w, dh.dv))
 		}
@@ -166,6 +169,7 @@ func deltaRecurrent(d *deltaHead, t0, t1 int, u []float32) {
 type linearTasks struct {
 	conv  convTask
 	delta deltaTask
+	cum   [][deltaChunk]float64 // per worker: a chunk's cumulative decays
 }
 
 var _ metal.LinearAttention = (*Backend)(nil)

@@ -3,9 +3,9 @@ package cpu
 import "math"
 
 // deltaChunkScratch is the float32s deltaChunked needs for chunks of
-// length chunk.
+// length chunk (and it needs chunk float64s more).
 func deltaChunkScratch(chunk, dk, dv int) int {
-	return chunk + 2*chunk*chunk + chunk*(dk+dv)
+	return 2*chunk*chunk + chunk*(dk+dv)
 }
 
 // deltaChunked runs rows tokens in chunks of chunk tokens, the WY form of
@@ -20,27 +20,31 @@ func deltaChunkScratch(chunk, dk, dv int) int {
 //	o_t = Γ_t Sᵀq_t + Σ_{s≤t} (q_t·k_s) e^{G_t−G_s} δ_s
 //	S ← Γ_last S + Σ_s e^{G_last−G_s} k_s δ_sᵀ
 //
-// Every exponent is ≤ 0 (g ≤ 0), so nothing overflows. scratch holds
-// deltaChunkScratch(chunk, dk, dv) floats.
-func deltaChunked(d *deltaHead, rows, chunk int, scratch []float32) {
+// Every exponent is ≤ 0 (g ≤ 0), so nothing overflows. The cumulative
+// decays G are summed and subtracted in float64: over a chunk they reach
+// hundreds, and e^{G_t−G_s} from float32 sums was off by about
+// |G|·2⁻²⁴ relative, which made a 70-token prompt chunk's logits several
+// times further from the float64 reference than the token loop's
+// (transformers' torch_chunk_gated_delta_rule sums them in float32).
+// scratch holds deltaChunkScratch(chunk, dk, dv) floats, G chunk.
+func deltaChunked(d *deltaHead, rows, chunk int, scratch []float32, G []float64) {
 	for t0 := 0; t0 < rows; t0 += chunk {
-		deltaOneChunk(d, t0, min(chunk, rows-t0), chunk, scratch)
+		deltaOneChunk(d, t0, min(chunk, rows-t0), chunk, scratch, G[:min(chunk, rows-t0)])
 	}
 }
 
 // deltaOneChunk runs the c tokens from t0; stride is the chunk length the
-// scratch was laid out for.
-func deltaOneChunk(d *deltaHead, t0, c, stride int, scratch []float32) {
+// scratch was laid out for, G has c entries.
+func deltaOneChunk(d *deltaHead, t0, c, stride int, scratch []float32, G []float64) {
 	dk, dv := d.dk, d.dv
-	G := scratch[:c]
-	T := scratch[stride : stride+stride*stride]
-	A := scratch[stride+stride*stride : stride+2*stride*stride]
-	U := scratch[stride+2*stride*stride:][:c*dv]
-	W := scratch[stride+2*stride*stride+stride*dv:][:c*dk]
-	var cum float32
+	T := scratch[:stride*stride]
+	A := scratch[stride*stride : 2*stride*stride]
+	U := scratch[2*stride*stride:][:c*dv]
+	W := scratch[2*stride*stride+stride*dv:][:c*dk]
+	var cum float64
 	for t := range c {
 		g, _ := d.gate(t0 + t)
-		cum += g
+		cum += float64(g)
 		G[t] = cum
 	}
 	// T = (I+L)⁻¹ row by row: T[t][s] = −Σ_{s≤m<t} L[t][m] T[m][s], T[t][t] = 1.
@@ -49,7 +53,7 @@ func deltaOneChunk(d *deltaHead, t0, c, stride int, scratch []float32) {
 		kt := d.k(t0 + t)
 		L := A[t*stride : t*stride+t]
 		for m := range L {
-			L[m] = beta * dot(kt, d.k(t0+m)) * exp32f(G[t]-G[m])
+			L[m] = beta * dot(kt, d.k(t0+m)) * expf(G[t]-G[m])
 		}
 		Tt := T[t*stride : t*stride+c]
 		clear(Tt)
@@ -69,7 +73,7 @@ func deltaOneChunk(d *deltaHead, t0, c, stride int, scratch []float32) {
 			_, beta := d.gate(t0 + s)
 			ts := T[t*stride+s] * beta
 			axpy(Ut, d.v(t0+s), ts)
-			axpy(Wt, d.k(t0+s), ts*exp32f(G[s]))
+			axpy(Wt, d.k(t0+s), ts*expf(G[s]))
 		}
 	}
 	// δ = U − W S, in U.
@@ -86,28 +90,28 @@ func deltaOneChunk(d *deltaHead, t0, c, stride int, scratch []float32) {
 		for i, qi := range q {
 			axpy(o, d.s[i*dv:(i+1)*dv], qi)
 		}
-		gt := exp32f(G[t])
+		gt := expf(G[t])
 		for j := range o {
 			o[j] *= gt
 		}
 		for s := 0; s <= t; s++ {
-			a := dot(q, d.k(t0+s)) * exp32f(G[t]-G[s])
+			a := dot(q, d.k(t0+s)) * expf(G[t]-G[s])
 			axpy(o, U[s*dv:(s+1)*dv], a)
 		}
 	}
 	// S ← Γ_last S + Σ_s e^{G_last−G_s} k_s δ_sᵀ.
 	last := G[c-1]
-	decay := exp32f(last)
+	decay := expf(last)
 	for i := range dk {
 		row := d.s[i*dv : (i+1)*dv]
 		for j := range row {
 			row[j] *= decay
 		}
 		for s := range c {
-			axpy(row, U[s*dv:(s+1)*dv], d.k(t0 + s)[i]*exp32f(last-G[s]))
+			axpy(row, U[s*dv:(s+1)*dv], d.k(t0 + s)[i]*expf(last-G[s]))
 		}
 	}
 }
 
-// exp32f is e^x computed in float64 and rounded.
-func exp32f(x float32) float32 { return float32(math.Exp(float64(x))) }
+// expf is e^x rounded to float32.
+func expf(x float64) float32 { return float32(math.Exp(x)) }

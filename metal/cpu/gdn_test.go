@@ -59,24 +59,24 @@ func refDeltaRule(qkv, g, beta []float32, state []float64, rows int, d metal.Del
 }
 
 // randGates draws per-token a and b projections and per-head A_log and
-// dt_bias as a trained model has them (A = e^A_log in (0, 16], dt_bias near
-// 1) and returns the gates DeltaGates makes of them; weak makes most
-// decays close to 1, as long memories are.
-func randGates(be *Backend, rng *rand.Rand, rows, heads int, weak bool) (g, beta []float32) {
+// dt_bias as a trained model has them (A = e^A_log, dt_bias near 1) and
+// returns the gates DeltaGates makes of them. maxA sets how fast the
+// state may decay: 16 forgets within a few tokens, 0.05 remembers long,
+// between them a chunk's cumulative decay reaches the hundreds.
+func randGates(be *Backend, rng *rand.Rand, rows, heads int, maxA float64) (g, beta []float32) {
 	a, b := randVec(rng, rows*heads), randVec(rng, rows*heads)
 	aLog, dt := make([]float32, heads), make([]float32, heads)
 	for h := range heads {
-		A := 16 * rng.Float64()
-		if weak {
-			A = 0.05 * rng.Float64()
-		}
-		aLog[h] = float32(math.Log(A + 1e-3))
+		aLog[h] = float32(math.Log(maxA*rng.Float64() + 1e-3))
 		dt[h] = float32(1 + 0.5*rng.NormFloat64())
 	}
 	g, beta = make([]float32, rows*heads), make([]float32, rows*heads)
 	be.DeltaGates(g, beta, a, b, aLog, dt, rows, heads)
 	return g, beta
 }
+
+// decayRates are randGates' maxA: fast, moderate and slow forgetting.
+var decayRates = []float64{16, 3, 0.05}
 
 var deltaShapes = []metal.DeltaDims{
 	{KeyHeads: 1, ValueHeads: 1, KeyDim: 8, ValueDim: 8},
@@ -95,8 +95,8 @@ func TestGatedDeltaRuleMatchesReference(t *testing.T) {
 		be := New(threads)
 		for si, d := range deltaShapes {
 			for _, split := range splits {
-				for _, weak := range []bool{false, true} {
-					name := fmt.Sprintf("threads%d/shape%d/%v/weak=%v", threads, si, split, weak)
+				for _, maxA := range decayRates {
+					name := fmt.Sprintf("threads%d/shape%d/%v/maxA=%v", threads, si, split, maxA)
 					t.Run(name, func(t *testing.T) {
 						rng := rand.New(rand.NewPCG(uint64(si), uint64(len(split))))
 						rows := 0
@@ -104,7 +104,7 @@ func TestGatedDeltaRuleMatchesReference(t *testing.T) {
 							rows += n
 						}
 						qkv := randVec(rng, rows*d.QKVDim())
-						g, beta := randGates(be, rng, rows, d.ValueHeads, weak)
+						g, beta := randGates(be, rng, rows, d.ValueHeads, maxA)
 						init := randVec(rng, d.StateLen())
 						ref := make([]float64, len(init))
 						for i, v := range init {
@@ -144,28 +144,30 @@ func TestDeltaChunkedMatchesRecurrent(t *testing.T) {
 	for si, d := range deltaShapes {
 		for _, chunk := range []int{1, 3, 8, 64, 200} {
 			for _, rows := range []int{1, 7, 64, 100} {
-				t.Run(fmt.Sprintf("shape%d/chunk%d/rows%d", si, chunk, rows), func(t *testing.T) {
-					rng := rand.New(rand.NewPCG(uint64(chunk), uint64(rows)))
-					qkv := randVec(rng, rows*d.QKVDim())
-					normalizeQK(qkv, rows, d)
-					g, beta := randGates(be, rng, rows, d.ValueHeads, rows%2 == 0)
-					init := randVec(rng, d.StateLen())
-					w := d.ValueHeads * d.ValueDim
-					loopOut, chunkOut := make([]float32, rows*w), make([]float32, rows*w)
-					loopState, chunkState := append([]float32(nil), init...), append([]float32(nil), init...)
-					for h := range d.ValueHeads {
-						lh := newDeltaHead(loopOut, qkv, g, beta, loopState, d, h)
-						deltaRecurrent(&lh, 0, rows, make([]float32, d.ValueDim))
-						ch := newDeltaHead(chunkOut, qkv, g, beta, chunkState, d, h)
-						deltaChunked(&ch, rows, chunk, make([]float32, deltaChunkScratch(chunk, d.KeyDim, d.ValueDim)))
-					}
-					if e := maxRelErr(chunkOut, widen(loopOut)); e > 1e-5 {
-						t.Errorf("output: max difference %.3g of the largest value", e)
-					}
-					if e := maxRelErr(chunkState, widen(loopState)); e > 1e-5 {
-						t.Errorf("state: max difference %.3g of the largest value", e)
-					}
-				})
+				for _, maxA := range decayRates {
+					t.Run(fmt.Sprintf("shape%d/chunk%d/rows%d/maxA=%v", si, chunk, rows, maxA), func(t *testing.T) {
+						rng := rand.New(rand.NewPCG(uint64(chunk), uint64(rows)))
+						qkv := randVec(rng, rows*d.QKVDim())
+						normalizeQK(qkv, rows, d)
+						g, beta := randGates(be, rng, rows, d.ValueHeads, maxA)
+						init := randVec(rng, d.StateLen())
+						w := d.ValueHeads * d.ValueDim
+						loopOut, chunkOut := make([]float32, rows*w), make([]float32, rows*w)
+						loopState, chunkState := append([]float32(nil), init...), append([]float32(nil), init...)
+						for h := range d.ValueHeads {
+							lh := newDeltaHead(loopOut, qkv, g, beta, loopState, d, h)
+							deltaRecurrent(&lh, 0, rows, make([]float32, d.ValueDim))
+							ch := newDeltaHead(chunkOut, qkv, g, beta, chunkState, d, h)
+							deltaChunked(&ch, rows, chunk, make([]float32, deltaChunkScratch(chunk, d.KeyDim, d.ValueDim)), make([]float64, chunk))
+						}
+						if e := maxRelErr(chunkOut, widen(loopOut)); e > 1e-5 {
+							t.Errorf("output: max difference %.3g of the largest value", e)
+						}
+						if e := maxRelErr(chunkState, widen(loopState)); e > 1e-5 {
+							t.Errorf("state: max difference %.3g of the largest value", e)
+						}
+					})
+				}
 			}
 		}
 	}
