@@ -1,0 +1,193 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/splash-inference/splash/metal"
+	"github.com/splash-inference/splash/metal/cpu"
+)
+
+// tinyHybrid is a small hybrid text model: five layers (linear, linear,
+// attention, linear, attention), partial RoPE over half of each head,
+// Gated DeltaNet layers of two key heads shared by four value heads.
+func tinyHybrid(modelType string, tied bool) *Config {
+	prefix := "model.language_model."
+	if modelType == "qwen3_next" {
+		prefix = "model."
+	}
+	L, A := LayerLinearAttention, LayerFullAttention
+	return &Config{
+		Architecture: "tiny-" + modelType, ModelType: modelType, HiddenSize: 64, IntermediateSize: 96,
+		NumHiddenLayers: 5, NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 16, VocabSize: 96,
+		RMSNormEps: 1e-6, RopeTheta: 10000, TieWordEmbeddings: tied,
+		Hybrid: &Hybrid{ModelType: modelType, TextPrefix: prefix, LayerTypes: []string{L, L, A, L, A},
+			PartialRotaryFactor: 0.5, LinearConvKernelDim: 4, LinearNumKeyHeads: 2, LinearNumValueHeads: 4,
+			LinearKeyHeadDim: 16, LinearValueHeadDim: 8, DecoderSparseStep: 1, NormTopKProb: true},
+	}
+}
+
+// TestHybridForwardMatchesReference runs a sequence through HybridModel in
+// the shapes a scheduler would use (prompt chunks with and without logits,
+// one of 70 tokens that the gated delta rule runs in chunks of 64 and 6,
+// single decode tokens, a verify-sized row), and token by token, the state
+// carried between calls, and compares every logit vector with the float64
+// reference, whose keys and values are rounded to float16 as the cache's.
+func TestHybridForwardMatchesReference(t *testing.T) {
+	be := cpu.New(2)
+	defer be.Close()
+	const total = 81
+	chunked := [][3]int{{0, 5, 0}, {5, 75, 70}, {75, 76, 1}, {76, 77, 1}, {77, 81, 4}}
+	var oneByOne [][3]int
+	for p := range total {
+		oneByOne = append(oneByOne, [3]int{p, p + 1, 1})
+	}
+	for _, tc := range []struct {
+		modelType string
+		tied      bool
+		d         metal.DType
+	}{
+		{"qwen3_5", true, metal.F32},
+		{"qwen3_5", false, metal.BF16},
+		{"qwen3_next", false, metal.F32},
+		{"qwen3_next", true, metal.BF16},
+	} {
+		cfg := tinyHybrid(tc.modelType, tc.tied)
+		mt, rw := randomHybrid(cfg, tc.d, 9)
+		tokens := randomTokens(total, cfg.VocabSize, 4)
+		want := refHybridForward(cfg, rw, tokens)
+		for pi, plan := range [][][3]int{chunked, oneByOne} {
+			t.Run(fmt.Sprintf("%s/tied=%v/%s/plan%d", tc.modelType, tc.tied, tc.d, pi), func(t *testing.T) {
+				m, err := NewHybridModel(cfg, mt, be)
+				if err != nil {
+					t.Fatal(err)
+				}
+				kv := m.NewKVCache(24, 4, metal.KVF16)
+				blocks := shuffledBlocks(21, 24, 5)
+				st := m.NewState()
+				for _, s := range plan {
+					start, end, nl := s[0], s[1], s[2]
+					logits, err := m.Forward(Row{Start: start, Tokens: tokens[start:end], Blocks: blocks, Logits: nl}, st, kv)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(logits) != nl*cfg.VocabSize {
+						t.Fatalf("step %v: %d logits, want %d", s, len(logits), nl*cfg.VocabSize)
+					}
+					for j := range nl {
+						pos := end - nl + j
+						if e := relErr(logits[j*cfg.VocabSize:(j+1)*cfg.VocabSize], want[pos]); e > 1e-4 {
+							t.Errorf("step %v position %d: relative error %.3g > 1e-4", s, pos, e)
+						}
+					}
+				}
+				if st.Pos != total {
+					t.Errorf("state at position %d after %d tokens", st.Pos, total)
+				}
+			})
+		}
+	}
+}
+
+// plainBackend hides every optional kernel of the backend it wraps.
+type plainBackend struct{ metal.Backend }
+
+// TestNewHybridModelRefuses: a checkpoint that does not fit its config, a
+// model with experts, or a backend without the linear-attention kernels
+// is refused with an error naming what is wrong.
+func TestNewHybridModelRefuses(t *testing.T) {
+	be := cpu.New(1)
+	defer be.Close()
+	for _, tc := range []struct {
+		name      string
+		modelType string
+		mutate    func(c *Config, m memTensors)
+		be        metal.Backend
+		want      string
+	}{
+		{"missing conv", "qwen3_5", func(c *Config, m memTensors) { delete(m, "model.language_model.layers.0.linear_attn.conv1d.weight") }, nil,
+			"model.language_model.layers.0.linear_attn.conv1d.weight"},
+		{"conv of another width", "qwen3_5", func(c *Config, m memTensors) { c.Hybrid.LinearConvKernelDim = 3 }, nil, "conv1d.weight has shape [96 4], the config implies [96 3]"},
+		{"split projections for qwen3_next", "qwen3_5", func(c *Config, m memTensors) {
+			c.Hybrid.ModelType = "qwen3_next"
+		}, nil, "in_proj_qkvz.weight"},
+		{"value head size", "qwen3_next", func(c *Config, m memTensors) { c.Hybrid.LinearValueHeadDim = 4 }, nil,
+			"linear_attn.norm.weight has shape [1 8], the config implies [1 4]"},
+		{"grouped projection", "qwen3_next", func(c *Config, m memTensors) {
+			n := "model.layers.3.linear_attn.in_proj_qkvz.weight"
+			m[n] = &metal.Tensor{DType: metal.F32, Rows: 96, Cols: 64, Data: make([]byte, 4*96*64)}
+		}, nil, "in_proj_qkvz.weight has shape [96 64], the config implies [128 64]"},
+		{"ungated q_proj", "qwen3_5", func(c *Config, m memTensors) {
+			n := "model.language_model.layers.2.self_attn.q_proj.weight"
+			m[n] = &metal.Tensor{DType: metal.F32, Rows: 64, Cols: 64, Data: make([]byte, 4*64*64)}
+		}, nil, "q_proj.weight has shape [64 64], the config implies [128 64]"},
+		{"experts", "qwen3_next", func(c *Config, m memTensors) {
+			c.Hybrid.NumExperts, c.Hybrid.NumExpertsPerTok, c.Hybrid.MoEIntermediateSize, c.Hybrid.SharedExpertIntermediateSize = 4, 2, 32, 32
+		}, nil, "layer 0 is a mixture of experts"},
+		{"unknown layer type", "qwen3_5", func(c *Config, m memTensors) { c.Hybrid.LayerTypes[1] = "mamba" }, nil, `layer_types[1] = "mamba"`},
+		{"no linear attention kernels", "qwen3_5", func(*Config, memTensors) {}, plainBackend{be}, "metal.LinearAttention"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tinyHybrid(tc.modelType, true)
+			mt, _ := randomHybrid(cfg, metal.F32, 1)
+			y := *cfg.Hybrid
+			y.LayerTypes = append([]string(nil), y.LayerTypes...)
+			cfg.Hybrid = &y
+			tc.mutate(cfg, mt)
+			b := tc.be
+			if b == nil {
+				b = be
+			}
+			_, err := NewHybridModel(cfg, mt, b)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestHybridForwardRefuses: rows the state or cache cannot serve are
+// refused, and the state is left where it was.
+func TestHybridForwardRefuses(t *testing.T) {
+	be := cpu.New(1)
+	defer be.Close()
+	cfg := tinyHybrid("qwen3_5", true)
+	mt, _ := randomHybrid(cfg, metal.F32, 2)
+	m, err := NewHybridModel(cfg, mt, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := m.NewKVCache(4, 4, metal.KVF16)
+	st := m.NewState()
+	if _, err := m.Forward(Row{Start: 0, Tokens: []int32{1, 2}, Blocks: []int32{0}, Logits: 1}, st, kv); err != nil {
+		t.Fatal(err)
+	}
+	other := metal.NewKVCache(metal.KVF16, 1, 4, 4, cfg.NumKeyValueHeads, cfg.HeadDim)
+	for _, tc := range []struct {
+		name string
+		row  Row
+		st   *HybridState
+		kv   *metal.KVCache
+		want string
+	}{
+		{"rewind", Row{Start: 1, Tokens: []int32{3}, Blocks: []int32{0}}, st, kv, "cannot be rewound"},
+		{"skip ahead", Row{Start: 3, Tokens: []int32{3}, Blocks: []int32{0}}, st, kv, "its state is at 2"},
+		{"empty", Row{Start: 2, Blocks: []int32{0}}, st, kv, "no tokens"},
+		{"token beyond vocabulary", Row{Start: 2, Tokens: []int32{96}, Blocks: []int32{0}}, st, kv, "out of vocabulary"},
+		{"too many logits", Row{Start: 2, Tokens: []int32{3}, Blocks: []int32{0}, Logits: 2}, st, kv, "logits for 2 of 1"},
+		{"table too short", Row{Start: 2, Tokens: []int32{3, 4, 5}, Blocks: []int32{0}}, st, kv, "hybrid row"},
+		{"cache of other layers", Row{Start: 2, Tokens: []int32{3}, Blocks: []int32{0}}, st, other, "2 attention layers"},
+		{"state of another model", Row{Start: 0, Tokens: []int32{3}, Blocks: []int32{0}}, &HybridState{}, kv, "3 linear layers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := m.Forward(tc.row, tc.st, tc.kv)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+	if st.Pos != 2 {
+		t.Errorf("state moved to %d by refused rows", st.Pos)
+	}
+}
