@@ -1,7 +1,5 @@
 package cpu
 
-import "math"
-
 // CausalConv1D is torch_causal_conv1d_update followed by SiLU
 // (transformers, models/qwen3_next/modeling_qwen3_next.py), the depthwise
 // convolution of a Gated DeltaNet layer over its queries, keys and values:
@@ -16,8 +14,14 @@ func (b *Backend) CausalConv1D(out, x, state, weight []float32, rows, channels, 
 	if rows <= 0 {
 		return
 	}
+	if len(b.linear.ones) == 0 {
+		b.linear.ones = make([]float32, elemUnit)
+		for i := range b.linear.ones {
+			b.linear.ones[i] = 1
+		}
+	}
 	t := &b.linear.conv
-	*t = convTask{out: out[:rows*channels], x: x[:rows*channels], state: state[:(kernel-1)*channels],
+	*t = convTask{f: &b.f, ones: b.linear.ones, out: out[:rows*channels], x: x[:rows*channels], state: state[:(kernel-1)*channels],
 		weight: weight[:channels*kernel], rows: rows, channels: channels, kernel: kernel}
 	if rows*channels*kernel < parallelMin {
 		t.run(0, units(channels), 0)
@@ -28,50 +32,45 @@ func (b *Backend) CausalConv1D(out, x, state, weight []float32, rows, channels, 
 
 // convTask is one CausalConv1D call, split by units of elemUnit channels.
 type convTask struct {
+	f                      *fusedKernels
+	ones                   []float32 // elemUnit ones: silu(x) is siluMul(x, 1)
 	out, x, state, weight  []float32
 	rows, channels, kernel int
 }
 
 func (t *convTask) run(lo, hi, _ int) {
-	conv1dChannels(t.out, t.x, t.state, t.weight, t.rows, t.channels, t.kernel,
+	conv1dChannels(t.f, t.ones, t.out, t.x, t.state, t.weight, t.rows, t.channels, t.kernel,
 		lo*elemUnit, min(hi*elemUnit, t.channels))
 }
 
-// conv1dChannels convolves channels [c0, c1). A channel's window (the
-// last kernel inputs) is kept in registers-sized scratch on the stack for
-// the usual widths (kernel ≤ 8), so out may alias x: each input is read
-// before its output is written.
-func conv1dChannels(out, x, state, weight []float32, rows, channels, kernel, c0, c1 int) {
-	const maxKernel = 8
-	var buf [maxKernel]float32
-	var win []float32
-	if kernel <= maxKernel {
-		win = buf[:kernel]
-	} else {
-		win = make([]float32, kernel)
-	}
+// conv1dChannels convolves channels [c0, c1), row by row so that each
+// row's loads and stores are contiguous, in units of at most elemUnit
+// channels whose sums wait in an array on the stack: a row's inputs are
+// moved into the state before its outputs are written, so out may alias x.
+// SiLU is the kernel set's siluMul against ones (exact: a product by 1).
+func conv1dChannels(f *fusedKernels, ones, out, x, state, weight []float32, rows, channels, kernel, c0, c1 int) {
+	var sums [elemUnit]float32
 	keep := kernel - 1
-	for c := c0; c < c1; c++ {
-		w := weight[c*kernel : (c+1)*kernel]
-		for j := range keep {
-			win[j] = state[j*channels+c]
-		}
+	for u0 := c0; u0 < c1; u0 += elemUnit {
+		u1 := min(u0+elemUnit, c1)
 		for r := range rows {
-			win[keep] = x[r*channels+c]
-			var s float32
-			for j, wj := range w {
-				s += wj * win[j]
+			xr, s := x[r*channels+u0:r*channels+u1], sums[:u1-u0]
+			for i := range s {
+				w := weight[(u0+i)*kernel : (u0+i+1)*kernel]
+				var acc float32
+				for j := range keep {
+					acc += w[j] * state[j*channels+u0+i]
+				}
+				s[i] = acc + w[keep]*xr[i]
 			}
-			out[r*channels+c] = silu32(s)
-			copy(win, win[1:])
-		}
-		for j := range keep {
-			state[j*channels+c] = win[j]
+			if keep > 0 {
+				for j := range keep - 1 {
+					copy(state[j*channels+u0:j*channels+u1], state[(j+1)*channels+u0:(j+1)*channels+u1])
+				}
+				copy(state[(keep-1)*channels+u0:(keep-1)*channels+u1], xr)
+			}
+			f.siluMul(s, ones[:len(s)])
+			copy(out[r*channels+u0:r*channels+u1], s)
 		}
 	}
-}
-
-// silu32 is x·sigmoid(x) = x/(1+e^-x).
-func silu32(x float32) float32 {
-	return float32(float64(x) / (1 + math.Exp(-float64(x))))
 }

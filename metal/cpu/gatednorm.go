@@ -20,3 +20,9 @@ func (b *Backend) GatedRMSNorm(out, x, z, weight []float32, dim int, eps float32
 		}
 	}
 }
+
+// silu32 is x·sigmoid(x) = x/(1+e^-x), with exp32 (fused_exp.go) as
+// siluMul has it.
+func silu32(x float32) float32 {
+	return float32(x / (1 + exp32(-x)))
+}

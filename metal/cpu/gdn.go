@@ -101,7 +101,7 @@ type deltaTask struct {
 
 func (t *deltaTask) run(lo, hi, w int) {
 	for h := lo; h < hi; h++ {
-		dh := newDeltaHead(t.out, t.qkv, t.g, t.beta, t.state, t.d, h)
+		dh := newDeltaHead(&t.b.k, t.out, t.qkv, t.g, t.beta, t.state, t.d, h)
 		if t.chunked {
 			deltaChunked(&dh, t.rows, deltaChunk, t.b.workerScratch(w, deltaChunkScratch(deltaChunk, dh.dk, dh.dv)), t.b.linear.cum[w][:])
 		} else {
@@ -118,14 +118,19 @@ type deltaHead struct {
 	gStride           int       // floats per row of g and beta (the value heads)
 	q0, k0, v0, o0, h int       // offsets of this head's q, k, v, out in a row; its index
 	dk, dv            int
+	// dot and axpy are the kernel set's float32 loops (floatdot.go),
+	// bit-identical in every set.
+	dot  func(a, b []float32) float32
+	axpy func(o, v []float32, w float32)
 }
 
-func newDeltaHead(out, qkv, g, beta, state []float32, d metal.DeltaDims, h int) deltaHead {
+func newDeltaHead(k *kernels, out, qkv, g, beta, state []float32, d metal.DeltaDims, h int) deltaHead {
 	kh := h / (d.ValueHeads / d.KeyHeads)
 	kd, vd := d.KeyDim, d.ValueDim
 	return deltaHead{qkv: qkv, out: out, g: g, beta: beta, s: state[h*kd*vd : (h+1)*kd*vd],
 		stride: d.QKVDim(), outStride: d.ValueHeads * vd, gStride: d.ValueHeads,
-		q0: kh * kd, k0: (d.KeyHeads + kh) * kd, v0: 2*d.KeyHeads*kd + h*vd, o0: h * vd, h: h, dk: kd, dv: vd}
+		q0: kh * kd, k0: (d.KeyHeads + kh) * kd, v0: 2*d.KeyHeads*kd + h*vd, o0: h * vd, h: h, dk: kd, dv: vd,
+		dot: k.dotF32, axpy: k.axpy}
 }
 
 func (d *deltaHead) q(t int) []float32 { return d.qkv[t*d.stride+d.q0:][:d.dk] }
@@ -148,7 +153,7 @@ func deltaRecurrent(d *deltaHead, t0, t1 int, u []float32) {
 		decay := float32(math.Exp(float64(g)))
 		clear(u)
 		for i, ki := range k {
-			axpy(u, d.s[i*dv:(i+1)*dv], ki)
+			d.axpy(u, d.s[i*dv:(i+1)*dv], ki)
 		}
 		for j := range u {
 			u[j] = beta * (v[j] - decay*u[j])
@@ -159,7 +164,7 @@ func deltaRecurrent(d *deltaHead, t0, t1 int, u []float32) {
 			for j := range row {
 				row[j] = decay*row[j] + ki*u[j]
 			}
-			axpy(o, row, q[i])
+			d.axpy(o, row, q[i])
 		}
 	}
 }
@@ -170,6 +175,7 @@ type linearTasks struct {
 	conv  convTask
 	delta deltaTask
 	cum   [][deltaChunk]float64 // per worker: a chunk's cumulative decays
+	ones  []float32             // elemUnit ones (conv1d.go)
 }
 
 var _ metal.LinearAttention = (*Backend)(nil)

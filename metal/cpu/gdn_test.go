@@ -155,9 +155,9 @@ func TestDeltaChunkedMatchesRecurrent(t *testing.T) {
 						loopOut, chunkOut := make([]float32, rows*w), make([]float32, rows*w)
 						loopState, chunkState := append([]float32(nil), init...), append([]float32(nil), init...)
 						for h := range d.ValueHeads {
-							lh := newDeltaHead(loopOut, qkv, g, beta, loopState, d, h)
+							lh := newDeltaHead(&be.k, loopOut, qkv, g, beta, loopState, d, h)
 							deltaRecurrent(&lh, 0, rows, make([]float32, d.ValueDim))
-							ch := newDeltaHead(chunkOut, qkv, g, beta, chunkState, d, h)
+							ch := newDeltaHead(&be.k, chunkOut, qkv, g, beta, chunkState, d, h)
 							deltaChunked(&ch, rows, chunk, make([]float32, deltaChunkScratch(chunk, d.KeyDim, d.ValueDim)), make([]float64, chunk))
 						}
 						if e := maxRelErr(chunkOut, widen(loopOut)); e > 1e-5 {
@@ -235,6 +235,50 @@ func TestGatedRMSNorm(t *testing.T) {
 		be.GatedRMSNorm(x, x, z, w, dim, 1e-6)
 		if e := maxRelErr(x, want); e > 1e-6 {
 			t.Errorf("dim %d: max error %.3g of the largest value", dim, e)
+		}
+	}
+}
+
+// TestLinearAttentionKernelSetsAgree: every kernel set this CPU runs
+// gives the portable set's bits for the convolution and the gated delta
+// rule, token loop and chunked form, on one thread or two.
+func TestLinearAttentionKernelSetsAgree(t *testing.T) {
+	d := deltaShapes[3]
+	const rows, channels, kernel = 70, 96, 4
+	run := func(be *Backend) (out, state, conv []float32) {
+		rng := rand.New(rand.NewPCG(21, 22))
+		qkv := randVec(rng, rows*d.QKVDim())
+		g, beta := randGates(be, rng, rows, d.ValueHeads, 3)
+		state = randVec(rng, d.StateLen())
+		out = make([]float32, rows*d.ValueHeads*d.ValueDim)
+		w := d.ValueHeads * d.ValueDim
+		be.GatedDeltaRule(out[:5*w], qkv[:5*d.QKVDim()], g, beta, state, 5, d)
+		be.GatedDeltaRule(out[5*w:], qkv[5*d.QKVDim():], g[5*d.ValueHeads:], beta[5*d.ValueHeads:], state, rows-5, d)
+		x, cw := randVec(rng, rows*channels), randVec(rng, channels*kernel)
+		cs := make([]float32, (kernel-1)*channels)
+		be.CausalConv1D(x, x, cs, cw, rows, channels, kernel)
+		return out, state, append(x, cs...)
+	}
+	ref := NewWithOptions(Options{Threads: 1, Portable: true})
+	wantOut, wantState, wantConv := run(ref)
+	ref.Close()
+	for _, set := range KernelSets() {
+		for _, threads := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/threads%d", set, threads), func(t *testing.T) {
+				be := NewWithOptions(Options{Threads: threads, Kernels: set})
+				defer be.Close()
+				out, state, conv := run(be)
+				for _, c := range []struct {
+					name      string
+					got, want []float32
+				}{{"output", out, wantOut}, {"state", state, wantState}, {"convolution", conv, wantConv}} {
+					for i := range c.want {
+						if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
+							t.Fatalf("%s[%d] = %v, portable %v", c.name, i, c.got[i], c.want[i])
+						}
+					}
+				}
+			})
 		}
 	}
 }
