@@ -20,9 +20,9 @@ import (
 // where every norm but the Gated DeltaNet's is zero-centred,
 // x/sqrt(mean(x²)+eps)·(1+w) (Qwen3NextRMSNorm), so the loader stores 1+w.
 //
-// It runs one sequence per call (Forward) and is not yet a Model: the
-// engine has no place for the per-sequence HybridState, and
-// mixture-of-experts MLPs are refused at build.
+// A layer's MLP is a mixture of experts where Hybrid.IsMoE says so
+// (moeBlock). It runs one sequence per call (Forward) and is not yet a
+// Model: the engine has no place for the per-sequence HybridState.
 type HybridModel struct {
 	cfg                    *Config
 	be                     metal.Backend
@@ -36,12 +36,14 @@ type HybridModel struct {
 	run                    hybridRun
 }
 
-// hybridLayer is one decoder layer: exactly one of attn and delta is set.
+// hybridLayer is one decoder layer: exactly one of attn and delta is set,
+// and either moe or the dense MLP (gate, up, down).
 type hybridLayer struct {
 	inNorm, mlpNorm []float32 // (hidden), 1+w
 	attn            *gatedAttention
 	delta           *deltaNet
-	slot            int           // index of the layer among its kind: its KV layer or its state
+	slot            int // index of the layer among its kind: its KV layer or its state
+	moe             *moeBlock
 	gate, up        *metal.Tensor // (intermediate, hidden)
 	down            *metal.Tensor // (hidden, intermediate)
 }
@@ -92,11 +94,6 @@ func NewHybridModel(cfg *Config, w Tensors, be metal.Backend) (*HybridModel, err
 		return nil, fmt.Errorf("model: backend %s has no linear attention kernels (metal.LinearAttention)", be.Name())
 	}
 	y := cfg.Hybrid
-	for i := range cfg.NumHiddenLayers {
-		if y.IsMoE(i) {
-			return nil, fmt.Errorf("model: %s: layer %d is a mixture of experts, which Splash does not run yet", cfg.Architecture, i)
-		}
-	}
 	m := &HybridModel{cfg: cfg, be: be, la: la, invFreq: hybridInvFreq(cfg)}
 	l := weightLoader{w: w}
 	hidden, p := cfg.HiddenSize, y.TextPrefix
@@ -119,6 +116,10 @@ func NewHybridModel(cfg *Config, w Tensors, be metal.Backend) (*HybridModel, err
 			m.kvLayers++
 		}
 		ly.mlpNorm = zeroCentred(l.vector(lp+"post_attention_layernorm.weight", hidden))
+		if y.IsMoE(i) {
+			ly.moe = loadMoE(&l, cfg, lp+"mlp.")
+			continue
+		}
 		ly.gate = l.matrix(lp+"mlp.gate_proj.weight", cfg.IntermediateSize, hidden)
 		ly.up = l.matrix(lp+"mlp.up_proj.weight", cfg.IntermediateSize, hidden)
 		ly.down = l.matrix(lp+"mlp.down_proj.weight", hidden, cfg.IntermediateSize)
@@ -196,7 +197,11 @@ func (m *HybridModel) matrices() []*metal.Tensor {
 	ws := []*metal.Tensor{m.lmHead}
 	for i := range m.layers {
 		ly := &m.layers[i]
-		ws = append(ws, ly.gate, ly.up, ly.down)
+		if ly.moe != nil {
+			ws = append(ws, ly.moe.matrices()...)
+		} else {
+			ws = append(ws, ly.gate, ly.up, ly.down)
+		}
 		if a := ly.attn; a != nil {
 			ws = append(ws, a.wq, a.wk, a.wv, a.wo)
 		}

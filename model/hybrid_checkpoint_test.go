@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,9 +29,19 @@ func writeHybridCheckpoint(t *testing.T, cfg *Config, arch string) (string, refW
 		"linear_num_value_heads": y.LinearNumValueHeads, "linear_key_head_dim": y.LinearKeyHeadDim,
 		"linear_value_head_dim": y.LinearValueHeadDim,
 	}
+	if cfg.IntermediateSize == 0 {
+		delete(text, "intermediate_size")
+	}
+	text["num_experts"] = y.NumExperts
+	if y.NumExperts > 0 {
+		text["num_experts_per_tok"], text["moe_intermediate_size"] = y.NumExpertsPerTok, y.MoEIntermediateSize
+		text["shared_expert_intermediate_size"] = y.SharedExpertIntermediateSize
+		if y.ModelType == "qwen3_next" {
+			text["decoder_sparse_step"], text["norm_topk_prob"] = y.DecoderSparseStep, y.NormTopKProb
+		}
+	}
 	top := map[string]any{"architectures": []string{arch}, "tie_word_embeddings": cfg.TieWordEmbeddings}
 	if y.ModelType == "qwen3_next" {
-		text["num_experts"] = 0
 		for k, v := range text {
 			top[k] = v
 		}
@@ -52,6 +63,10 @@ func writeHybridCheckpoint(t *testing.T, cfg *Config, arch string) (string, refW
 		switch {
 		case strings.HasSuffix(name, "conv1d.weight"):
 			shape = []int{w.Rows, 1, w.Cols}
+		case strings.HasSuffix(name, "experts.gate_up_proj"):
+			shape = []int{y.NumExperts, 2 * y.MoEIntermediateSize, w.Cols}
+		case strings.HasSuffix(name, "experts.down_proj"):
+			shape = []int{y.NumExperts, cfg.HiddenSize, w.Cols}
 		case w.Rows == 1:
 			shape = []int{w.Cols}
 		}
@@ -65,18 +80,24 @@ func writeHybridCheckpoint(t *testing.T, cfg *Config, arch string) (string, refW
 	return dir, rw
 }
 
-// TestHybridCheckpointLoads opens Qwen3.5 and Qwen3-Next checkpoints
-// written to disk and checks that their logits match the float64
+// TestHybridCheckpointLoads opens Qwen3.5, Qwen3-Next (dense and with
+// one tensor per expert) and Qwen3.5-MoE (fused 3-D expert tensors)
+// checkpoints written to disk and checks that their logits match the float64
 // reference of the same weights, over a prompt chunk and decode steps.
 func TestHybridCheckpointLoads(t *testing.T) {
 	be := cpu.New(2)
 	defer be.Close()
-	for _, tc := range []struct{ modelType, arch string }{
-		{"qwen3_5", "Qwen3_5ForConditionalGeneration"},
-		{"qwen3_next", "Qwen3NextForCausalLM"},
+	for _, tc := range []struct {
+		arch string
+		cfg  *Config
+	}{
+		{"Qwen3_5ForConditionalGeneration", tinyHybrid("qwen3_5", true)},
+		{"Qwen3NextForCausalLM", tinyHybrid("qwen3_next", true)},
+		{"Qwen3NextForCausalLM", tinyHybridMoE("qwen3_next")},
+		{"Qwen3_5MoeForConditionalGeneration", tinyHybridMoE("qwen3_5_moe")},
 	} {
-		t.Run(tc.arch, func(t *testing.T) {
-			dir, rw := writeHybridCheckpoint(t, tinyHybrid(tc.modelType, true), tc.arch)
+		t.Run(fmt.Sprintf("%s/experts%d", tc.arch, tc.cfg.Hybrid.NumExperts), func(t *testing.T) {
+			dir, rw := writeHybridCheckpoint(t, tc.cfg, tc.arch)
 			src, err := Open(dir, OpenOptions{})
 			if err != nil {
 				t.Fatal(err)

@@ -24,6 +24,7 @@ type hybridRun struct {
 	b, a           []float32 // (n, vh)
 	mlpGate, mlpUp []float32 // (n, intermediate)
 	y, logits      []float32 // (logits, hidden), (logits, vocab)
+	moe            moeRun
 }
 
 // Forward runs row's tokens of one sequence through the model: their keys
@@ -49,13 +50,17 @@ func (m *HybridModel) Forward(row Row, st *HybridState, kv *metal.KVCache) ([]fl
 			m.deltaNet(ly.delta, st.Conv[ly.slot], st.Delta[ly.slot], h, n)
 		}
 		be.Add(x, h)
-		// MLP block: x += Wdown · (silu(Wgate h) ⊙ Wup h), h = norm(x)
-		gate, up := r.mlpGate[:n*cfg.IntermediateSize], r.mlpUp[:n*cfg.IntermediateSize]
+		// MLP block: x += Wdown · (silu(Wgate h) ⊙ Wup h), h = norm(x), or the experts'
 		be.RMSNorm(h, x, ly.mlpNorm, hidden, eps)
-		be.MatMul(gate, h, n, ly.gate)
-		be.MatMul(up, h, n, ly.up)
-		be.SiLUMul(gate, up)
-		be.MatMul(h, gate, n, ly.down)
+		if ly.moe != nil {
+			m.moe(ly.moe, h, n)
+		} else {
+			gate, up := r.mlpGate[:n*cfg.IntermediateSize], r.mlpUp[:n*cfg.IntermediateSize]
+			be.MatMul(gate, h, n, ly.gate)
+			be.MatMul(up, h, n, ly.up)
+			be.SiLUMul(gate, up)
+			be.MatMul(h, gate, n, ly.down)
+		}
 		be.Add(x, h)
 	}
 	st.Pos += n
@@ -239,8 +244,14 @@ func (m *HybridModel) prepare(row Row, st *HybridState, kv *metal.KVCache) (int,
 		{&r.qkv, qd}, {&r.z, vd}, {&r.core, vd}, {&r.b, vh}, {&r.a, vh},
 		{&r.mlpGate, cfg.IntermediateSize}, {&r.mlpUp, cfg.IntermediateSize},
 		{&r.y, cfg.HiddenSize}, {&r.logits, cfg.VocabSize},
+		{&r.moe.probs, y.NumExperts}, {&r.moe.xe, cfg.HiddenSize}, {&r.moe.ye, cfg.HiddenSize}, {&r.moe.acc, cfg.HiddenSize},
+		{&r.moe.ge, max(y.MoEIntermediateSize, y.SharedExpertIntermediateSize)},
+		{&r.moe.ue, max(y.MoEIntermediateSize, y.SharedExpertIntermediateSize)}, {&r.moe.shGate, 1},
 	} {
 		grow(s.buf, n*s.n)
+	}
+	if len(r.moe.byScore) < y.NumExperts {
+		r.moe.byScore = make([]int32, y.NumExperts)
 	}
 	return n, nil
 }

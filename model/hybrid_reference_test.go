@@ -9,7 +9,7 @@ import (
 )
 
 // This file holds a float64 forward pass of a hybrid text model (Qwen3.5,
-// Qwen3-Next with dense MLPs) over a whole sequence, written from
+// Qwen3-Next, Qwen3.5-MoE) over a whole sequence, written from
 // transformers' modeling_qwen3_next.py and modular_qwen3_5.py without the
 // backend or the model's code, and the random weights the tests feed to
 // both.
@@ -65,9 +65,13 @@ func randomHybrid(cfg *Config, d metal.DType, seed uint64) (memTensors, refWeigh
 		lp := fmt.Sprintf("%slayers.%d.", p, i)
 		g.vector(lp+"input_layernorm.weight", h, centred)
 		g.vector(lp+"post_attention_layernorm.weight", h, centred)
-		g.matrix(lp+"mlp.gate_proj.weight", in, h, 0.2)
-		g.matrix(lp+"mlp.up_proj.weight", in, h, 0.2)
-		g.matrix(lp+"mlp.down_proj.weight", h, in, 0.1)
+		if y.IsMoE(i) {
+			g.experts(cfg, lp+"mlp.")
+		} else {
+			g.matrix(lp+"mlp.gate_proj.weight", in, h, 0.2)
+			g.matrix(lp+"mlp.up_proj.weight", in, h, 0.2)
+			g.matrix(lp+"mlp.down_proj.weight", h, in, 0.1)
+		}
 		if !y.IsLinear(i) {
 			a := lp + "self_attn."
 			g.matrix(a+"q_proj.weight", 2*cfg.QDim(), h, 0.3)
@@ -96,6 +100,105 @@ func randomHybrid(cfg *Config, d metal.DType, seed uint64) (memTensors, refWeigh
 		g.matrix(l+"out_proj.weight", h, vd, 0.3)
 	}
 	return g.mt, g.rw
+}
+
+// experts draws a mixture-of-experts block: router, shared expert and its
+// gate, and the experts, fused (gate_up_proj, down_proj: Qwen3.5-MoE's
+// layout) or one tensor per expert and projection (Qwen3-Next's).
+func (g *hybridWeights) experts(cfg *Config, p string) {
+	y, h := cfg.Hybrid, cfg.HiddenSize
+	in, si := y.MoEIntermediateSize, y.SharedExpertIntermediateSize
+	g.matrix(p+"gate.weight", y.NumExperts, h, 0.5)
+	g.matrix(p+"shared_expert.gate_proj.weight", si, h, 0.2)
+	g.matrix(p+"shared_expert.up_proj.weight", si, h, 0.2)
+	g.matrix(p+"shared_expert.down_proj.weight", h, si, 0.1)
+	g.matrix(p+"shared_expert_gate.weight", 1, h, 0.3)
+	if y.ModelType == "qwen3_5_moe" {
+		g.matrix(p+"experts.gate_up_proj", y.NumExperts*2*in, h, 0.2)
+		g.matrix(p+"experts.down_proj", y.NumExperts*h, in, 0.2)
+		return
+	}
+	for e := range y.NumExperts {
+		ep := fmt.Sprintf("%sexperts.%d.", p, e)
+		g.matrix(ep+"gate_proj.weight", in, h, 0.2)
+		g.matrix(ep+"up_proj.weight", in, h, 0.2)
+		g.matrix(ep+"down_proj.weight", h, in, 0.2)
+	}
+}
+
+// refMoE is Qwen3NextSparseMoeBlock on one normed row m: softmax over the
+// router's logits, the top-k experts' SwiGLU outputs weighted by their
+// probabilities (divided by the top-k's sum when norm_topk_prob), plus
+// the shared expert's output times sigmoid of its gate. Fused expert
+// tensors are read as transformers' Qwen3NextExperts does: expert e's
+// gate is rows [2eI, 2eI+I) of gate_up_proj, its up the next I rows, its
+// down rows [eH, eH+H) of down_proj.
+func refMoE(cfg *Config, w refWeights, p string, m []float64) []float64 {
+	y, hsz := cfg.Hybrid, cfg.HiddenSize
+	in, si := y.MoEIntermediateSize, y.SharedExpertIntermediateSize
+	row := func(W []float64, r int, x []float64) float64 {
+		var s float64
+		for i, xi := range x {
+			s += W[r*len(x)+i] * xi
+		}
+		return s
+	}
+	// mlp computes down(silu(gate·x) ⊙ up·x) from rows g0.., u0.., d0.. of G, U, D.
+	mlp := func(G, U, D []float64, g0, u0, d0, inter int, x []float64) []float64 {
+		act := make([]float64, inter)
+		for i := range act {
+			a := row(G, g0+i, x)
+			act[i] = a / (1 + math.Exp(-a)) * row(U, u0+i, x)
+		}
+		o := make([]float64, hsz)
+		for c := range o {
+			o[c] = row(D, d0+c, act)
+		}
+		return o
+	}
+	probs := make([]float64, y.NumExperts)
+	var sum float64
+	for e := range probs {
+		probs[e] = math.Exp(row(w[p+"gate.weight"], e, m))
+		sum += probs[e]
+	}
+	chosen := make([]bool, y.NumExperts)
+	var picked []int
+	var kept float64
+	for range y.NumExpertsPerTok {
+		best := -1
+		for e := range probs {
+			if !chosen[e] && (best < 0 || probs[e] > probs[best]) {
+				best = e
+			}
+		}
+		chosen[best] = true
+		picked = append(picked, best)
+		kept += probs[best] / sum
+	}
+	out := make([]float64, hsz)
+	for _, e := range picked {
+		wt := probs[e] / sum
+		if y.NormTopKProb {
+			wt /= kept
+		}
+		var o []float64
+		if gu, ok := w[p+"experts.gate_up_proj"]; ok {
+			o = mlp(gu, gu, w[p+"experts.down_proj"], 2*e*in, 2*e*in+in, e*hsz, in, m)
+		} else {
+			ep := fmt.Sprintf("%sexperts.%d.", p, e)
+			o = mlp(w[ep+"gate_proj.weight"], w[ep+"up_proj.weight"], w[ep+"down_proj.weight"], 0, 0, 0, in, m)
+		}
+		for c := range out {
+			out[c] += wt * o[c]
+		}
+	}
+	sh := mlp(w[p+"shared_expert.gate_proj.weight"], w[p+"shared_expert.up_proj.weight"], w[p+"shared_expert.down_proj.weight"], 0, 0, 0, si, m)
+	gate := 1 / (1 + math.Exp(-row(w[p+"shared_expert_gate.weight"], 0, m)))
+	for c := range out {
+		out[c] += gate * sh[c]
+	}
+	return out
 }
 
 // refHybridForward returns the logits (float64) at every position of
@@ -156,6 +259,12 @@ func refHybridForward(cfg *Config, w refWeights, tokens []int32) [][]float64 {
 				xs[t][i] += mixed[t][i]
 			}
 			m := rmsNorm(xs[t], w[lp+"post_attention_layernorm.weight"], true)
+			if y.IsMoE(l) {
+				for i, v := range refMoE(cfg, w, lp+"mlp.", m) {
+					xs[t][i] += v
+				}
+				continue
+			}
 			g := lin(lp+"mlp.gate_proj.weight", m, cfg.IntermediateSize)
 			u := lin(lp+"mlp.up_proj.weight", m, cfg.IntermediateSize)
 			for i := range g {

@@ -28,6 +28,21 @@ func tinyHybrid(modelType string, tied bool) *Config {
 	}
 }
 
+// tinyHybridMoE is tinyHybrid with experts: Qwen3-Next's in every second
+// layer (decoder_sparse_step 2), one tensor per expert, top-k weights as
+// the router gives them; Qwen3.5-MoE's in every layer, fused, renormalised.
+func tinyHybridMoE(modelType string) *Config {
+	c := tinyHybrid(modelType, false)
+	y := c.Hybrid
+	y.NumExperts, y.NumExpertsPerTok, y.MoEIntermediateSize, y.SharedExpertIntermediateSize = 8, 3, 32, 48
+	if modelType == "qwen3_next" {
+		y.DecoderSparseStep, y.NormTopKProb = 2, false
+	} else {
+		c.IntermediateSize = 0
+	}
+	return c
+}
+
 // TestHybridForwardMatchesReference runs a sequence through HybridModel in
 // the shapes a scheduler would use (prompt chunks with and without logits,
 // one of 70 tokens that the gated delta rule runs in chunks of 64 and 6,
@@ -45,20 +60,25 @@ func TestHybridForwardMatchesReference(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		modelType string
-		tied      bool
+		tied, moe bool
 		d         metal.DType
 	}{
-		{"qwen3_5", true, metal.F32},
-		{"qwen3_5", false, metal.BF16},
-		{"qwen3_next", false, metal.F32},
-		{"qwen3_next", true, metal.BF16},
+		{"qwen3_5", true, false, metal.F32},
+		{"qwen3_5", false, false, metal.BF16},
+		{"qwen3_next", false, false, metal.F32},
+		{"qwen3_next", true, false, metal.BF16},
+		{"qwen3_next", false, true, metal.F32},
+		{"qwen3_5_moe", false, true, metal.BF16},
 	} {
 		cfg := tinyHybrid(tc.modelType, tc.tied)
+		if tc.moe {
+			cfg = tinyHybridMoE(tc.modelType)
+		}
 		mt, rw := randomHybrid(cfg, tc.d, 9)
 		tokens := randomTokens(total, cfg.VocabSize, 4)
 		want := refHybridForward(cfg, rw, tokens)
 		for pi, plan := range [][][3]int{chunked, oneByOne} {
-			t.Run(fmt.Sprintf("%s/tied=%v/%s/plan%d", tc.modelType, tc.tied, tc.d, pi), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/tied=%v/moe=%v/%s/plan%d", tc.modelType, tc.tied, tc.moe, tc.d, pi), func(t *testing.T) {
 				m, err := NewHybridModel(cfg, mt, be)
 				if err != nil {
 					t.Fatal(err)
@@ -124,7 +144,7 @@ func TestNewHybridModelRefuses(t *testing.T) {
 		}, nil, "q_proj.weight has shape [64 64], the config implies [128 64]"},
 		{"experts", "qwen3_next", func(c *Config, m memTensors) {
 			c.Hybrid.NumExperts, c.Hybrid.NumExpertsPerTok, c.Hybrid.MoEIntermediateSize, c.Hybrid.SharedExpertIntermediateSize = 4, 2, 32, 32
-		}, nil, "layer 0 is a mixture of experts"},
+		}, nil, "missing tensor model.layers.0.mlp.gate.weight"},
 		{"unknown layer type", "qwen3_5", func(c *Config, m memTensors) { c.Hybrid.LayerTypes[1] = "mamba" }, nil, `layer_types[1] = "mamba"`},
 		{"no linear attention kernels", "qwen3_5", func(*Config, memTensors) {}, plainBackend{be}, "metal.LinearAttention"},
 	} {

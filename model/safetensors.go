@@ -90,10 +90,12 @@ func parseSafetensors(data []byte, name string) (tensors map[string]*metal.Tenso
 			rows, cols = 1, e.Shape[0]
 		case len(e.Shape) == 2:
 			rows, cols = e.Shape[0], e.Shape[1]
-		case len(e.Shape) == 3 && e.Shape[1] == 1: // a depthwise convolution's weight (channels, 1, width)
-			rows, cols = e.Shape[0], e.Shape[2]
+		case len(e.Shape) == 3:
+			// Stacked matrices, row-major: experts (experts, out, in) or a
+			// depthwise convolution's weight (channels, 1, width).
+			rows, cols = e.Shape[0]*e.Shape[1], e.Shape[2]
 		default:
-			bad[tn] = fmt.Errorf("model: %s: tensor %s has shape %v: only 1-D, 2-D and [n, 1, m] tensors are supported", name, tn, e.Shape)
+			bad[tn] = fmt.Errorf("model: %s: tensor %s has shape %v: only 1-D, 2-D and 3-D tensors are supported", name, tn, e.Shape)
 			continue
 		}
 		tensors[tn] = &metal.Tensor{DType: dt, Rows: rows, Cols: cols, Data: body[b:end:end]}
