@@ -52,9 +52,12 @@ type LinearAttention interface {
 	//
 	// out is rows×(ValueHeads·ValueDim). An implementation may evaluate
 	// runs of tokens in the equivalent chunked (WY) form, whose rounding
-	// differs from the token-by-token loop's: results then depend on where
-	// the caller's calls begin, not on other sequences. The queries and
-	// keys in qkv are overwritten with their normalised forms.
+	// differs from the token-by-token loop's; chunks are counted from the
+	// call's first row, so results depend on where a caller splits a
+	// prompt into calls (never on other sequences). Short calls (decode
+	// tokens, verify passes) must give the bits of their tokens run one
+	// call each. The queries and keys in qkv are overwritten with their
+	// normalised forms.
 	GatedDeltaRule(out, qkv, g, beta, state []float32, rows int, d DeltaDims)
 
 	// GatedRMSNorm normalises each dim-sized row of x and gates it by the

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -209,5 +210,54 @@ func TestHybridForwardRefuses(t *testing.T) {
 	}
 	if st.Pos != 2 {
 		t.Errorf("state moved to %d by refused rows", st.Pos)
+	}
+}
+
+// TestHybridVerifyMatchesDecode: a verify-sized row of tokens gives, bit
+// for bit, the logits and state of the same tokens decoded one at a time
+// (speculative decoding must not change a greedy answer).
+func TestHybridVerifyMatchesDecode(t *testing.T) {
+	be := cpu.New(2)
+	defer be.Close()
+	for _, cfg := range []*Config{tinyHybrid("qwen3_5", false), tinyHybridMoE("qwen3_next")} {
+		t.Run(cfg.ModelType, func(t *testing.T) {
+			mt, _ := randomHybrid(cfg, metal.BF16, 6)
+			tokens := randomTokens(25, cfg.VocabSize, 7)
+			blocks := []int32{5, 2, 7, 0, 3, 6, 1}
+			run := func(steps [][2]int) ([]float32, *HybridState) {
+				m, err := NewHybridModel(cfg, mt, be)
+				if err != nil {
+					t.Fatal(err)
+				}
+				kv, st := m.NewKVCache(8, 4, metal.KVF16), m.NewState()
+				var all []float32
+				for _, s := range steps {
+					n := s[1] - s[0]
+					logits, err := m.Forward(Row{Start: s[0], Tokens: tokens[s[0]:s[1]], Blocks: blocks, Logits: min(n, s[1]-20)}, st, kv)
+					if err != nil {
+						t.Fatal(err)
+					}
+					all = append(all, logits...)
+				}
+				return all, st
+			}
+			verify, vs := run([][2]int{{0, 20}, {20, 25}})
+			decode, ds := run([][2]int{{0, 20}, {20, 21}, {21, 22}, {22, 23}, {23, 24}, {24, 25}})
+			if len(verify) != 5*cfg.VocabSize || len(decode) != len(verify) {
+				t.Fatalf("%d and %d logits", len(verify), len(decode))
+			}
+			for i := range verify {
+				if math.Float32bits(verify[i]) != math.Float32bits(decode[i]) {
+					t.Fatalf("logit %d: %v verified, %v decoded", i, verify[i], decode[i])
+				}
+			}
+			for l := range vs.Delta {
+				for i := range vs.Delta[l] {
+					if math.Float32bits(vs.Delta[l][i]) != math.Float32bits(ds.Delta[l][i]) {
+						t.Fatalf("linear layer %d state %d differs", l, i)
+					}
+				}
+			}
+		})
 	}
 }

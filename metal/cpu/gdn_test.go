@@ -282,3 +282,36 @@ func TestLinearAttentionKernelSetsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestShortDeltaCallsAreTokenByToken: a verify pass (here 8 tokens)
+// gives the output and state bits of its tokens run one call each
+// (decode steps).
+func TestShortDeltaCallsAreTokenByToken(t *testing.T) {
+	be := New(2)
+	defer be.Close()
+	for si, d := range deltaShapes {
+		rng := rand.New(rand.NewPCG(5, uint64(si)))
+		const rows = 8
+		qkv := randVec(rng, rows*d.QKVDim())
+		g, beta := randGates(be, rng, rows, d.ValueHeads, 3)
+		init := randVec(rng, d.StateLen())
+		w := d.ValueHeads * d.ValueDim
+		whole, single := make([]float32, rows*w), make([]float32, rows*w)
+		ws, ss := append([]float32(nil), init...), append([]float32(nil), init...)
+		be.GatedDeltaRule(whole, append([]float32(nil), qkv...), g, beta, ws, rows, d)
+		for r := range rows {
+			be.GatedDeltaRule(single[r*w:(r+1)*w], append([]float32(nil), qkv[r*d.QKVDim():(r+1)*d.QKVDim()]...),
+				g[r*d.ValueHeads:], beta[r*d.ValueHeads:], ss, 1, d)
+		}
+		for i := range whole {
+			if math.Float32bits(whole[i]) != math.Float32bits(single[i]) {
+				t.Fatalf("shape %d: output %d = %v in one call, %v a token a call", si, i, whole[i], single[i])
+			}
+		}
+		for i := range ws {
+			if math.Float32bits(ws[i]) != math.Float32bits(ss[i]) {
+				t.Fatalf("shape %d: state %d = %v in one call, %v a token a call", si, i, ws[i], ss[i])
+			}
+		}
+	}
+}
