@@ -51,13 +51,14 @@ type LinearAttention interface {
 	//	out_t = Sᵀ q̂_t / sqrt(KeyDim)
 	//
 	// out is rows×(ValueHeads·ValueDim). An implementation may evaluate
-	// runs of tokens in the equivalent chunked (WY) form, whose rounding
-	// differs from the token-by-token loop's; chunks are counted from the
-	// call's first row, so results depend on where a caller splits a
-	// prompt into calls (never on other sequences). Short calls (decode
-	// tokens, verify passes) must give the bits of their tokens run one
-	// call each. The queries and keys in qkv are overwritten with their
-	// normalised forms.
+	// chunks of DeltaChunk tokens, counted from the call's first row, in
+	// the equivalent chunked (WY) form, whose rounding differs from the
+	// token-by-token loop's; a chunk's bits must depend only on the state
+	// before it and its tokens. So a sequence split into calls at
+	// multiples of DeltaChunk gives the bits of one call, and short calls
+	// (decode tokens, verify passes) must give the bits of their tokens
+	// run one call each. Results never depend on other sequences. The
+	// queries and keys in qkv are overwritten with their normalised forms.
 	GatedDeltaRule(out, qkv, g, beta, state []float32, rows int, d DeltaDims)
 
 	// GatedRMSNorm normalises each dim-sized row of x and gates it by the
@@ -69,6 +70,12 @@ type LinearAttention interface {
 	// out may alias x.
 	GatedRMSNorm(out, x, z, weight []float32, dim int, eps float32)
 }
+
+// DeltaChunk is the chunk length of GatedDeltaRule's chunked form in
+// every implementation (transformers' chunk_size): splitting a prompt into
+// calls at its multiples does not change the results, so state snapshots
+// taken there can be resumed bit for bit.
+const DeltaChunk = 64
 
 // DeltaDims are the head counts and sizes of a Gated DeltaNet layer, as
 // config.json's linear_num_key_heads, linear_num_value_heads,

@@ -18,13 +18,13 @@ import (
 // (q and k already L2-normalised, q scaled by 1/sqrt(KeyDim)).
 
 const (
-	// deltaChunk is the chunk length of the WY form, transformers' chunk_size.
-	deltaChunk = 64
-	// deltaChunkMinRows is the fewest rows a call runs in the chunked
-	// form. Shorter runs (decode, a verify pass) take the token loop,
-	// which does each token's arithmetic exactly as a call for that token
-	// alone, so a verify pass leaves the state bit-identical to decoding
-	// its tokens one by one. (The chunked form was already faster from 2
+	// deltaChunk is the chunk length of the WY form.
+	deltaChunk = metal.DeltaChunk
+	// deltaChunkMinRows is the fewest tokens a chunk runs in the chunked
+	// form. Shorter chunks, and so short calls (decode, a verify pass),
+	// take the token loop, which does each token's arithmetic exactly as
+	// a call for that token alone: a verify pass leaves the state
+	// bit-identical to decoding its tokens one by one. (The chunked form was already faster from 2
 	// rows: 16+16 heads of 128, one thread, min of 6 runs: 1 row 45 µs a
 	// head-token in the loop against 50 chunked, 2 rows 45 against 38, 8
 	// rows 44 against 32.)
@@ -58,8 +58,8 @@ func softplus(x float64) float64 {
 }
 
 // GatedDeltaRule normalises the queries and keys in place, then runs each
-// value head on the pool: calls of deltaChunkMinRows rows or more in the
-// chunked form, shorter ones token by token.
+// value head on the pool, in chunks of deltaChunk tokens from the call's
+// first (deltaChunked).
 func (b *Backend) GatedDeltaRule(out, qkv, g, beta, state []float32, rows int, d metal.DeltaDims) {
 	if rows <= 0 {
 		return
@@ -69,8 +69,7 @@ func (b *Backend) GatedDeltaRule(out, qkv, g, beta, state []float32, rows int, d
 		b.linear.cum = make([][deltaChunk]float64, b.pool.n)
 	}
 	t := &b.linear.delta
-	*t = deltaTask{b: b, out: out, qkv: qkv, g: g, beta: beta, state: state, rows: rows, d: d,
-		chunked: rows >= deltaChunkMinRows}
+	*t = deltaTask{b: b, out: out, qkv: qkv, g: g, beta: beta, state: state, rows: rows, d: d}
 	b.pool.run(t, d.ValueHeads, 1)
 }
 
@@ -102,17 +101,13 @@ type deltaTask struct {
 	out, qkv, g, beta, state []float32
 	rows                     int
 	d                        metal.DeltaDims
-	chunked                  bool
 }
 
 func (t *deltaTask) run(lo, hi, w int) {
 	for h := lo; h < hi; h++ {
 		dh := newDeltaHead(&t.b.k, t.out, t.qkv, t.g, t.beta, t.state, t.d, h)
-		if t.chunked {
-			deltaChunked(&dh, t.rows, deltaChunk, t.b.workerScratch(w, deltaChunkScratch(deltaChunk, dh.dk, dh.dv)), t.b.linear.cum[w][:])
-		} else {
-			deltaRecurrent(&dh, 0, t.rows, t.b.workerScratch(w, dh.dv))
-		}
+		scratch := t.b.workerScratch(w, max(dh.dv, deltaChunkScratch(deltaChunk, dh.dk, dh.dv)))
+		deltaChunked(&dh, t.rows, deltaChunk, deltaChunkMinRows, scratch, t.b.linear.cum[w][:])
 	}
 }
 

@@ -40,7 +40,7 @@ func BenchmarkGatedDeltaRule(b *testing.B) {
 				for h := range d.ValueHeads {
 					dh := newDeltaHead(&be.k, out, qkv, g, beta, state, d, h)
 					if bc.chunked {
-						deltaChunked(&dh, bc.rows, deltaChunk, scratch, cum[:])
+						deltaChunked(&dh, bc.rows, deltaChunk, deltaChunkMinRows, scratch, cum[:])
 					} else {
 						deltaRecurrent(&dh, 0, bc.rows, scratch[:d.ValueDim])
 					}

@@ -8,9 +8,14 @@ func deltaChunkScratch(chunk, dk, dv int) int {
 	return 2*chunk*chunk + chunk*(dk+dv)
 }
 
-// deltaChunked runs rows tokens in chunks of chunk tokens, the WY form of
-// torch_chunk_gated_delta_rule (transformers,
-// models/qwen3_next/modeling_qwen3_next.py). Within a chunk, with
+// deltaChunked runs rows tokens in chunks of chunk tokens counted from
+// the first; a chunk of fewer than minRows tokens (a short call's only
+// one, a long call's last) runs token by token (deltaRecurrent), the
+// others in the WY form of torch_chunk_gated_delta_rule (transformers,
+// models/qwen3_next/modeling_qwen3_next.py). So each chunk's bits depend
+// only on the state before it and its own tokens: a sequence split into
+// calls at multiples of chunk gives the bits of one call, and a short
+// call those of its tokens one call each. Within a chunk, with
 // G_t = Σ_{s≤t} g_s and Γ_t = e^{G_t} (positions counted from the chunk's
 // start, S the state before it):
 //
@@ -26,10 +31,16 @@ func deltaChunkScratch(chunk, dk, dv int) int {
 // |G|·2⁻²⁴ relative, which made a 70-token prompt chunk's logits several
 // times further from the float64 reference than the token loop's
 // (transformers' torch_chunk_gated_delta_rule sums them in float32).
-// scratch holds deltaChunkScratch(chunk, dk, dv) floats, G chunk.
-func deltaChunked(d *deltaHead, rows, chunk int, scratch []float32, G []float64) {
+// scratch holds deltaChunkScratch(chunk, dk, dv) floats (at least dv), G
+// chunk.
+func deltaChunked(d *deltaHead, rows, chunk, minRows int, scratch []float32, G []float64) {
 	for t0 := 0; t0 < rows; t0 += chunk {
-		deltaOneChunk(d, t0, min(chunk, rows-t0), chunk, scratch, G[:min(chunk, rows-t0)])
+		c := min(chunk, rows-t0)
+		if c < minRows {
+			deltaRecurrent(d, t0, t0+c, scratch[:d.dv])
+			continue
+		}
+		deltaOneChunk(d, t0, c, chunk, scratch, G[:c])
 	}
 }
 

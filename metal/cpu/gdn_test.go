@@ -135,9 +135,9 @@ func TestGatedDeltaRuleMatchesReference(t *testing.T) {
 	}
 }
 
-// TestDeltaChunkedMatchesRecurrent: the WY form with chunks of any length
-// (1, shorter than, equal to and longer than the run) gives the token
-// loop's outputs and state.
+// TestDeltaChunkedMatchesRecurrent: the WY form (forced for every chunk
+// length) with chunks of any length (1, shorter than, equal to and longer
+// than the run) gives the token loop's outputs and state.
 func TestDeltaChunkedMatchesRecurrent(t *testing.T) {
 	be := New(1)
 	defer be.Close()
@@ -158,7 +158,7 @@ func TestDeltaChunkedMatchesRecurrent(t *testing.T) {
 							lh := newDeltaHead(&be.k, loopOut, qkv, g, beta, loopState, d, h)
 							deltaRecurrent(&lh, 0, rows, make([]float32, d.ValueDim))
 							ch := newDeltaHead(&be.k, chunkOut, qkv, g, beta, chunkState, d, h)
-							deltaChunked(&ch, rows, chunk, make([]float32, deltaChunkScratch(chunk, d.KeyDim, d.ValueDim)), make([]float64, chunk))
+							deltaChunked(&ch, rows, chunk, 1, make([]float32, max(d.ValueDim, deltaChunkScratch(chunk, d.KeyDim, d.ValueDim))), make([]float64, chunk))
 						}
 						if e := maxRelErr(chunkOut, widen(loopOut)); e > 1e-5 {
 							t.Errorf("output: max difference %.3g of the largest value", e)
@@ -311,6 +311,48 @@ func TestShortDeltaCallsAreTokenByToken(t *testing.T) {
 		for i := range ws {
 			if math.Float32bits(ws[i]) != math.Float32bits(ss[i]) {
 				t.Fatalf("shape %d: state %d = %v in one call, %v a token a call", si, i, ws[i], ss[i])
+			}
+		}
+	}
+}
+
+// TestDeltaSplitAtChunks: a sequence run in calls split at multiples of
+// deltaChunk gives the bits of one call, decode steps after the last
+// whole chunk included (its short tail runs token by token either way).
+func TestDeltaSplitAtChunks(t *testing.T) {
+	be := New(2)
+	defer be.Close()
+	d := deltaShapes[2]
+	const rows = 3*deltaChunk + 9
+	rng := rand.New(rand.NewPCG(8, 9))
+	qkv := randVec(rng, rows*d.QKVDim())
+	g, beta := randGates(be, rng, rows, d.ValueHeads, 3)
+	init := randVec(rng, d.StateLen())
+	run := func(split []int) ([]float32, []float32) {
+		w := d.ValueHeads * d.ValueDim
+		out, state, work := make([]float32, rows*w), append([]float32(nil), init...), append([]float32(nil), qkv...)
+		t0 := 0
+		for _, n := range split {
+			be.GatedDeltaRule(out[t0*w:(t0+n)*w], work[t0*d.QKVDim():(t0+n)*d.QKVDim()], g[t0*d.ValueHeads:], beta[t0*d.ValueHeads:], state, n, d)
+			t0 += n
+		}
+		return out, state
+	}
+	wantOut, wantState := run([]int{rows})
+	for _, split := range [][]int{
+		{deltaChunk, rows - deltaChunk},
+		{2 * deltaChunk, deltaChunk, 9},
+		{3 * deltaChunk, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+	} {
+		out, state := run(split)
+		for _, c := range []struct {
+			name      string
+			got, want []float32
+		}{{"output", out, wantOut}, {"state", state, wantState}} {
+			for i := range c.want {
+				if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
+					t.Fatalf("split %v: %s[%d] = %v, one call %v", split, c.name, i, c.got[i], c.want[i])
+				}
 			}
 		}
 	}
