@@ -261,3 +261,40 @@ func TestHybridVerifyMatchesDecode(t *testing.T) {
 		})
 	}
 }
+
+// TestHybridSplitAtChunks: a prompt run in calls split at multiples of
+// metal.DeltaChunk gives the logits of one call bit for bit (where a
+// prefix cache would resume from a state snapshot).
+func TestHybridSplitAtChunks(t *testing.T) {
+	be := cpu.New(2)
+	defer be.Close()
+	cfg := tinyHybridMoE("qwen3_5_moe")
+	mt, _ := randomHybrid(cfg, metal.BF16, 10)
+	const total, nl = 2*metal.DeltaChunk + 12, 12
+	tokens := randomTokens(total, cfg.VocabSize, 11)
+	blocks := shuffledBlocks(total/4, total/4+4, 12)
+	run := func(cuts ...int) []float32 {
+		m, err := NewHybridModel(cfg, mt, be)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv, st := m.NewKVCache(total/4+4, 4, metal.KVF16), m.NewState()
+		start := 0
+		var logits []float32
+		for _, end := range append(cuts, total) {
+			logits, err = m.Forward(Row{Start: start, Tokens: tokens[start:end], Blocks: blocks, Logits: max(0, end-(total-nl))}, st, kv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start = end
+		}
+		return append([]float32(nil), logits...)
+	}
+	want := run()
+	got := run(metal.DeltaChunk, 2*metal.DeltaChunk)
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("logit %d: %v in three calls, %v in one", i, got[i], want[i])
+		}
+	}
+}
