@@ -298,3 +298,35 @@ func TestHybridSplitAtChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestHybridDecodeDoesNotAllocate: once a step of each size has run, a
+// decode step allocates nothing (mixture of experts included).
+func TestHybridDecodeDoesNotAllocate(t *testing.T) {
+	be := cpu.New(1)
+	defer be.Close()
+	for _, cfg := range []*Config{tinyHybrid("qwen3_next", false), tinyHybridMoE("qwen3_5_moe")} {
+		mt, _ := randomHybrid(cfg, metal.F32, 13)
+		m, err := NewHybridModel(cfg, mt, be)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv, st := m.NewKVCache(32, 4, metal.KVF16), m.NewState()
+		blocks := make([]int32, 32)
+		for i := range blocks {
+			blocks[i] = int32(i)
+		}
+		tokens := randomTokens(120, cfg.VocabSize, 14)
+		if _, err := m.Forward(Row{Start: 0, Tokens: tokens[:20], Blocks: blocks, Logits: 1}, st, kv); err != nil {
+			t.Fatal(err)
+		}
+		allocs := testing.AllocsPerRun(50, func() {
+			p := st.Pos
+			if _, err := m.Forward(Row{Start: p, Tokens: tokens[p : p+1], Blocks: blocks, Logits: 1}, st, kv); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations a decode step", cfg.ModelType, allocs)
+		}
+	}
+}

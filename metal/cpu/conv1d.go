@@ -21,7 +21,7 @@ func (b *Backend) CausalConv1D(out, x, state, weight []float32, rows, channels, 
 		}
 	}
 	t := &b.linear.conv
-	*t = convTask{f: &b.f, ones: b.linear.ones, out: out[:rows*channels], x: x[:rows*channels], state: state[:(kernel-1)*channels],
+	*t = convTask{b: b, f: &b.f, ones: b.linear.ones, out: out[:rows*channels], x: x[:rows*channels], state: state[:(kernel-1)*channels],
 		weight: weight[:channels*kernel], rows: rows, channels: channels, kernel: kernel}
 	if rows*channels*kernel < parallelMin {
 		t.run(0, units(channels), 0)
@@ -32,24 +32,25 @@ func (b *Backend) CausalConv1D(out, x, state, weight []float32, rows, channels, 
 
 // convTask is one CausalConv1D call, split by units of elemUnit channels.
 type convTask struct {
+	b                      *Backend
 	f                      *fusedKernels
 	ones                   []float32 // elemUnit ones: silu(x) is siluMul(x, 1)
 	out, x, state, weight  []float32
 	rows, channels, kernel int
 }
 
-func (t *convTask) run(lo, hi, _ int) {
-	conv1dChannels(t.f, t.ones, t.out, t.x, t.state, t.weight, t.rows, t.channels, t.kernel,
+func (t *convTask) run(lo, hi, w int) {
+	conv1dChannels(t.f, t.b.workerScratch(w, elemUnit), t.ones, t.out, t.x, t.state, t.weight, t.rows, t.channels, t.kernel,
 		lo*elemUnit, min(hi*elemUnit, t.channels))
 }
 
 // conv1dChannels convolves channels [c0, c1), row by row so that each
 // row's loads and stores are contiguous, in units of at most elemUnit
-// channels whose sums wait in an array on the stack: a row's inputs are
-// moved into the state before its outputs are written, so out may alias x.
-// SiLU is the kernel set's siluMul against ones (exact: a product by 1).
-func conv1dChannels(f *fusedKernels, ones, out, x, state, weight []float32, rows, channels, kernel, c0, c1 int) {
-	var sums [elemUnit]float32
+// channels whose sums wait in sums (elemUnit floats of the worker's
+// scratch): a row's inputs are moved into the state before its outputs
+// are written, so out may alias x. SiLU is the kernel set's siluMul
+// against ones (exact: a product by 1).
+func conv1dChannels(f *fusedKernels, sums, ones, out, x, state, weight []float32, rows, channels, kernel, c0, c1 int) {
 	keep := kernel - 1
 	for u0 := c0; u0 < c1; u0 += elemUnit {
 		u1 := min(u0+elemUnit, c1)
