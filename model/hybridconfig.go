@@ -342,6 +342,11 @@ func (h *hfHybrid) layers(c *Config) error {
 	return nil
 }
 
+// hybridMaxDim bounds every dimension of a hybrid config, so that no
+// product of a few of them (a state's floats, a tensor's bytes) overflows
+// an int or asks for absurd memory before a tensor is even read.
+const hybridMaxDim = 1 << 20
+
 // checkHybrid is Check for a hybrid model: the dense dimensions it uses
 // and the hybrid ones, naming the first that is wrong.
 func (c *Config) checkHybrid() error {
@@ -361,12 +366,12 @@ func (c *Config) checkHybrid() error {
 		pos = append(pos, []struct {
 			name string
 			v    int
-		}{{"num_experts_per_tok", y.NumExpertsPerTok}, {"moe_intermediate_size", y.MoEIntermediateSize},
+		}{{"num_experts", y.NumExperts}, {"num_experts_per_tok", y.NumExpertsPerTok}, {"moe_intermediate_size", y.MoEIntermediateSize},
 			{"shared_expert_intermediate_size", y.SharedExpertIntermediateSize}, {"decoder_sparse_step", y.DecoderSparseStep}}...)
 	}
 	for _, p := range pos {
-		if p.v <= 0 {
-			return fmt.Errorf("model: config %s = %d, must be positive", p.name, p.v)
+		if p.v <= 0 || p.v > hybridMaxDim {
+			return fmt.Errorf("model: config %s = %d, must be in [1, %d]", p.name, p.v, hybridMaxDim)
 		}
 	}
 	switch {
@@ -402,8 +407,8 @@ func (c *Config) checkHybrid() error {
 		}
 	}
 	for i := range c.NumHiddenLayers {
-		if !y.IsMoE(i) && c.IntermediateSize <= 0 {
-			return fmt.Errorf("model: config intermediate_size = %d, must be positive (layer %d has a dense MLP)", c.IntermediateSize, i)
+		if !y.IsMoE(i) && (c.IntermediateSize <= 0 || c.IntermediateSize > hybridMaxDim) {
+			return fmt.Errorf("model: config intermediate_size = %d, must be in [1, %d] (layer %d has a dense MLP)", c.IntermediateSize, hybridMaxDim, i)
 		}
 	}
 	return nil

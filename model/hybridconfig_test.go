@@ -194,14 +194,18 @@ func TestParseHybridConfigRefuses(t *testing.T) {
 		{"missing linear key head dim", qwen35Config, func(_, x map[string]any) { delete(x, "linear_key_head_dim") },
 			`no "linear_key_head_dim"`},
 		{"zero linear value heads", qwen3NextConfig, func(x, _ map[string]any) { x["linear_num_value_heads"] = 0 },
-			"linear_num_value_heads = 0, must be positive"},
+			"linear_num_value_heads = 0, must be in [1, 1048576]"},
+		{"huge key heads", qwen3NextConfig, func(x, _ map[string]any) { x["linear_key_head_dim"] = 1 << 40 },
+			"linear_key_head_dim = 1099511627776, must be in [1, 1048576]"},
+		{"huge experts", qwen35MoEConfig, func(_, x map[string]any) { x["num_experts"] = 1 << 21 },
+			"num_experts = 2097152, must be in [1, 1048576]"},
 		{"missing head_dim", qwen3NextConfig, func(x, _ map[string]any) { delete(x, "head_dim") }, `no "head_dim"`},
 		{"qwen3_next without num_experts", qwen3NextConfig, func(x, _ map[string]any) { delete(x, "num_experts") },
 			`no "num_experts"`},
 		{"qwen3_5 with experts", qwen35Config, func(_, x map[string]any) { x["num_experts"] = 8 },
 			"num_experts = 8, but qwen3_5 has no experts"},
 		{"qwen3_5 without intermediate_size", qwen35Config, func(_, x map[string]any) { delete(x, "intermediate_size") },
-			"intermediate_size = 0, must be positive (layer 0 has a dense MLP)"},
+			"intermediate_size = 0, must be in [1, 1048576] (layer 0 has a dense MLP)"},
 		{"top-k above the experts", qwen35MoEConfig, func(_, x map[string]any) { x["num_experts_per_tok"] = 300 },
 			"num_experts_per_tok 300 exceeds num_experts 256"},
 		{"moe without its expert size", qwen35MoEConfig, func(_, x map[string]any) { delete(x, "moe_intermediate_size") },
@@ -279,4 +283,30 @@ func TestHybridMoELayers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseHybridConfig: any config.json is parsed or refused with an
+// error, never a panic, and one that parses passes Check and has a
+// consistent layer plan and state size.
+func FuzzParseHybridConfig(f *testing.F) {
+	for _, s := range []string{qwen3NextConfig, qwen35Config, qwen35MoEConfig, `{"architectures":["Qwen3NextForCausalLM"]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := model.ParseHybridConfig(data)
+		if err != nil {
+			return
+		}
+		if err := c.Check(); err != nil {
+			t.Fatalf("parsed but Check: %v", err)
+		}
+		y := c.Hybrid
+		if len(y.LayerTypes) != c.NumHiddenLayers || y.StateBytes() < 0 {
+			t.Fatalf("%d layer types for %d layers, state %d bytes", len(y.LayerTypes), c.NumHiddenLayers, y.StateBytes())
+		}
+		for i := range c.NumHiddenLayers {
+			y.IsLinear(i)
+			y.IsMoE(i)
+		}
+	})
 }
