@@ -65,6 +65,9 @@ func (m *HybridModel) Forward(row Row, st *HybridState, kv *metal.KVCache) ([]fl
 	}
 	st.Pos += n
 	nl := row.Logits
+	if nl == 0 {
+		return r.logits[:0], nil
+	}
 	y := r.y[:nl*hidden]
 	copy(y, x[(n-nl)*hidden:])
 	be.RMSNorm(y, y, m.norm, hidden, eps)
