@@ -12,6 +12,12 @@ import (
 type hybridRun struct {
 	tokens, pos, slots []int32
 	attnRows           []metal.AttnRow
+	want               []int32        // indices (into the flattened batch) whose logits are returned
+	ends               []int          // each row's end in the flattened batch
+	states             []*HybridState // each row's sequence state, during a call
+	one                [1]Row         // Forward's batch
+	oneState           [1]*HybridState
+	oneBatch           Batch
 
 	x, h           []float32 // (n, hidden)
 	qg             []float32 // (n, 2·q_dim): q_proj's interleaved queries and gates
@@ -33,10 +39,27 @@ type hybridRun struct {
 // row.Start; it is left at row.Start+len(row.Tokens). It returns the
 // logits of the row's last row.Logits tokens, reused by the next call.
 func (m *HybridModel) Forward(row Row, st *HybridState, kv *metal.KVCache) ([]float32, error) {
-	n, err := m.prepare(row, st, kv)
+	r := &m.run
+	r.one[0], r.oneState[0] = row, st
+	r.oneBatch.Rows = r.one[:]
+	logits, err := m.ForwardBatch(&r.oneBatch, r.oneState[:], kv)
+	r.one[0], r.oneState[0] = Row{}, nil
+	return logits, err
+}
+
+// ForwardBatch runs rows of different sequences in one pass, as
+// Model.Forward does: states[i] is row i's sequence's state (at
+// b.Rows[i].Start, one row per sequence), left after the row's tokens.
+// The projections, attention and MLPs run over all the rows' tokens at
+// once, the convolution and the delta rule row by row on each state, so a
+// row's logits do not depend on the other rows. The logits come in row
+// order, each row's positions in order, and are reused by the next call.
+func (m *HybridModel) ForwardBatch(b *Batch, states []*HybridState, kv *metal.KVCache) ([]float32, error) {
+	n, err := m.prepare(b, states, kv)
 	if err != nil {
 		return nil, err
 	}
+	defer clear(m.run.states)
 	cfg, be, r := m.cfg, m.be, &m.run
 	hidden, eps := cfg.HiddenSize, float32(cfg.RMSNormEps)
 	x, h := r.x[:n*hidden], r.h[:n*hidden]
@@ -47,7 +70,7 @@ func (m *HybridModel) Forward(row Row, st *HybridState, kv *metal.KVCache) ([]fl
 		if ly.attn != nil {
 			m.attention(ly.attn, &kv.Layers[ly.slot], h, n)
 		} else {
-			m.deltaNet(ly.delta, st.Conv[ly.slot], st.Delta[ly.slot], h, n)
+			m.deltaNet(ly.delta, ly.slot, h, n)
 		}
 		be.Add(x, h)
 		// MLP block: x += Wdown · (silu(Wgate h) ⊙ Wup h), h = norm(x), or the experts'
@@ -63,13 +86,17 @@ func (m *HybridModel) Forward(row Row, st *HybridState, kv *metal.KVCache) ([]fl
 		}
 		be.Add(x, h)
 	}
-	st.Pos += n
-	nl := row.Logits
+	for i, row := range b.Rows {
+		states[i].Pos += len(row.Tokens)
+	}
+	nl := len(r.want)
 	if nl == 0 {
 		return r.logits[:0], nil
 	}
 	y := r.y[:nl*hidden]
-	copy(y, x[(n-nl)*hidden:])
+	for j, t := range r.want {
+		copy(y[j*hidden:(j+1)*hidden], x[int(t)*hidden:(int(t)+1)*hidden])
+	}
 	be.RMSNorm(y, y, m.norm, hidden, eps)
 	logits := r.logits[:nl*cfg.VocabSize]
 	be.MatMul(logits, y, nl, m.lmHead)
@@ -135,7 +162,7 @@ func (m *HybridModel) partialRoPE(x []float32, n, heads int) {
 // projection (causal conv1d + SiLU, conv carrying the last tokens'
 // inputs); run the gated delta rule from state; normalise each value
 // head gated by silu(z); out_proj into h.
-func (m *HybridModel) deltaNet(d *deltaNet, conv, state, h []float32, n int) {
+func (m *HybridModel) deltaNet(d *deltaNet, slot int, h []float32, n int) {
 	y, be, r := m.cfg.Hybrid, m.be, &m.run
 	dims := y.DeltaDims()
 	qd, vh, vd := dims.QKVDim(), dims.ValueHeads, dims.ValueHeads*dims.ValueDim
@@ -152,9 +179,15 @@ func (m *HybridModel) deltaNet(d *deltaNet, conv, state, h []float32, n int) {
 		be.MatMul(b, h, n, d.inB)
 		be.MatMul(a, h, n, d.inA)
 	}
-	m.la.CausalConv1D(qkv, qkv, conv, d.conv, n, qd, y.LinearConvKernelDim)
 	m.la.DeltaGates(a, b, a, b, d.aLog, d.dtBias, n, vh)
-	m.la.GatedDeltaRule(core, qkv, a, b, state, n, dims)
+	start := 0
+	for i, end := range r.ends {
+		st, rows := r.states[i], end-start
+		x := qkv[start*qd : end*qd]
+		m.la.CausalConv1D(x, x, st.Conv[slot], d.conv, rows, qd, y.LinearConvKernelDim)
+		m.la.GatedDeltaRule(core[start*vd:end*vd], x, a[start*vh:end*vh], b[start*vh:end*vh], st.Delta[slot], rows, dims)
+		start = end
+	}
 	m.la.GatedRMSNorm(core, core, z, d.norm, dims.ValueDim, float32(m.cfg.RMSNormEps))
 	be.MatMul(h, core, n, d.out)
 }
@@ -193,47 +226,53 @@ func splitBA(b, a, ba []float32, n int, d metal.DeltaDims) {
 	}
 }
 
-// prepare validates a Forward call, fills the run's positions and cache
-// slots and returns the number of tokens.
-func (m *HybridModel) prepare(row Row, st *HybridState, kv *metal.KVCache) (int, error) {
+// prepare validates a ForwardBatch call, fills the run's tokens,
+// positions, cache slots, row ends and states and returns the number of
+// tokens.
+func (m *HybridModel) prepare(b *Batch, states []*HybridState, kv *metal.KVCache) (int, error) {
 	cfg, r := m.cfg, &m.run
-	n := len(row.Tokens)
-	switch {
-	case n == 0:
-		return 0, fmt.Errorf("model: hybrid row has no tokens")
-	case row.Logits < 0 || row.Logits > n:
-		return 0, fmt.Errorf("model: hybrid row asks logits for %d of %d tokens", row.Logits, n)
-	case st == nil || len(st.Conv) != m.linearLayers || len(st.Delta) != m.linearLayers:
-		return 0, fmt.Errorf("model: hybrid state does not match the model's %d linear layers", m.linearLayers)
-	case row.Start != st.Pos:
-		return 0, fmt.Errorf("model: hybrid row starts at position %d, its state is at %d (a linear layer's state cannot be rewound)", row.Start, st.Pos)
-	case m.kvLayers > 0 && (kv == nil || len(kv.Layers) != m.kvLayers ||
-		kv.Layers[0].KVHeads != cfg.NumKeyValueHeads || kv.Layers[0].HeadDim != cfg.HeadDim):
+	y := cfg.Hybrid
+	if len(states) != len(b.Rows) {
+		return 0, fmt.Errorf("model: hybrid batch of %d rows with %d states", len(b.Rows), len(states))
+	}
+	if m.kvLayers > 0 && (kv == nil || len(kv.Layers) != m.kvLayers ||
+		kv.Layers[0].KVHeads != cfg.NumKeyValueHeads || kv.Layers[0].HeadDim != cfg.HeadDim) {
 		return 0, fmt.Errorf("model: KV cache does not match the model's %d attention layers and KV heads", m.kvLayers)
 	}
-	y := cfg.Hybrid
-	for i := range st.Conv {
-		if len(st.Conv[i]) != y.ConvStateLen() || len(st.Delta[i]) != y.DeltaDims().StateLen() {
-			return 0, fmt.Errorf("model: hybrid state of linear layer %d has %d+%d floats, want %d+%d",
-				i, len(st.Conv[i]), len(st.Delta[i]), y.ConvStateLen(), y.DeltaDims().StateLen())
-		}
-	}
 	r.tokens, r.pos, r.slots, r.attnRows = r.tokens[:0], r.pos[:0], r.slots[:0], r.attnRows[:0]
-	for j, tok := range row.Tokens {
-		if tok < 0 || int(tok) >= cfg.VocabSize {
-			return 0, fmt.Errorf("model: hybrid row: token %d out of vocabulary [0, %d)", tok, cfg.VocabSize)
+	r.want, r.ends, r.states = r.want[:0], r.ends[:0], r.states[:0]
+	for ri, row := range b.Rows {
+		st := states[ri]
+		if err := m.checkRow(row, st); err != nil {
+			return 0, fmt.Errorf("model: hybrid batch row %d: %w", ri, err)
 		}
-		p := row.Start + j
-		if m.kvLayers > 0 {
-			slot, err := kv.Slot(row.Blocks, p)
-			if err != nil {
-				return 0, fmt.Errorf("model: hybrid row: %w", err)
+		for _, other := range states[:ri] {
+			if other == st {
+				return 0, fmt.Errorf("model: hybrid batch row %d: its state is another row's (one row per sequence)", ri)
 			}
-			r.slots = append(r.slots, slot)
 		}
-		r.tokens = append(r.tokens, tok)
-		r.pos = append(r.pos, int32(p))
-		r.attnRows = append(r.attnRows, metal.AttnRow{Pos: int32(p), Blocks: row.Blocks})
+		for j, tok := range row.Tokens {
+			p := row.Start + j
+			if m.kvLayers > 0 {
+				slot, err := kv.Slot(row.Blocks, p)
+				if err != nil {
+					return 0, fmt.Errorf("model: hybrid batch row %d: %w", ri, err)
+				}
+				r.slots = append(r.slots, slot)
+			}
+			if j >= len(row.Tokens)-row.Logits {
+				r.want = append(r.want, int32(len(r.tokens)))
+			}
+			r.tokens = append(r.tokens, tok)
+			r.pos = append(r.pos, int32(p))
+			r.attnRows = append(r.attnRows, metal.AttnRow{Pos: int32(p), Blocks: row.Blocks})
+		}
+		r.ends = append(r.ends, len(r.tokens))
+		r.states = append(r.states, st)
+	}
+	n := len(r.tokens)
+	if n == 0 {
+		return 0, fmt.Errorf("model: hybrid batch has no tokens")
 	}
 	d := y.DeltaDims()
 	qd, vd, vh := d.QKVDim(), d.ValueHeads*d.ValueDim, d.ValueHeads
@@ -246,15 +285,43 @@ func (m *HybridModel) prepare(row Row, st *HybridState, kv *metal.KVCache) (int,
 		{&r.rot, cfg.NumAttentionHeads * y.RotaryDim(cfg.HeadDim)}, {&r.qkvz, qd + vd}, {&r.ba, 2 * vh},
 		{&r.qkv, qd}, {&r.z, vd}, {&r.core, vd}, {&r.b, vh}, {&r.a, vh},
 		{&r.mlpGate, cfg.IntermediateSize}, {&r.mlpUp, cfg.IntermediateSize},
-		{&r.y, cfg.HiddenSize}, {&r.logits, cfg.VocabSize},
 		{&r.moe.probs, y.NumExperts}, {&r.moe.xe, cfg.HiddenSize}, {&r.moe.ye, cfg.HiddenSize}, {&r.moe.acc, cfg.HiddenSize},
 		{&r.moe.ge, max(y.MoEIntermediateSize, y.SharedExpertIntermediateSize)},
 		{&r.moe.ue, max(y.MoEIntermediateSize, y.SharedExpertIntermediateSize)}, {&r.moe.shGate, 1},
 	} {
 		grow(s.buf, n*s.n)
 	}
+	grow(&r.y, len(r.want)*cfg.HiddenSize)
+	grow(&r.logits, len(r.want)*cfg.VocabSize)
 	if len(r.moe.byScore) < y.NumExperts {
 		r.moe.byScore = make([]int32, y.NumExperts)
 	}
 	return n, nil
+}
+
+// checkRow checks one row of a batch against its sequence's state.
+func (m *HybridModel) checkRow(row Row, st *HybridState) error {
+	y, n := m.cfg.Hybrid, len(row.Tokens)
+	switch {
+	case n == 0:
+		return fmt.Errorf("no tokens")
+	case row.Logits < 0 || row.Logits > n:
+		return fmt.Errorf("asks logits for %d of %d tokens", row.Logits, n)
+	case st == nil || len(st.Conv) != m.linearLayers || len(st.Delta) != m.linearLayers:
+		return fmt.Errorf("state does not match the model's %d linear layers", m.linearLayers)
+	case row.Start != st.Pos:
+		return fmt.Errorf("starts at position %d, its state is at %d (a linear layer's state cannot be rewound)", row.Start, st.Pos)
+	}
+	for i := range st.Conv {
+		if len(st.Conv[i]) != y.ConvStateLen() || len(st.Delta[i]) != y.DeltaDims().StateLen() {
+			return fmt.Errorf("state of linear layer %d has %d+%d floats, want %d+%d",
+				i, len(st.Conv[i]), len(st.Delta[i]), y.ConvStateLen(), y.DeltaDims().StateLen())
+		}
+	}
+	for _, tok := range row.Tokens {
+		if tok < 0 || int(tok) >= m.cfg.VocabSize {
+			return fmt.Errorf("token %d out of vocabulary [0, %d)", tok, m.cfg.VocabSize)
+		}
+	}
+	return nil
 }

@@ -197,7 +197,7 @@ func TestHybridForwardRefuses(t *testing.T) {
 		{"empty", Row{Start: 2, Blocks: []int32{0}}, st, kv, "no tokens"},
 		{"token beyond vocabulary", Row{Start: 2, Tokens: []int32{96}, Blocks: []int32{0}}, st, kv, "out of vocabulary"},
 		{"too many logits", Row{Start: 2, Tokens: []int32{3}, Blocks: []int32{0}, Logits: 2}, st, kv, "logits for 2 of 1"},
-		{"table too short", Row{Start: 2, Tokens: []int32{3, 4, 5}, Blocks: []int32{0}}, st, kv, "hybrid row"},
+		{"table too short", Row{Start: 2, Tokens: []int32{3, 4, 5}, Blocks: []int32{0}}, st, kv, "beyond the 1 blocks"},
 		{"cache of other layers", Row{Start: 2, Tokens: []int32{3}, Blocks: []int32{0}}, st, other, "2 attention layers"},
 		{"state of another model", Row{Start: 0, Tokens: []int32{3}, Blocks: []int32{0}}, &HybridState{}, kv, "3 linear layers"},
 	} {
@@ -328,5 +328,80 @@ func TestHybridDecodeDoesNotAllocate(t *testing.T) {
 		if allocs != 0 {
 			t.Errorf("%s: %v allocations a decode step", cfg.ModelType, allocs)
 		}
+	}
+}
+
+// TestHybridBatchInvariant: a sequence's logits are bit-identical run
+// alone and in batches beside other sequences' prompt chunks and decode
+// rows, with scattered cache blocks and two threads.
+func TestHybridBatchInvariant(t *testing.T) {
+	for _, cfg := range []*Config{tinyHybrid("qwen3_5", true), tinyHybridMoE("qwen3_next")} {
+		t.Run(cfg.ModelType, func(t *testing.T) {
+			be1, be2 := cpu.New(1), cpu.New(2)
+			defer be1.Close()
+			defer be2.Close()
+			mt, _ := randomHybrid(cfg, metal.BF16, 15)
+			a, other := randomTokens(30, cfg.VocabSize, 16), randomTokens(40, cfg.VocabSize, 17)
+			alone, err := NewHybridModel(cfg, mt, be1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kv1, st1 := alone.NewKVCache(16, 4, metal.KVF16), alone.NewState()
+			contig := []int32{0, 1, 2, 3, 4, 5, 6, 7}
+			if _, err := alone.Forward(Row{Tokens: a[:20], Blocks: contig}, st1, kv1); err != nil {
+				t.Fatal(err)
+			}
+			l1, err := alone.Forward(Row{Start: 20, Tokens: a[20:], Blocks: contig, Logits: 10}, st1, kv1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := append([]float32(nil), l1...)
+
+			batched, err := NewHybridModel(cfg, mt, be2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kv2 := batched.NewKVCache(32, 4, metal.KVF16)
+			sa, sb, sc := batched.NewState(), batched.NewState(), batched.NewState()
+			pa, pb, pc := []int32{9, 2, 14, 5, 20, 11, 30, 1}, []int32{0, 3, 4, 6, 7, 8, 10, 12, 13, 15}, []int32{16, 17, 18, 19, 21}
+			if _, err := batched.ForwardBatch(&Batch{Rows: []Row{
+				{Tokens: other[:17], Blocks: pc}, {Tokens: a[:20], Blocks: pa}, {Tokens: other[:3], Blocks: pb},
+			}}, []*HybridState{sc, sa, sb}, kv2); err != nil {
+				t.Fatal(err)
+			}
+			l2, err := batched.ForwardBatch(&Batch{Rows: []Row{
+				{Start: 3, Tokens: other[3:], Blocks: pb, Logits: 2},
+				{Start: 20, Tokens: a[20:], Blocks: pa, Logits: 10},
+				{Start: 17, Tokens: other[17:18], Blocks: pc, Logits: 1},
+			}}, []*HybridState{sb, sa, sc}, kv2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := l2[2*cfg.VocabSize : 12*cfg.VocabSize]
+			for i := range want {
+				if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+					t.Fatalf("logit %d: %v alone, %v batched", i, want[i], got[i])
+				}
+			}
+			if sa.Pos != 30 || sb.Pos != 40 || sc.Pos != 18 {
+				t.Errorf("states at %d, %d, %d", sa.Pos, sb.Pos, sc.Pos)
+			}
+			// A batch whose states do not fit its rows is refused whole.
+			for _, bad := range []struct {
+				states []*HybridState
+				want   string
+			}{{[]*HybridState{sb}, "2 rows with 1 states"}, {[]*HybridState{sb, sb}, "another row's"}} {
+				longer := []int32{0, 3, 4, 6, 7, 8, 10, 12, 13, 15, 22}
+				_, err := batched.ForwardBatch(&Batch{Rows: []Row{
+					{Start: 40, Tokens: other[:1], Blocks: longer}, {Start: 40, Tokens: other[:1], Blocks: longer},
+				}}, bad.states, kv2)
+				if err == nil || !strings.Contains(err.Error(), bad.want) {
+					t.Errorf("error %v, want it to mention %q", err, bad.want)
+				}
+			}
+			if sb.Pos != 40 {
+				t.Errorf("a refused batch moved a state to %d", sb.Pos)
+			}
+		})
 	}
 }
