@@ -44,6 +44,16 @@ func tinyHybridMoE(modelType string) *Config {
 	return c
 }
 
+// wideHybrid is a Qwen3.5 text model with the real models' head shapes
+// (attention heads of 256 rotated over their first 64, Gated DeltaNet
+// heads of 128) on a small hidden size.
+func wideHybrid() *Config {
+	c := tinyHybrid("qwen3_5", false)
+	c.HeadDim, c.Hybrid.PartialRotaryFactor = 256, 0.25
+	c.Hybrid.LinearKeyHeadDim, c.Hybrid.LinearValueHeadDim = 128, 128
+	return c
+}
+
 // TestHybridForwardMatchesReference runs a sequence through HybridModel in
 // the shapes a scheduler would use (prompt chunks with and without logits,
 // one of 70 tokens that the gated delta rule runs in chunks of 64 and 6,
@@ -70,10 +80,14 @@ func TestHybridForwardMatchesReference(t *testing.T) {
 		{"qwen3_next", true, false, metal.BF16},
 		{"qwen3_next", false, true, metal.F32},
 		{"qwen3_5_moe", false, true, metal.BF16},
+		{"wide", false, false, metal.BF16},
 	} {
 		cfg := tinyHybrid(tc.modelType, tc.tied)
 		if tc.moe {
 			cfg = tinyHybridMoE(tc.modelType)
+		}
+		if tc.modelType == "wide" {
+			cfg = wideHybrid()
 		}
 		mt, rw := randomHybrid(cfg, tc.d, 9)
 		tokens := randomTokens(total, cfg.VocabSize, 4)
