@@ -43,6 +43,14 @@
 // queries and softmax weights rounded to bfloat16 as well (VDPBF16PS's
 // arithmetic), accumulating in float32.
 //
+// # Linear attention
+//
+// Hybrid models' Gated DeltaNet layers (LinearAttention, an optional
+// interface) keep no KV cache but a fixed-size float32 state per sequence
+// and layer, which the caller owns and passes to every call: the
+// convolution's last kernel-1 inputs ((kernel-1)×DeltaDims.QKVDim, oldest
+// first) and one KeyDim×ValueDim matrix per value head (DeltaDims.StateLen).
+//
 // # Batch invariance
 //
 // Every kernel computes each output element with a reduction order that

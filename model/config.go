@@ -24,6 +24,7 @@ type Config struct {
 	AttentionBias         bool         `json:"attention_bias,omitempty"` // q/k/v projection biases (not supported yet: rejected)
 	BOSTokenID            []int        `json:"bos_token_id,omitempty"`
 	EOSTokenID            []int        `json:"eos_token_id,omitempty"`
+	Hybrid                *Hybrid      `json:"hybrid,omitempty"` // hybrid models' linear layers and experts (hybridconfig.go)
 }
 
 // RopeScaling is config.json's "rope_scaling". Only rope_type "llama3" (and
@@ -65,6 +66,9 @@ func (c *Config) AttentionBreakEven(speedup float64) int {
 
 // Check reports the first inconsistency in the dimensions, naming it.
 func (c *Config) Check() error {
+	if c.Hybrid != nil {
+		return c.checkHybrid()
+	}
 	pos := []struct {
 		name string
 		v    int

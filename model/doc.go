@@ -8,11 +8,21 @@
 // RMSNorm over each query and key head. Architectures().Build checks every
 // weight against the config and names the first missing or misshapen tensor.
 //
+// Hybrid models (Qwen3NextForCausalLM, Qwen3_5ForConditionalGeneration,
+// Qwen3_5MoeForConditionalGeneration and their *ForCausalLM text models)
+// have their config.json parsed and checked into Config.Hybrid
+// (hybridconfig.go) and run in HybridModel (hybrid*.go): gated attention
+// and Gated DeltaNet layers, dense or mixture-of-experts MLPs, one
+// sequence per call with its linear-layer state (HybridState) passed in.
+// HybridModel is not a Model yet and Build refuses these architectures:
+// the engine has no per-sequence state to give it.
+//
 // # Sources
 //
 // Open reads either a Hugging Face checkpoint directory (config.json plus
 // model.safetensors, or shards listed in model.safetensors.index.json; f32,
-// f16 and bf16 tensors, memory-mapped and used in place) or a Splash package.
+// f16 and bf16 tensors, memory-mapped and used in place, a 3-D tensor as
+// the matrix of its stacked rows) or a Splash package.
 //
 // # Splash package format (format_version 1)
 //

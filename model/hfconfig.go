@@ -38,6 +38,9 @@ func ParseHFConfig(data []byte) (*Config, error) {
 	if len(h.Architectures) == 0 {
 		return nil, fmt.Errorf("model: config.json has no \"architectures\"")
 	}
+	if IsHybridArchitecture(h.Architectures[0]) {
+		return ParseHybridConfig(data)
+	}
 	c := &Config{
 		Architecture: h.Architectures[0], ModelType: h.ModelType,
 		HiddenSize: h.HiddenSize, IntermediateSize: h.IntermediateSize,

@@ -85,13 +85,17 @@ func parseSafetensors(data []byte, name string) (tensors map[string]*metal.Tenso
 			return nil, nil, fmt.Errorf("model: %s: tensor %s: shape %v of %s needs %d bytes, offsets give %d", name, tn, e.Shape, e.DType, elems*esize, end-b)
 		}
 		var rows, cols int
-		switch len(e.Shape) {
-		case 1:
+		switch {
+		case len(e.Shape) == 1:
 			rows, cols = 1, e.Shape[0]
-		case 2:
+		case len(e.Shape) == 2:
 			rows, cols = e.Shape[0], e.Shape[1]
+		case len(e.Shape) == 3:
+			// Stacked matrices, row-major: experts (experts, out, in) or a
+			// depthwise convolution's weight (channels, 1, width).
+			rows, cols = e.Shape[0]*e.Shape[1], e.Shape[2]
 		default:
-			bad[tn] = fmt.Errorf("model: %s: tensor %s has shape %v: only 1-D and 2-D tensors are supported", name, tn, e.Shape)
+			bad[tn] = fmt.Errorf("model: %s: tensor %s has shape %v: only 1-D, 2-D and 3-D tensors are supported", name, tn, e.Shape)
 			continue
 		}
 		tensors[tn] = &metal.Tensor{DType: dt, Rows: rows, Cols: cols, Data: body[b:end:end]}

@@ -55,14 +55,19 @@ func TestParseSafetensors(t *testing.T) {
 }
 
 func TestParseSafetensorsUnsupportedTensorsFailOnUse(t *testing.T) {
-	img := stImage(`{"i":{"dtype":"I64","shape":[1],"data_offsets":[0,8]},"c":{"dtype":"F32","shape":[1,1,2],"data_offsets":[8,16]}}`, 16)
+	img := stImage(`{"i":{"dtype":"I64","shape":[1],"data_offsets":[0,8]},"c":{"dtype":"F32","shape":[1,2,1,1],"data_offsets":[8,16]},`+
+		`"experts":{"dtype":"F32","shape":[2,3,1],"data_offsets":[16,40]}}`, 40)
 	ts, bad, err := parseSafetensors(img, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Stacked matrices (experts, a convolution's (channels, 1, width)) are one matrix of their rows.
+	if c := ts["experts"]; c == nil || c.Rows != 6 || c.Cols != 1 {
+		t.Errorf("tensor experts = %+v, want 6×1", c)
+	}
 	set := newTensorSet()
 	set.tensors, set.bad = ts, bad
-	for name, want := range map[string]string{"i": "dtype I64", "c": "only 1-D and 2-D", "zz": "no tensor zz"} {
+	for name, want := range map[string]string{"i": "dtype I64", "c": "only 1-D, 2-D and 3-D", "zz": "no tensor zz"} {
 		if _, err := set.Tensor(name); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("tensor %s: error %v, want %q", name, err, want)
 		}

@@ -24,6 +24,7 @@ type Backend struct {
 	// positions their sequences share (attention.go).
 	attnRuns, attnShared []int32
 	rope                 ropeTable
+	linear               linearTasks   // the LinearAttention calls (gdn.go)
 	packed               packedWeights // q4 matrices in the packed kernel's layout
 }
 

@@ -1,0 +1,182 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/splash-inference/splash/metal"
+)
+
+// The gated delta rule of Gated DeltaNet layers (Qwen3-Next, Qwen3.5), in
+// the two forms of transformers' models/qwen3_next/modeling_qwen3_next.py:
+// torch_recurrent_gated_delta_rule, one token at a time, and
+// torch_chunk_gated_delta_rule, the chunked (WY) form that turns a run of
+// tokens into products of small matrices. Both compute, per value head,
+// with the state S (KeyDim×ValueDim) carried across tokens:
+//
+//	S_t = e^{g_t} S_{t-1} + k_t δ_tᵀ,  δ_t = β_t (v_t − e^{g_t} S_{t-1}ᵀ k_t),  o_t = S_tᵀ q_t
+//
+// (q and k already L2-normalised, q scaled by 1/sqrt(KeyDim)).
+
+const (
+	// deltaChunk is the chunk length of the WY form.
+	deltaChunk = metal.DeltaChunk
+	// deltaChunkMinRows is the fewest tokens a chunk runs in the chunked
+	// form. Shorter chunks, and so short calls (decode, a verify pass),
+	// take the token loop, which does each token's arithmetic exactly as
+	// a call for that token alone: a verify pass leaves the state
+	// bit-identical to decoding its tokens one by one. (The chunked form was already faster from 2
+	// rows: 16+16 heads of 128, one thread, min of 6 runs: 1 row 45 µs a
+	// head-token in the loop against 50 chunked, 2 rows 45 against 38, 8
+	// rows 44 against 32.)
+	deltaChunkMinRows = 16
+	// l2NormEps is transformers' l2norm eps, added to Σx² under the root
+	// (the FLA library's convention).
+	l2NormEps = 1e-6
+)
+
+// DeltaGates is Qwen3NextGatedDeltaNet.forward's
+// g = −exp(A_log)·softplus(a + dt_bias) and beta = sigmoid(b), per token
+// and value head, computed in float64.
+func (b *Backend) DeltaGates(g, beta, a, bb, aLog, dtBias []float32, rows, heads int) {
+	for r := range rows {
+		for h := range heads {
+			i := r*heads + h
+			x := float64(a[i]) + float64(dtBias[h])
+			g[i] = float32(-math.Exp(float64(aLog[h])) * softplus(x))
+			beta[i] = float32(1 / (1 + math.Exp(-float64(bb[i]))))
+		}
+	}
+}
+
+// softplus is log(1+e^x), as torch's with its default threshold: x itself
+// above 20, where the two agree in float32.
+func softplus(x float64) float64 {
+	if x > 20 {
+		return x
+	}
+	return math.Log1p(math.Exp(x))
+}
+
+// GatedDeltaRule normalises the queries and keys in place, then runs each
+// value head on the pool, in chunks of deltaChunk tokens from the call's
+// first (deltaChunked).
+func (b *Backend) GatedDeltaRule(out, qkv, g, beta, state []float32, rows int, d metal.DeltaDims) {
+	if rows <= 0 {
+		return
+	}
+	normalizeQK(qkv, rows, d)
+	if len(b.linear.cum) != b.pool.n {
+		b.linear.cum = make([][deltaChunk]float64, b.pool.n)
+	}
+	t := &b.linear.delta
+	*t = deltaTask{b: b, out: out, qkv: qkv, g: g, beta: beta, state: state, rows: rows, d: d}
+	b.pool.run(t, d.ValueHeads, 1)
+}
+
+// normalizeQK sets q ← q/sqrt(Σq²+eps)/sqrt(KeyDim) and k ← k/sqrt(Σk²+eps)
+// for every key head of every row (transformers' l2norm, then the
+// query's scale).
+func normalizeQK(qkv []float32, rows int, d metal.DeltaDims) {
+	stride, kd := d.QKVDim(), d.KeyDim
+	scale := 1 / math.Sqrt(float64(kd))
+	for r := range rows {
+		row := qkv[r*stride:]
+		for h := range 2 * d.KeyHeads {
+			x := row[h*kd : (h+1)*kd]
+			inv := 1 / math.Sqrt(sumSquaresRef(x)+l2NormEps)
+			if h < d.KeyHeads {
+				inv *= scale
+			}
+			f := float32(inv)
+			for i := range x {
+				x[i] *= f
+			}
+		}
+	}
+}
+
+// deltaTask is one GatedDeltaRule call, split by value heads.
+type deltaTask struct {
+	b                        *Backend
+	out, qkv, g, beta, state []float32
+	rows                     int
+	d                        metal.DeltaDims
+}
+
+func (t *deltaTask) run(lo, hi, w int) {
+	for h := lo; h < hi; h++ {
+		dh := newDeltaHead(&t.b.k, t.out, t.qkv, t.g, t.beta, t.state, t.d, h)
+		scratch := t.b.workerScratch(w, max(dh.dv, deltaChunkScratch(deltaChunk, dh.dk, dh.dv)))
+		deltaChunked(&dh, t.rows, deltaChunk, deltaChunkMinRows, scratch, t.b.linear.cum[w][:])
+	}
+}
+
+// deltaHead is one value head's view of a GatedDeltaRule call's slices.
+type deltaHead struct {
+	qkv, out, g, beta []float32
+	s                 []float32 // dk×dv, row i is key component i
+	stride, outStride int       // floats per row of qkv and out
+	gStride           int       // floats per row of g and beta (the value heads)
+	q0, k0, v0, o0, h int       // offsets of this head's q, k, v, out in a row; its index
+	dk, dv            int
+	// dot and axpy are the kernel set's float32 loops (floatdot.go),
+	// bit-identical in every set.
+	dot  func(a, b []float32) float32
+	axpy func(o, v []float32, w float32)
+}
+
+func newDeltaHead(k *kernels, out, qkv, g, beta, state []float32, d metal.DeltaDims, h int) deltaHead {
+	kh := h / (d.ValueHeads / d.KeyHeads)
+	kd, vd := d.KeyDim, d.ValueDim
+	return deltaHead{qkv: qkv, out: out, g: g, beta: beta, s: state[h*kd*vd : (h+1)*kd*vd],
+		stride: d.QKVDim(), outStride: d.ValueHeads * vd, gStride: d.ValueHeads,
+		q0: kh * kd, k0: (d.KeyHeads + kh) * kd, v0: 2*d.KeyHeads*kd + h*vd, o0: h * vd, h: h, dk: kd, dv: vd,
+		dot: k.dotF32, axpy: k.axpy}
+}
+
+func (d *deltaHead) q(t int) []float32 { return d.qkv[t*d.stride+d.q0:][:d.dk] }
+func (d *deltaHead) k(t int) []float32 { return d.qkv[t*d.stride+d.k0:][:d.dk] }
+func (d *deltaHead) v(t int) []float32 { return d.qkv[t*d.stride+d.v0:][:d.dv] }
+func (d *deltaHead) o(t int) []float32 { return d.out[t*d.outStride+d.o0:][:d.dv] }
+func (d *deltaHead) gate(t int) (g, beta float32) {
+	return d.g[t*d.gStride+d.h], d.beta[t*d.gStride+d.h]
+}
+
+// deltaRecurrent runs tokens [t0, t1) one at a time
+// (torch_recurrent_gated_delta_rule), in two passes over S per token:
+// u = Sᵀk with the old S, then δ = β(v − e^g u), and S ← e^g S + k δᵀ
+// with o = Sᵀq accumulated from the new rows. u (dv floats) is scratch.
+func deltaRecurrent(d *deltaHead, t0, t1 int, u []float32) {
+	dv := d.dv
+	for t := t0; t < t1; t++ {
+		q, k, v, o := d.q(t), d.k(t), d.v(t), d.o(t)
+		g, beta := d.gate(t)
+		decay := float32(math.Exp(float64(g)))
+		clear(u)
+		for i, ki := range k {
+			d.axpy(u, d.s[i*dv:(i+1)*dv], ki)
+		}
+		for j := range u {
+			u[j] = beta * (v[j] - decay*u[j])
+		}
+		clear(o)
+		for i, ki := range k {
+			row := d.s[i*dv : (i+1)*dv]
+			for j := range row {
+				row[j] = decay*row[j] + ki*u[j]
+			}
+			d.axpy(o, row, q[i])
+		}
+	}
+}
+
+// linearTasks are the LinearAttention calls' pool tasks, kept in the
+// Backend so a call allocates nothing.
+type linearTasks struct {
+	conv  convTask
+	delta deltaTask
+	cum   [][deltaChunk]float64 // per worker: a chunk's cumulative decays
+	ones  []float32             // elemUnit ones (conv1d.go)
+}
+
+var _ metal.LinearAttention = (*Backend)(nil)

@@ -1,0 +1,496 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/splash-inference/splash/metal"
+)
+
+// This file holds a float64 forward pass of a hybrid text model (Qwen3.5,
+// Qwen3-Next, Qwen3.5-MoE) over a whole sequence, written from
+// transformers' modeling_qwen3_next.py and modular_qwen3_5.py without the
+// backend or the model's code, and the random weights the tests feed to
+// both.
+
+// hybridWeights draws random weights for a hybrid cfg: matrices stored as
+// d, the vectors (norms, A_log, dt_bias) and the convolution in float32.
+// The reference gets their exact values.
+type hybridWeights struct {
+	rng *rand.Rand
+	d   metal.DType
+	mt  memTensors
+	rw  refWeights
+}
+
+func (g *hybridWeights) put(name string, rows, cols int, d metal.DType, draw func() float64) {
+	v := make([]float32, rows*cols)
+	for i := range v {
+		v[i] = float32(draw())
+	}
+	t, err := metal.Quantize(d, v, rows, cols)
+	if err != nil {
+		panic(err)
+	}
+	g.mt[name] = t
+	exact := t.Dequantize()
+	g.rw[name] = make([]float64, len(exact))
+	for i, x := range exact {
+		g.rw[name][i] = float64(x)
+	}
+}
+
+func (g *hybridWeights) matrix(name string, rows, cols int, std float64) {
+	g.put(name, rows, cols, g.d, func() float64 { return std * g.rng.NormFloat64() })
+}
+
+func (g *hybridWeights) vector(name string, n int, draw func() float64) {
+	g.put(name, 1, n, metal.F32, draw)
+}
+
+func randomHybrid(cfg *Config, d metal.DType, seed uint64) (memTensors, refWeights) {
+	g := &hybridWeights{rng: rand.New(rand.NewPCG(seed, 77)), d: d, mt: memTensors{}, rw: refWeights{}}
+	y, p := cfg.Hybrid, cfg.Hybrid.TextPrefix
+	h, hd, in := cfg.HiddenSize, cfg.HeadDim, cfg.IntermediateSize
+	dims := y.DeltaDims()
+	qkv, vd, vh := dims.QKVDim(), dims.ValueHeads*dims.ValueDim, dims.ValueHeads
+	centred := func() float64 { return 0.2 * g.rng.NormFloat64() } // zero-centred norms: scale 1+w
+	g.matrix(p+"embed_tokens.weight", cfg.VocabSize, h, 1)
+	g.vector(p+"norm.weight", h, centred)
+	if !cfg.TieWordEmbeddings {
+		g.matrix("lm_head.weight", cfg.VocabSize, h, 0.2)
+	}
+	for i := range cfg.NumHiddenLayers {
+		lp := fmt.Sprintf("%slayers.%d.", p, i)
+		g.vector(lp+"input_layernorm.weight", h, centred)
+		g.vector(lp+"post_attention_layernorm.weight", h, centred)
+		if y.IsMoE(i) {
+			g.experts(cfg, lp+"mlp.")
+		} else {
+			g.matrix(lp+"mlp.gate_proj.weight", in, h, 0.2)
+			g.matrix(lp+"mlp.up_proj.weight", in, h, 0.2)
+			g.matrix(lp+"mlp.down_proj.weight", h, in, 0.1)
+		}
+		if !y.IsLinear(i) {
+			a := lp + "self_attn."
+			g.matrix(a+"q_proj.weight", 2*cfg.QDim(), h, 0.3)
+			g.matrix(a+"k_proj.weight", cfg.KVDim(), h, 0.3)
+			g.matrix(a+"v_proj.weight", cfg.KVDim(), h, 0.3)
+			g.matrix(a+"o_proj.weight", h, cfg.QDim(), 0.2)
+			g.vector(a+"q_norm.weight", hd, centred)
+			g.vector(a+"k_norm.weight", hd, centred)
+			continue
+		}
+		l := lp + "linear_attn."
+		if y.ModelType == "qwen3_next" {
+			g.matrix(l+"in_proj_qkvz.weight", qkv+vd, h, 0.3)
+			g.matrix(l+"in_proj_ba.weight", 2*vh, h, 0.5)
+		} else {
+			g.matrix(l+"in_proj_qkv.weight", qkv, h, 0.3)
+			g.matrix(l+"in_proj_z.weight", vd, h, 0.3)
+			g.matrix(l+"in_proj_b.weight", vh, h, 0.5)
+			g.matrix(l+"in_proj_a.weight", vh, h, 0.5)
+		}
+		g.put(l+"conv1d.weight", qkv, y.LinearConvKernelDim, metal.F32, func() float64 { return 0.5 * g.rng.NormFloat64() })
+		// A = e^A_log in [0.5, 8]: decays from strong to weak across heads.
+		g.vector(l+"A_log", vh, func() float64 { return math.Log(0.5 + 7.5*g.rng.Float64()) })
+		g.vector(l+"dt_bias", vh, func() float64 { return -1 + 0.5*g.rng.NormFloat64() })
+		g.vector(l+"norm.weight", dims.ValueDim, func() float64 { return 1 + 0.2*g.rng.NormFloat64() })
+		g.matrix(l+"out_proj.weight", h, vd, 0.3)
+	}
+	return g.mt, g.rw
+}
+
+// experts draws a mixture-of-experts block: router, shared expert and its
+// gate, and the experts, fused (gate_up_proj, down_proj: Qwen3.5-MoE's
+// layout) or one tensor per expert and projection (Qwen3-Next's).
+func (g *hybridWeights) experts(cfg *Config, p string) {
+	y, h := cfg.Hybrid, cfg.HiddenSize
+	in, si := y.MoEIntermediateSize, y.SharedExpertIntermediateSize
+	g.matrix(p+"gate.weight", y.NumExperts, h, 0.5)
+	g.matrix(p+"shared_expert.gate_proj.weight", si, h, 0.2)
+	g.matrix(p+"shared_expert.up_proj.weight", si, h, 0.2)
+	g.matrix(p+"shared_expert.down_proj.weight", h, si, 0.1)
+	g.matrix(p+"shared_expert_gate.weight", 1, h, 0.3)
+	if y.ModelType == "qwen3_5_moe" {
+		g.matrix(p+"experts.gate_up_proj", y.NumExperts*2*in, h, 0.2)
+		g.matrix(p+"experts.down_proj", y.NumExperts*h, in, 0.2)
+		return
+	}
+	for e := range y.NumExperts {
+		ep := fmt.Sprintf("%sexperts.%d.", p, e)
+		g.matrix(ep+"gate_proj.weight", in, h, 0.2)
+		g.matrix(ep+"up_proj.weight", in, h, 0.2)
+		g.matrix(ep+"down_proj.weight", h, in, 0.2)
+	}
+}
+
+// refMoE is Qwen3NextSparseMoeBlock on one normed row m: softmax over the
+// router's logits, the top-k experts' SwiGLU outputs weighted by their
+// probabilities (divided by the top-k's sum when norm_topk_prob), plus
+// the shared expert's output times sigmoid of its gate. Fused expert
+// tensors are read as transformers' Qwen3NextExperts does: expert e's
+// gate is rows [2eI, 2eI+I) of gate_up_proj, its up the next I rows, its
+// down rows [eH, eH+H) of down_proj.
+func refMoE(cfg *Config, w refWeights, p string, m []float64) []float64 {
+	y, hsz := cfg.Hybrid, cfg.HiddenSize
+	in, si := y.MoEIntermediateSize, y.SharedExpertIntermediateSize
+	row := func(W []float64, r int, x []float64) float64 {
+		var s float64
+		for i, xi := range x {
+			s += W[r*len(x)+i] * xi
+		}
+		return s
+	}
+	// mlp computes down(silu(gate·x) ⊙ up·x) from rows g0.., u0.., d0.. of G, U, D.
+	mlp := func(G, U, D []float64, g0, u0, d0, inter int, x []float64) []float64 {
+		act := make([]float64, inter)
+		for i := range act {
+			a := row(G, g0+i, x)
+			act[i] = a / (1 + math.Exp(-a)) * row(U, u0+i, x)
+		}
+		o := make([]float64, hsz)
+		for c := range o {
+			o[c] = row(D, d0+c, act)
+		}
+		return o
+	}
+	probs := make([]float64, y.NumExperts)
+	var sum float64
+	for e := range probs {
+		probs[e] = math.Exp(row(w[p+"gate.weight"], e, m))
+		sum += probs[e]
+	}
+	chosen := make([]bool, y.NumExperts)
+	var picked []int
+	var kept float64
+	for range y.NumExpertsPerTok {
+		best := -1
+		for e := range probs {
+			if !chosen[e] && (best < 0 || probs[e] > probs[best]) {
+				best = e
+			}
+		}
+		chosen[best] = true
+		picked = append(picked, best)
+		kept += probs[best] / sum
+	}
+	out := make([]float64, hsz)
+	for _, e := range picked {
+		wt := probs[e] / sum
+		if y.NormTopKProb {
+			wt /= kept
+		}
+		var o []float64
+		if gu, ok := w[p+"experts.gate_up_proj"]; ok {
+			o = mlp(gu, gu, w[p+"experts.down_proj"], 2*e*in, 2*e*in+in, e*hsz, in, m)
+		} else {
+			ep := fmt.Sprintf("%sexperts.%d.", p, e)
+			o = mlp(w[ep+"gate_proj.weight"], w[ep+"up_proj.weight"], w[ep+"down_proj.weight"], 0, 0, 0, in, m)
+		}
+		for c := range out {
+			out[c] += wt * o[c]
+		}
+	}
+	sh := mlp(w[p+"shared_expert.gate_proj.weight"], w[p+"shared_expert.up_proj.weight"], w[p+"shared_expert.down_proj.weight"], 0, 0, 0, si, m)
+	gate := 1 / (1 + math.Exp(-row(w[p+"shared_expert_gate.weight"], 0, m)))
+	for c := range out {
+		out[c] += gate * sh[c]
+	}
+	return out
+}
+
+// refHybridForward returns the logits (float64) at every position of
+// tokens, run from position 0; the full-attention layers' keys and values
+// are rounded to float16, as the model's cache stores them.
+func refHybridForward(cfg *Config, w refWeights, tokens []int32) [][]float64 {
+	y, p := cfg.Hybrid, cfg.Hybrid.TextPrefix
+	hsz, eps := cfg.HiddenSize, cfg.RMSNormEps
+	n := len(tokens)
+	lin := func(name string, x []float64, out int) []float64 {
+		W, in := w[name], len(x)
+		o := make([]float64, out)
+		for r := range o {
+			for i, xi := range x {
+				o[r] += W[r*in+i] * xi
+			}
+		}
+		return o
+	}
+	// rmsNorm scales x/sqrt(mean(x²)+eps) by g, or by 1+g when centred
+	// (Qwen3NextRMSNorm); the Gated DeltaNet's norm is not centred.
+	rmsNorm := func(x, g []float64, centred bool) []float64 {
+		var ss float64
+		for _, v := range x {
+			ss += v * v
+		}
+		inv := 1 / math.Sqrt(ss/float64(len(x))+eps)
+		o := make([]float64, len(x))
+		for i := range x {
+			s := g[i]
+			if centred {
+				s++
+			}
+			o[i] = x[i] * inv * s
+		}
+		return o
+	}
+	sigmoid := func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
+	xs := make([][]float64, n)
+	E := w[p+"embed_tokens.weight"]
+	for t, tok := range tokens {
+		xs[t] = append([]float64(nil), E[int(tok)*hsz:(int(tok)+1)*hsz]...)
+	}
+	for l := range cfg.NumHiddenLayers {
+		lp := fmt.Sprintf("%slayers.%d.", p, l)
+		normed := make([][]float64, n)
+		for t := range xs {
+			normed[t] = rmsNorm(xs[t], w[lp+"input_layernorm.weight"], true)
+		}
+		var mixed [][]float64
+		if y.IsLinear(l) {
+			mixed = refGatedDeltaNet(cfg, w, lp+"linear_attn.", normed, rmsNorm)
+		} else {
+			mixed = refGatedAttention(cfg, w, lp+"self_attn.", normed, lin, rmsNorm)
+		}
+		for t := range xs {
+			for i := range xs[t] {
+				xs[t][i] += mixed[t][i]
+			}
+			m := rmsNorm(xs[t], w[lp+"post_attention_layernorm.weight"], true)
+			if y.IsMoE(l) {
+				for i, v := range refMoE(cfg, w, lp+"mlp.", m) {
+					xs[t][i] += v
+				}
+				continue
+			}
+			g := lin(lp+"mlp.gate_proj.weight", m, cfg.IntermediateSize)
+			u := lin(lp+"mlp.up_proj.weight", m, cfg.IntermediateSize)
+			for i := range g {
+				g[i] = g[i] * sigmoid(g[i]) * u[i]
+			}
+			d := lin(lp+"mlp.down_proj.weight", g, hsz)
+			for i := range d {
+				xs[t][i] += d[i]
+			}
+		}
+	}
+	head := "lm_head.weight"
+	if cfg.TieWordEmbeddings {
+		head = p + "embed_tokens.weight"
+	}
+	out := make([][]float64, n)
+	for t := range xs {
+		out[t] = lin(head, rmsNorm(xs[t], w[p+"norm.weight"], true), cfg.VocabSize)
+	}
+	return out
+}
+
+type (
+	refLinear func(name string, x []float64, out int) []float64
+	refNorm   func(x, g []float64, centred bool) []float64
+)
+
+// refGatedAttention is Qwen3NextAttention over the whole sequence: per
+// head, q_proj's first head_dim outputs are the query and the next
+// head_dim its gate; q and k get the centred per-head norm, then RoPE on
+// their first rotary_dim dimensions (pairs (i, i+rotary_dim/2), frequency
+// theta^(-2i/rotary_dim)); causal softmax attention with key heads shared
+// by heads/kv_heads query heads, scaled 1/sqrt(head_dim); the output times
+// sigmoid(gate), then o_proj.
+func refGatedAttention(cfg *Config, w refWeights, ap string, xs [][]float64, lin refLinear, norm refNorm) [][]float64 {
+	hd, nh, nkv := cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads
+	rot := int(float64(hd) * cfg.Hybrid.PartialRotaryFactor)
+	n := len(xs)
+	rope := func(v []float64, pos int) {
+		for i := range rot / 2 {
+			f := float64(float32(math.Pow(cfg.RopeTheta, -float64(2*i)/float64(rot)))) // stored as float32
+			c, s := math.Cos(float64(pos)*f), math.Sin(float64(pos)*f)
+			a, b := v[i], v[i+rot/2]
+			v[i], v[i+rot/2] = a*c-b*s, a*s+b*c
+		}
+	}
+	half := func(v []float64) []float64 {
+		for i := range v {
+			v[i] = float64(metal.F16ToF32(metal.F32ToF16(float32(v[i]))))
+		}
+		return v
+	}
+	qs, gates, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
+	for t, x := range xs {
+		qg := lin(ap+"q_proj.weight", x, 2*nh*hd)
+		k := lin(ap+"k_proj.weight", x, nkv*hd)
+		qs[t], gates[t] = make([]float64, nh*hd), make([]float64, nh*hd)
+		for h := range nh {
+			q := norm(qg[h*2*hd:h*2*hd+hd], w[ap+"q_norm.weight"], true)
+			rope(q, t)
+			copy(qs[t][h*hd:], q)
+			copy(gates[t][h*hd:], qg[h*2*hd+hd:(h+1)*2*hd])
+		}
+		for h := range nkv {
+			kh := norm(k[h*hd:(h+1)*hd], w[ap+"k_norm.weight"], true)
+			rope(kh, t)
+			copy(k[h*hd:], kh)
+		}
+		ks[t], vs[t] = half(k), half(lin(ap+"v_proj.weight", x, nkv*hd))
+	}
+	out := make([][]float64, n)
+	for t := range xs {
+		att := make([]float64, nh*hd)
+		for h := range nh {
+			kh := h / (nh / nkv)
+			sc := make([]float64, t+1)
+			mx := math.Inf(-1)
+			for s := range sc {
+				for i := range hd {
+					sc[s] += qs[t][h*hd+i] * ks[s][kh*hd+i]
+				}
+				sc[s] /= math.Sqrt(float64(hd))
+				mx = math.Max(mx, sc[s])
+			}
+			var sum float64
+			for s := range sc {
+				sc[s] = math.Exp(sc[s] - mx)
+				sum += sc[s]
+			}
+			for s := range sc {
+				for i := range hd {
+					att[h*hd+i] += sc[s] / sum * vs[s][kh*hd+i]
+				}
+			}
+		}
+		for i := range att {
+			att[i] /= 1 + math.Exp(-gates[t][i])
+		}
+		out[t] = lin(ap+"o_proj.weight", att, cfg.HiddenSize)
+	}
+	return out
+}
+
+// refGatedDeltaNet is the Gated DeltaNet over the whole sequence from a
+// zero state: the projections (Qwen3-Next's fused ones indexed per key
+// head as fix_query_key_value_ordering reshapes them), the causal
+// depthwise convolution of the queries, keys and values with SiLU, the
+// gates g = −e^{A_log}·softplus(a+dt_bias) and β = sigmoid(b), the delta
+// rule token by token on L2-normalised q and k (q also scaled by
+// 1/sqrt(dk)), each value head normalised and gated by silu(z), out_proj.
+func refGatedDeltaNet(cfg *Config, w refWeights, lp string, xs [][]float64, norm refNorm) [][]float64 {
+	y := cfg.Hybrid
+	kh, vh, dk, dv := y.LinearNumKeyHeads, y.LinearNumValueHeads, y.LinearKeyHeadDim, y.LinearValueHeadDim
+	r, K := vh/kh, y.LinearConvKernelDim
+	C := 2*kh*dk + vh*dv
+	n := len(xs)
+	dot := func(W []float64, row int, x []float64) float64 {
+		var s float64
+		for i, xi := range x {
+			s += W[row*len(x)+i] * xi
+		}
+		return s
+	}
+	// Per token: the mixed channels (every query, every key, every value
+	// head), z, b and a.
+	mix, zs, bs, as := make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
+	for t, x := range xs {
+		mix[t], zs[t], bs[t], as[t] = make([]float64, C), make([]float64, vh*dv), make([]float64, vh), make([]float64, vh)
+		if y.ModelType == "qwen3_next" {
+			Wq, Wb := w[lp+"in_proj_qkvz.weight"], w[lp+"in_proj_ba.weight"]
+			G := 2*dk + 2*r*dv // one key head's group of rows
+			for c := range kh * dk {
+				g, i := c/dk, c%dk
+				mix[t][c] = dot(Wq, g*G+i, x)
+				mix[t][kh*dk+c] = dot(Wq, g*G+dk+i, x)
+			}
+			for c := range vh * dv {
+				j, i := c/dv, c%dv
+				g, jj := j/r, j%r
+				mix[t][2*kh*dk+c] = dot(Wq, g*G+2*dk+jj*dv+i, x)
+				zs[t][c] = dot(Wq, g*G+2*dk+r*dv+jj*dv+i, x)
+			}
+			for j := range vh {
+				g, jj := j/r, j%r
+				bs[t][j] = dot(Wb, g*2*r+jj, x)
+				as[t][j] = dot(Wb, g*2*r+r+jj, x)
+			}
+		} else {
+			for c := range C {
+				mix[t][c] = dot(w[lp+"in_proj_qkv.weight"], c, x)
+			}
+			for c := range vh * dv {
+				zs[t][c] = dot(w[lp+"in_proj_z.weight"], c, x)
+			}
+			for j := range vh {
+				bs[t][j] = dot(w[lp+"in_proj_b.weight"], j, x)
+				as[t][j] = dot(w[lp+"in_proj_a.weight"], j, x)
+			}
+		}
+	}
+	conv := w[lp+"conv1d.weight"]
+	convolved := make([][]float64, n)
+	for t := range xs {
+		convolved[t] = make([]float64, C)
+		for c := range C {
+			var s float64
+			for j := range K {
+				if src := t - (K - 1) + j; src >= 0 {
+					s += conv[c*K+j] * mix[src][c]
+				}
+			}
+			convolved[t][c] = s / (1 + math.Exp(-s))
+		}
+	}
+	unit := func(v []float64, scale float64) []float64 {
+		var ss float64
+		for _, e := range v {
+			ss += e * e
+		}
+		o := make([]float64, len(v))
+		for i, e := range v {
+			o[i] = e / math.Sqrt(ss+1e-6) * scale
+		}
+		return o
+	}
+	S := make([][]float64, vh) // per value head, dk×dv
+	for j := range S {
+		S[j] = make([]float64, dk*dv)
+	}
+	aLog, dt, gw := w[lp+"A_log"], w[lp+"dt_bias"], w[lp+"norm.weight"]
+	out := make([][]float64, n)
+	for t := range xs {
+		core := make([]float64, vh*dv)
+		for j := range vh {
+			g := j / r
+			q := unit(convolved[t][g*dk:(g+1)*dk], 1/math.Sqrt(float64(dk)))
+			k := unit(convolved[t][(kh+g)*dk:(kh+g+1)*dk], 1)
+			v := convolved[t][2*kh*dk+j*dv : 2*kh*dk+(j+1)*dv]
+			decay := math.Exp(-math.Exp(aLog[j]) * math.Log1p(math.Exp(as[t][j]+dt[j])))
+			beta := 1 / (1 + math.Exp(-bs[t][j]))
+			Sj := S[j]
+			for i := range Sj {
+				Sj[i] *= decay
+			}
+			o := make([]float64, dv)
+			for c := range dv {
+				var kv float64
+				for i := range dk {
+					kv += Sj[i*dv+c] * k[i]
+				}
+				delta := beta * (v[c] - kv)
+				for i := range dk {
+					Sj[i*dv+c] += k[i] * delta
+					o[c] += Sj[i*dv+c] * q[i]
+				}
+			}
+			o = norm(o, gw, false)
+			for c := range o {
+				z := zs[t][j*dv+c]
+				core[j*dv+c] = o[c] * z / (1 + math.Exp(-z))
+			}
+		}
+		out[t] = make([]float64, cfg.HiddenSize)
+		for o := range out[t] {
+			out[t][o] = dot(w[lp+"out_proj.weight"], o, core)
+		}
+	}
+	return out
+}
