@@ -348,6 +348,8 @@ func newInstantModel(vocab int) *instantModel {
 
 func (m *instantModel) Config() *model.Config { return &m.cfg }
 
+func (m *instantModel) CacheSpec() model.CacheSpec { return model.DenseCache(&m.cfg) }
+
 func (m *instantModel) NewKVCache(numBlocks, blockSize int, t metal.KVType) *metal.KVCache {
 	return metal.NewKVCache(t, 1, numBlocks, blockSize, 1, 1)
 }

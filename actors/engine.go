@@ -145,6 +145,13 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Draft != nil && cfg.Draft.Config().VocabSize != cfg.Model.Config().VocabSize {
 		return nil, fmt.Errorf("actors: draft vocabulary %d differs from the target's %d", cfg.Draft.Config().VocabSize, cfg.Model.Config().VocabSize)
 	}
+	cache := cfg.Model.CacheSpec()
+	if err := cache.Check(); err != nil {
+		return nil, fmt.Errorf("actors: %w", err)
+	}
+	if cache.HasState() && cfg.Scheduler.StateSlots == 0 {
+		cfg.Scheduler.StateSlots = cfg.Scheduler.MaxRunning // one per running sequence
+	}
 	// Validate the scheduler settings once; every (re)started batcher then
 	// builds a fresh scheduler from them, since a panic leaves the old one's
 	// state unknown.
@@ -153,10 +160,10 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	sc := probe.Config()
-	if err := cfg.KVType.Check(sc.BlockSize, cfg.Model.Config().HeadDim); err != nil {
+	if err := cache.CheckKV(cfg.KVType, sc.BlockSize); err != nil {
 		return nil, fmt.Errorf("actors: %w", err)
 	}
-	kv := cfg.Model.NewKVCache(sc.NumBlocks, sc.BlockSize, cfg.KVType)
+	kv := model.NewCache(cfg.Model, sc.NumBlocks, sc.BlockSize, sc.StateSlots, cfg.KVType)
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -29,6 +29,12 @@ type Config struct {
 	// relative to a decode row's share of a step (spec.AdaptiveK.Next);
 	// otherwise it is learned from the steps' Elapsed times (spec.StepCost).
 	DraftCost float64
+	// StateSlots is the number of per-sequence state slots of a model
+	// with state layers (model.CacheSpec.HasState); zero for a model
+	// without. A sequence holds a slot while it runs, so at most
+	// StateSlots run at once. Such a state cannot be rolled back, so
+	// speculation is off (MaxDraft 0) and no prefix is reused.
+	StateSlots int
 }
 
 func (c *Config) withDefaults() (Config, error) {
@@ -38,6 +44,9 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if d.MaxModelLen == 0 {
 		d.MaxModelLen = d.NumBlocks * d.BlockSize
+	}
+	if d.StateSlots > 0 {
+		d.MaxDraft = 0 // a verify row's rejected tokens would stay in the state
 	}
 	switch {
 	case d.BlockSize < 0 || d.NumBlocks <= 0:
@@ -60,6 +69,8 @@ func (c *Config) withDefaults() (Config, error) {
 		return d, fmt.Errorf("engine: MaxPrefillWithDecode %d is negative", d.MaxPrefillWithDecode)
 	case d.AttentionBreakEven < 0:
 		return d, fmt.Errorf("engine: AttentionBreakEven %d is negative", d.AttentionBreakEven)
+	case d.StateSlots < 0:
+		return d, fmt.Errorf("engine: StateSlots %d is negative", d.StateSlots)
 	}
 	return d, nil
 }

@@ -76,6 +76,15 @@
 // be recomputed from its prompt and generated tokens later. Because the
 // oldest sequences are served and kept first, every request finishes.
 //
+// A model with state layers (model.CacheSpec.HasState, Config.StateSlots)
+// also needs a state slot per running sequence: a waiting sequence is
+// admitted only when one is free, and preemption, cancellation and
+// finishing free it with the blocks. Each row carries its slot
+// (PlanRow.State, model.Row.State); a preempted sequence restarts at
+// position 0, where the model clears the slot. Its state cannot be rolled
+// back or resumed from a cached prefix (kvcache's package doc), so such a
+// scheduler does not speculate and serves no prefix hits.
+//
 // # States
 //
 // A sequence is Waiting (queued, holding no blocks), Prefilling (running,

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -31,6 +32,25 @@ type fakeModel struct {
 	// cycle makes the next token always the last plus one (mod vocab),
 	// still read back through the cache: text that n-gram lookup predicts.
 	cycle bool
+	// state makes a hybrid-like model: it declares a state layer after
+	// its paged one and computes the logits from the state it carries in
+	// the row's slot (the checksum, the last two tokens, the position)
+	// instead of reading the prefix back. So a slot shared by two
+	// sequences, a slot not reset at position 0, or a row that does not
+	// start where the state stands changes the output or fails.
+	state bool
+}
+
+// fakeStateFloats is the fake's state: position, checksum (two halves),
+// last token and the one before, as bits.
+const fakeStateFloats = 5
+
+func (f *fakeModel) CacheSpec() model.CacheSpec {
+	s := model.DenseCache(&f.cfg)
+	if f.state {
+		s.Layers = append(s.Layers, model.StateLayer(fakeStateFloats))
+	}
+	return s
 }
 
 var _ model.Model = (*fakeModel)(nil)
@@ -63,6 +83,13 @@ func (f *fakeModel) Forward(b *model.Batch, kv *metal.KVCache) ([]float32, error
 			}
 			k[slot] = uint16(tok) // the id itself (a small vocabulary), not a float16
 		}
+		if f.state {
+			var err error
+			if out, err = f.stateForward(r, kv, out); err != nil {
+				return nil, fmt.Errorf("fake: row %d: %w", ri, err)
+			}
+			continue
+		}
 		for j := len(r.Tokens) - r.Logits; j < len(r.Tokens); j++ {
 			prefix := make([]int32, r.Start+j+1)
 			for p := range prefix {
@@ -72,29 +99,78 @@ func (f *fakeModel) Forward(b *model.Batch, kv *metal.KVCache) ([]float32, error
 				}
 				prefix[p] = int32(k[slot])
 			}
-			l := fakeLogits(prefix, f.cfg.VocabSize)
-			if f.cycle {
-				clear(l)
-				l[(int(prefix[len(prefix)-1])+1)%f.cfg.VocabSize] = 4
+			prev := uint64(0)
+			if len(prefix) > 1 {
+				prev = uint64(prefix[len(prefix)-2]) + 1
 			}
-			if f.skew != 0 && checksum(prefix)%f.skew == 0 {
-				l = append(l[1:], l[0])
-			}
-			out = append(out, l...)
+			out = append(out, f.shape(checksum(prefix), uint64(prefix[len(prefix)-1]), prev)...)
 		}
 	}
 	f.logits = out
 	return out, nil
 }
 
+// shape is the logits after a prefix with the given checksum, last token
+// and token before it (plus one; 0 for none), with cycle and skew applied.
+func (f *fakeModel) shape(sum, last, prev uint64) []float32 {
+	l := keyLogits(sum, last, prev, f.cfg.VocabSize)
+	if f.cycle {
+		clear(l)
+		l[(int(last)+1)%f.cfg.VocabSize] = 4
+	}
+	if f.skew != 0 && sum%f.skew == 0 {
+		l = append(l[1:], l[0])
+	}
+	return l
+}
+
+// stateForward runs row r of a state model: it advances the state in the
+// row's slot token by token (from zero at position 0) and appends the
+// logits the row asks for.
+func (f *fakeModel) stateForward(r model.Row, kv *metal.KVCache, out []float32) ([]float32, error) {
+	st, err := kv.States[0].Slot(r.State)
+	if err != nil {
+		return nil, err
+	}
+	if r.Start == 0 {
+		clear(st)
+	}
+	get := func(i int) uint64 { return uint64(math.Float32bits(st[i])) }
+	put := func(i int, v uint64) { st[i] = math.Float32frombits(uint32(v)) }
+	if pos := int(get(0)); pos != r.Start {
+		return nil, fmt.Errorf("state of slot %d at position %d, row starts at %d", r.State, pos, r.Start)
+	}
+	for j, tok := range r.Tokens {
+		pos, sum := get(0), get(1)|get(2)<<32
+		sum += (pos + 1) * uint64(tok)
+		prev := uint64(0)
+		if pos > 0 {
+			prev = get(3) + 1
+		}
+		put(0, pos+1)
+		put(1, sum)
+		put(2, sum>>32)
+		put(3, uint64(tok))
+		put(4, prev)
+		if j >= len(r.Tokens)-r.Logits {
+			out = append(out, f.shape(sum, uint64(tok), prev)...)
+		}
+	}
+	return out, nil
+}
+
 // fakeLogits is the fake model's next-token logits after prefix.
 func fakeLogits(prefix []int32, vocab int) []float32 {
-	sum := checksum(prefix)
-	last := uint64(prefix[len(prefix)-1])
 	prev := uint64(0)
 	if len(prefix) > 1 {
 		prev = uint64(prefix[len(prefix)-2]) + 1
 	}
+	return keyLogits(checksum(prefix), uint64(prefix[len(prefix)-1]), prev, vocab)
+}
+
+// keyLogits is the logits after a prefix with the given checksum, last
+// token and token before it (plus one; 0 for none).
+func keyLogits(sum, last, prev uint64, vocab int) []float32 {
 	key := last*1_000_003 + prev*7919 + sum%3
 	out := make([]float32, vocab)
 	for i := range out {
@@ -179,7 +255,8 @@ func newHarness(t testing.TB, cfg Config, proposer spec.Proposer) *harness {
 	}
 	m := newFakeModel(fakeVocab)
 	c := s.Config()
-	return &harness{t: t, s: s, m: m, kv: m.NewKVCache(c.NumBlocks, c.BlockSize, metal.KVF16), dec: Decider{Vocab: fakeVocab},
+	m.state = c.StateSlots > 0
+	return &harness{t: t, s: s, m: m, kv: model.NewCache(m, c.NumBlocks, c.BlockSize, c.StateSlots, metal.KVF16), dec: Decider{Vocab: fakeVocab},
 		params: map[uint64]sample.Params{}, samplers: map[uint64]*sample.Sampler{},
 		out: map[uint64][]int32{}, cached: map[uint64][]int{}, prompt: map[uint64][]float32{}, reason: map[uint64]stop.Reason{}}
 }

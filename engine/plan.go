@@ -33,6 +33,7 @@ type PlanRow struct {
 	MaxDraft int     // room reserved for draft tokens (budget and blocks)
 	Draft    []int32 // proposals to verify, at most MaxDraft
 	Blocks   []int32 // the sequence's block table
+	State    int32   // the sequence's state slot (model.Row.State); -1 for a model without state layers
 	// CompletesSequence is set on a prefill row that reaches the end of the
 	// sequence's tokens: its last logits give the next token.
 	CompletesSequence bool
@@ -142,7 +143,7 @@ func (p *Plan) Batch() *model.Batch {
 	rows := p.batch.Rows[:0]
 	for i := range p.Rows {
 		r := &p.Rows[i]
-		mr := model.Row{Start: r.Start, Tokens: r.Tokens, Blocks: r.Blocks, Logits: r.NumLogits()}
+		mr := model.Row{Start: r.Start, Tokens: r.Tokens, Blocks: r.Blocks, State: r.State, Logits: r.NumLogits()}
 		if r.Kind == DecodeRow {
 			start := len(in)
 			in = append(in, r.Tokens...)

@@ -46,7 +46,7 @@ func New(cfg Config, proposer spec.Proposer) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	kv, err := kvcache.New(kvcache.Config{NumBlocks: c.NumBlocks, BlockSize: c.BlockSize})
+	kv, err := kvcache.New(kvcache.Config{NumBlocks: c.NumBlocks, BlockSize: c.BlockSize, StateSlots: c.StateSlots})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -218,7 +218,7 @@ func (s *Scheduler) Schedule() *Plan {
 			wants = append(wants, prefillWant{q, pb.need(q.computed, q.pending())})
 		}
 	}
-	if len(s.waiting) > 0 && len(s.running) < s.cfg.MaxRunning && s.kv.Stats().Free > 0 {
+	if len(s.waiting) > 0 && len(s.running) < s.cfg.MaxRunning && s.kv.NumFree() > 0 && s.kv.FreeSlots() > 0 {
 		q := s.waiting[0]
 		hit := s.kv.Lookup(q.cachedTokens())
 		wants = append(wants, prefillWant{nil, pb.need(hit, len(q.tokens)-hit)})
@@ -260,8 +260,8 @@ func (s *Scheduler) Schedule() *Plan {
 			break
 		}
 		hit, err := s.kv.Admit(&q.blocks, cached, func(hit int) int { return min(len(q.tokens), hit+chunk) })
-		if errors.Is(err, kvcache.ErrOutOfBlocks) {
-			break
+		if errors.Is(err, kvcache.ErrOutOfBlocks) || errors.Is(err, kvcache.ErrOutOfSlots) {
+			break // it waits for a running sequence to finish or be preempted
 		} else if err != nil {
 			panic(err) // waiting sequences hold no blocks: a scheduler bug
 		}
@@ -320,7 +320,7 @@ func (s *Scheduler) addRow(r PlanRow, q *sequence) {
 	if r.Kind == DecodeRow {
 		q.state = Decoding
 	}
-	r.Blocks, r.seq = q.blocks.Table(), q
+	r.Blocks, r.State, r.seq = q.blocks.Table(), q.blocks.Slot(), q
 	q.scheduledAt = s.step
 	s.plan.Rows = append(s.plan.Rows, r)
 }
@@ -350,7 +350,7 @@ func (s *Scheduler) youngestUnscheduled() *sequence {
 	return nil
 }
 
-// preempt frees q's blocks and requeues it at its arrival position; its
+// preempt frees q's blocks (and state slot) and requeues it at its arrival position; its
 // tokens, generated ones included, are recomputed when it is readmitted.
 func (s *Scheduler) preempt(q *sequence) {
 	s.kv.Free(&q.blocks)

@@ -27,6 +27,7 @@ func TestConfigValidation(t *testing.T) {
 		{"negative draft", Config{NumBlocks: 8, MaxBatchTokens: 8, MaxRunning: 1, MaxDraft: -1}, "MaxDraft"},
 		{"negative prefill cap", Config{NumBlocks: 8, MaxBatchTokens: 8, MaxRunning: 1, MaxPrefillWithDecode: -1}, "MaxPrefillWithDecode"},
 		{"negative break-even", Config{NumBlocks: 8, MaxBatchTokens: 8, MaxRunning: 1, AttentionBreakEven: -1}, "AttentionBreakEven"},
+		{"negative state slots", Config{NumBlocks: 8, MaxBatchTokens: 8, MaxRunning: 1, StateSlots: -1}, "StateSlots"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(tc.cfg, nil)

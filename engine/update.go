@@ -108,9 +108,12 @@ func (s *Scheduler) Update(p *Plan, res StepResult) ([]Output, error) {
 				o.Observe(q.id, len(r.Draft), accepted)
 			}
 		}
-		if err := s.kv.Truncate(&q.blocks, q.computed); err != nil {
-			return nil, fmt.Errorf("engine: %w", err) // Update commits only computed tokens, so this is a bug
+		written := r.Start + len(r.Tokens) + len(r.Draft)
+		kept, err := s.kv.Settle(&q.blocks, written, q.computed)
+		if err != nil {
+			return nil, fmt.Errorf("engine: %w", err) // Update commits only computed tokens, and drafts are off with state slots: a bug
 		}
+		q.computed = kept
 		s.appendTokens(q, toks)
 		if n := len(s.outs); r.Kind == DecodeRow && n > 0 && s.outs[n-1].ID == q.id {
 			s.outs[n-1].Drafted, s.outs[n-1].Accepted = len(r.Draft), len(toks)-1

@@ -108,10 +108,14 @@ func (l *KVLayer) BlockIndex(b int32, h int) int {
 
 // KVCache holds the paged key/value storage of every layer of a model. Block
 // b of a sequence is the same block index in every layer, so one block table
-// serves all layers.
+// serves all layers. A model with per-sequence state layers (recurrent or
+// linear attention) keeps their states in States, one StateLayer each, a
+// sequence's in the same slot of every one; it is empty for attention-only
+// models.
 type KVCache struct {
 	BlockSize, NumBlocks int
 	Layers               []KVLayer
+	States               []StateLayer
 }
 
 // NewKVCache allocates a cache of type t of numBlocks blocks of blockSize

@@ -7,6 +7,10 @@
 // rope_scaling) share one dense transformer (transformer.go); Qwen3 adds an
 // RMSNorm over each query and key head. Architectures().Build checks every
 // weight against the config and names the first missing or misshapen tensor.
+// A model declares what each layer caches per sequence (CacheSpec, cache.go):
+// paged keys and values (attention) or a fixed-size state (linear
+// attention); the engine allocates (NewCache) and manages the cache, and
+// PlanMemory (plan.go) sizes it, from that declaration alone.
 //
 // Hybrid models (Qwen3NextForCausalLM, Qwen3_5ForConditionalGeneration,
 // Qwen3_5MoeForConditionalGeneration and their *ForCausalLM text models)

@@ -23,8 +23,12 @@ type Tensors interface {
 // decides which blocks each sequence uses.
 type Model interface {
 	Config() *Config
-	// NewKVCache allocates a paged cache of type t sized for this model. It
-	// panics when t cannot hold the model's heads (t.Check(HeadDim)).
+	// CacheSpec declares what each layer caches per sequence (cache.go):
+	// the engine sizes, allocates and manages the cache from it.
+	CacheSpec() CacheSpec
+	// NewKVCache allocates a paged cache of type t sized for this model's
+	// PagedKV layers. It panics when t cannot hold the model's heads
+	// (t.Check(HeadDim)). NewCache adds the state layers' slots.
 	NewKVCache(numBlocks, blockSize int, t metal.KVType) *metal.KVCache
 	// Forward evaluates one batch and returns the logits it asked for (see
 	// Batch). The returned slice is reused by the next call.
@@ -47,6 +51,9 @@ type Row struct {
 	Start  int     // position of Tokens[0] in the sequence; positions before it are already in the cache
 	Tokens []int32 // tokens at positions Start, Start+1, ...
 	Blocks []int32 // the sequence's block table, covering positions 0..Start+len(Tokens)-1
+	// State is the sequence's state slot in every SeqState layer
+	// (CacheSpec); meaningless for a model without state layers.
+	State int32
 	// Logits is how many of the row's last positions need logits: 0 for
 	// none (a prefill chunk that is not the prompt's last), 1 for the next
 	// token, len(Tokens) for every position (verification, prompt logprobs).

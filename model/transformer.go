@@ -111,6 +111,9 @@ func (m *transformer) matrices() []*metal.Tensor {
 
 func (m *transformer) Config() *Config { return m.cfg }
 
+// CacheSpec declares every layer paged attention.
+func (m *transformer) CacheSpec() CacheSpec { return DenseCache(m.cfg) }
+
 func (m *transformer) NewKVCache(numBlocks, blockSize int, t metal.KVType) *metal.KVCache {
 	layers, kvHeads, hd := m.cfg.NumHiddenLayers, m.cfg.NumKeyValueHeads, m.cfg.HeadDim
 	if err := t.Check(blockSize, hd); err != nil {

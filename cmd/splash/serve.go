@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -199,35 +200,30 @@ func parseSize(s string, binary bool) (int64, error) {
 	return int64(v * float64(mult)), nil
 }
 
-// plan is the memory plan printed at start-up.
+// plan is the memory plan printed at start-up (model.PlanMemory), with
+// why --kv-cache-type auto chose its type and the fields runServe reads.
 type plan struct {
-	kvType     metal.KVType
-	kvWhy      string // why --kv-cache-type auto chose kvType ("": not auto)
-	weights    int64
-	packed     int64 // weight matrices the backend keeps a packed copy of
-	kvPerToken int64
-	// draftWeights and draftKV are the draft model's part of weights and
-	// of kvPerToken (its cache has as many blocks as the target's).
-	draftWeights, draftKV int64
-	context               int
-	budget                int64
-	blocks                int
-	blockSize             int
-	scratchPerRow         int64
-	attnScratch           int64 // attention's per-worker scores at the longest context
+	model.Plan
+	kvWhy                      string // why --kv-cache-type auto chose kvType ("": not auto)
+	kvType                     metal.KVType
+	blocks, blockSize, context int
 }
 
 // attnScratch bounds a backend's attention scratch for contexts of up to
 // context positions (cpu.Backend.AttentionScratchBytes).
 type attnScratch func(context int) int64
 
-// makePlan is the memory plan of serving m with flags f, given the bytes
-// of the backend's packed weight copies, its attention scratch, and the
-// cache type it runs best (for --kv-cache-type auto: cpu.Backend.AutoKVType).
-func makePlan(f *serveFlags, m *loadedModel, packed int64, scratch attnScratch, auto func(blockSize int, headDims ...int) (metal.KVType, string)) (plan, error) {
-	p := plan{blockSize: f.kvBlockSize, context: m.cfg.MaxPositionEmbeddings, packed: packed}
-	if p.context <= 0 {
-		p.context = 4096
+// makePlan is the memory plan of serving m, built as target (and draft,
+// when one is built), with flags f, given the bytes of the backend's
+// packed weight copies, its attention scratch, and the cache type it runs
+// best (for --kv-cache-type auto: cpu.Backend.AutoKVType). It reads the
+// flags; model.PlanMemory plans from the models' cache declarations.
+func makePlan(f *serveFlags, m *loadedModel, target, draft model.Model, packed int64, scratch attnScratch, auto func(blockSize int, headDims ...int) (metal.KVType, string)) (plan, error) {
+	in := model.PlanInput{Cache: target.CacheSpec(), Weights: model.WeightBytes(m.tensors), ScratchPerToken: model.ScratchPerToken(m.cfg),
+		Packed: packed, BlockSize: f.kvBlockSize, Context: m.cfg.MaxPositionEmbeddings, MaxBatchTokens: f.maxBatchTokens, MaxRunning: f.maxRunning}
+	var p plan
+	if in.Context <= 0 {
+		in.Context = 4096
 	}
 	if f.maxContext != "" {
 		c, err := parseSize(f.maxContext, false)
@@ -237,45 +233,24 @@ func makePlan(f *serveFlags, m *loadedModel, packed int64, scratch attnScratch, 
 		if m.cfg.MaxPositionEmbeddings > 0 && int(c) > m.cfg.MaxPositionEmbeddings {
 			return p, fmt.Errorf("serve: --max-context %d exceeds the model's native context of %d", c, m.cfg.MaxPositionEmbeddings)
 		}
-		p.context = int(c)
+		in.Context = int(c)
+	}
+	if draft != nil && m.draft != nil && f.spec != "ngram" && f.spec != "off" {
+		in.DraftCache, in.DraftWeights = draft.CacheSpec(), model.WeightBytes(m.draft)
 	}
 	var err error
-	for _, n := range m.tensors.Names() {
-		t, _ := m.tensors.Tensor(n)
-		p.weights += int64(len(t.Data))
-	}
-	draft := m.draftCfg != nil && m.draft != nil && f.spec != "ngram" && f.spec != "off"
-	if draft {
-		for _, n := range m.draft.Names() {
-			t, _ := m.draft.Tensor(n)
-			p.draftWeights += int64(len(t.Data))
-		}
-		p.weights += p.draftWeights
-	}
 	if f.kvCacheType == metal.KVAuto {
 		dims := []int{m.cfg.HeadDim}
-		if draft {
+		if in.DraftWeights > 0 {
 			dims = append(dims, m.draftCfg.HeadDim)
 		}
-		p.kvType, p.kvWhy = auto(f.kvBlockSize, dims...)
-	} else if p.kvType, err = metal.ParseKVType(f.kvCacheType); err != nil {
+		in.KVType, p.kvWhy = auto(f.kvBlockSize, dims...)
+	} else if in.KVType, err = metal.ParseKVType(f.kvCacheType); err != nil {
 		return p, fmt.Errorf("serve: --kv-cache-type: %w", err)
 	}
-	if err := p.kvType.Check(f.kvBlockSize, m.cfg.HeadDim); err != nil {
-		return p, fmt.Errorf("serve: --kv-cache-type %s: %w", p.kvType, err)
-	}
-	p.kvPerToken = int64(m.cfg.NumHiddenLayers) * int64(p.kvType.TokenBytes(m.cfg.NumKeyValueHeads, m.cfg.HeadDim))
-	if draft {
-		if err := p.kvType.Check(f.kvBlockSize, m.draftCfg.HeadDim); err != nil {
-			return p, fmt.Errorf("serve: --kv-cache-type %s (draft model): %w", p.kvType, err)
-		}
-		p.draftKV = int64(m.draftCfg.NumHiddenLayers) * int64(p.kvType.TokenBytes(m.draftCfg.NumKeyValueHeads, m.draftCfg.HeadDim))
-		p.kvPerToken += p.draftKV
-	}
-	p.scratchPerRow = 4 * int64(4*m.cfg.HiddenSize+2*m.cfg.IntermediateSize+m.cfg.VocabSize)
-	p.attnScratch = scratch(p.context)
+	in.AttentionScratch = scratch(in.Context)
 	if f.maxMemory != "" {
-		if p.budget, err = parseSize(f.maxMemory, true); err != nil {
+		if in.Budget, err = parseSize(f.maxMemory, true); err != nil {
 			return p, fmt.Errorf("serve: --max-memory: %w", err)
 		}
 	} else {
@@ -283,20 +258,19 @@ func makePlan(f *serveFlags, m *loadedModel, packed int64, scratch attnScratch, 
 		if err != nil {
 			return p, fmt.Errorf("serve: cannot read the machine's memory (%v): set --max-memory", err)
 		}
-		p.budget = int64(float64(phys) * defaultMemoryShare)
+		in.Budget = int64(float64(phys) * defaultMemoryShare)
 	}
-	kv := p.budget - p.weights - p.packed - p.scratchPerRow*int64(f.maxBatchTokens) - p.attnScratch
 	if f.kvMemory != "" {
-		capKV, err := parseSize(f.kvMemory, true)
-		if err != nil {
+		if in.KVCap, err = parseSize(f.kvMemory, true); err != nil {
 			return p, fmt.Errorf("serve: --kv-memory: %w", err)
 		}
-		kv = min(kv, capKV)
 	}
-	p.blocks = int(max(kv, 0) / (p.kvPerToken * int64(p.blockSize)))
-	if need := (p.context + p.blockSize - 1) / p.blockSize; p.blocks < need {
-		return p, fmt.Errorf("serve: the memory plan leaves %d tokens of KV cache, fewer than one %d-token context: "+
-			"raise --max-memory (or --kv-memory), or lower --max-context or --max-batch-tokens\n%s", p.blocks*p.blockSize, p.context, p.table(f))
+	p.Plan, err = model.PlanMemory(in)
+	p.kvType, p.blocks, p.blockSize, p.context = p.KVType, p.Blocks, p.BlockSize, p.Context
+	if errors.Is(err, model.ErrPlanTooSmall) {
+		return p, fmt.Errorf("serve: %w: raise --max-memory (or --kv-memory), or lower --max-context or --max-batch-tokens\n%s", err, p.table(f))
+	} else if err != nil {
+		return p, fmt.Errorf("serve: %w", err)
 	}
 	return p, nil
 }
@@ -305,27 +279,31 @@ func (p plan) table(f *serveFlags) string {
 	var sb strings.Builder
 	w := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
 	mb := func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
-	if p.draftWeights > 0 {
-		fmt.Fprintf(w, "weights\t%s (the draft model's %s of it)\n", mb(p.weights), mb(p.draftWeights))
+	if p.DraftWeights > 0 {
+		fmt.Fprintf(w, "weights\t%s (the draft model's %s of it)\n", mb(p.Weights), mb(p.DraftWeights))
 	} else {
-		fmt.Fprintf(w, "weights\t%s\n", mb(p.weights))
+		fmt.Fprintf(w, "weights\t%s\n", mb(p.Weights))
 	}
-	if p.packed > 0 {
-		fmt.Fprintf(w, "packed copies\t%s (q4 matrices in the kernels' layout)\n", mb(p.packed))
+	if p.Packed > 0 {
+		fmt.Fprintf(w, "packed copies\t%s (q4 matrices in the kernels' layout)\n", mb(p.Packed))
 	}
-	if p.draftKV > 0 {
-		fmt.Fprintf(w, "KV per token\t%d B (%s; the draft model's %d B of it)\n", p.kvPerToken, p.kvType, p.draftKV)
+	if p.DraftKV > 0 {
+		fmt.Fprintf(w, "KV per token\t%d B (%s; the draft model's %d B of it)\n", p.KVPerToken, p.KVType, p.DraftKV)
 	} else {
-		fmt.Fprintf(w, "KV per token\t%d B (%s)\n", p.kvPerToken, p.kvType)
+		fmt.Fprintf(w, "KV per token\t%d B (%s)\n", p.KVPerToken, p.KVType)
 	}
 	if p.kvWhy != "" {
-		fmt.Fprintf(w, "KV cache type\t%s (%s)\n", p.kvType, p.kvWhy)
+		fmt.Fprintf(w, "KV cache type\t%s (%s)\n", p.KVType, p.kvWhy)
 	}
-	fmt.Fprintf(w, "context\t%d tokens\n", p.context)
-	fmt.Fprintf(w, "KV cache\t%d blocks × %d tokens = %s\n", p.blocks, p.blockSize, mb(int64(p.blocks*p.blockSize)*p.kvPerToken))
-	fmt.Fprintf(w, "scratch\t%s per token in a step (max %d per step)\n", mb(p.scratchPerRow), f.maxBatchTokens)
-	fmt.Fprintf(w, "attention scratch\t%s (scores of one run of tokens per thread, at the longest context)\n", mb(p.attnScratch))
-	fmt.Fprintf(w, "total\t%s of a %s budget\n", mb(p.weights+p.packed+int64(p.blocks*p.blockSize)*p.kvPerToken+p.scratchPerRow*int64(f.maxBatchTokens)+p.attnScratch), mb(p.budget))
+	if p.StatePerSeq > 0 {
+		fmt.Fprintf(w, "state per sequence\t%d B (the state layers' fixed state, whatever the length)\n", p.StatePerSeq)
+		fmt.Fprintf(w, "states\t%d running sequences × %s = %s (--max-running %d)\n", p.StateSlots, mb(p.StatePerSeq), mb(p.StateBytes()), f.maxRunning)
+	}
+	fmt.Fprintf(w, "context\t%d tokens\n", p.Context)
+	fmt.Fprintf(w, "KV cache\t%d blocks × %d tokens = %s\n", p.Blocks, p.BlockSize, mb(p.KVBytes()))
+	fmt.Fprintf(w, "scratch\t%s per token in a step (max %d per step)\n", mb(p.ScratchPerToken), p.MaxBatchTokens)
+	fmt.Fprintf(w, "attention scratch\t%s (scores of one run of tokens per thread, at the longest context)\n", mb(p.AttentionScratch))
+	fmt.Fprintf(w, "total\t%s of a %s budget\n", mb(p.Total()), mb(p.Budget))
 	w.Flush()
 	return sb.String()
 }
@@ -395,11 +373,12 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 			return be.AttentionScratchBytes(heads, hd, context) + dbe.AttentionScratchBytes(dh, dhd, context)
 		}
 	}
-	p, err := makePlan(f, m, packed, scratch, be.AutoKVType)
+	p, err := makePlan(f, m, mdl, draft, packed, scratch, be.AutoKVType)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
+	f.maxRunning = p.MaxRunning // lowered to the states that fit, for a model with state layers
 	if p.kvType == metal.KVBF16 && !be.SIMDAttention(p.kvType) {
 		fmt.Fprintf(s.err, "warning: the %s kernels have no bf16 attention loops: attention over the bf16 KV cache runs on the portable ones, many times slower than with --kv-cache-type f16\n", be.Name())
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/splash-inference/splash/metal"
+	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model"
 	"github.com/splash-inference/splash/model/testmodel"
 )
@@ -274,6 +275,16 @@ func TestPlanCountsTheDraftModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &loadedModel{cfg: cfg, tensors: ts, draftCfg: dcfg, draft: dts}
+	be := cpu.New(1)
+	defer be.Close()
+	target, err := model.Architectures().Build(cfg, ts, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	draft, err := model.Architectures().Build(dcfg, dts, be)
+	if err != nil {
+		t.Fatal(err)
+	}
 	scratch := func(int) int64 { return 0 }
 	bytes := func(ts model.Tensors) (n int64) {
 		for _, name := range ts.Names() {
@@ -289,8 +300,8 @@ func TestPlanCountsTheDraftModel(t *testing.T) {
 		spec      string
 		withDraft bool
 	}{{"auto", true}, {"draft", true}, {"ngram", false}, {"off", false}} {
-		f := &serveFlags{spec: tc.spec, kvBlockSize: 16, maxBatchTokens: 64, maxMemory: "256M", maxContext: "1024", kvCacheType: "f16"}
-		p, err := makePlan(f, m, 0, scratch, nil) // f16: no auto
+		f := &serveFlags{spec: tc.spec, kvBlockSize: 16, maxBatchTokens: 64, maxRunning: 8, maxMemory: "256M", maxContext: "1024", kvCacheType: "f16"}
+		p, err := makePlan(f, m, target, draft, 0, scratch, nil) // f16: no auto
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,10 +309,10 @@ func TestPlanCountsTheDraftModel(t *testing.T) {
 		if tc.withDraft {
 			weights, kv = weights+bytes(dts), kv+perToken(dcfg)
 		}
-		if p.weights != weights || p.kvPerToken != kv {
-			t.Errorf("--spec %s: weights %d, KV per token %d; want %d and %d", tc.spec, p.weights, p.kvPerToken, weights, kv)
+		if p.Weights != weights || p.KVPerToken != kv {
+			t.Errorf("--spec %s: weights %d, KV per token %d; want %d and %d", tc.spec, p.Weights, p.KVPerToken, weights, kv)
 		}
-		if want := int((256<<20 - weights - 64*p.scratchPerRow) / (kv * 16)); p.blocks != want {
+		if want := int((256<<20 - weights - 64*p.ScratchPerToken) / (kv * 16)); p.blocks != want {
 			t.Errorf("--spec %s: %d blocks, want %d", tc.spec, p.blocks, want)
 		}
 	}

@@ -11,7 +11,8 @@ import (
 // linked; every index entry names a cached block under its own hash; the
 // children lists hold exactly the listed blocks, each once under its
 // parent, cached ones full and partial ones unshared; and each table's
-// committed prefix is indexed or at least hashed consistently.
+// committed prefix is indexed or at least hashed consistently; and each
+// state slot is either free or held by exactly one live table.
 func (m *Manager) Check(live ...*Blocks) error {
 	want := make([]int32, len(m.blocks))
 	for _, b := range live {
@@ -74,10 +75,13 @@ func (m *Manager) Check(live ...*Blocks) error {
 	if n != m.free.n || prev != m.free.tail {
 		errs = append(errs, fmt.Errorf("kvcache: free list walks %d blocks, count says %d", n, m.free.n))
 	}
+	if err := m.checkSlots(live); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
-// CheckLeaks reports any block still referenced, plus any broken invariant:
+// CheckLeaks reports any block or state slot still held, plus any broken invariant:
 // call it when every sequence has been freed, e.g. at the end of a test.
 func (m *Manager) CheckLeaks() error { return m.Check() }
 

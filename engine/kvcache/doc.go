@@ -50,7 +50,40 @@
 // recently used first. A prefix hit on a free cached block unlinks it
 // in O(1).
 //
+// # State slots (models with state layers)
+//
+// A model declares per layer what it caches (model.CacheSpec): paged keys
+// and values, which live in these blocks, or a fixed-size per-sequence
+// state (a linear-attention layer's convolution window and recurrent
+// matrix), which lives in a state slot (metal.StateLayer). When the model
+// has state layers, Config.StateSlots is the number of slots and every
+// sequence Admit admits takes one, held until Free (finish, cancellation
+// and preemption all free), as its blocks are; Admit fails with
+// ErrOutOfSlots, leaving no trace, when none is free. A model without state
+// layers has no slots and takes exactly the paged path.
+//
+// A state has absorbed every token the model ran, so two rules follow.
+// Rollback: Settle, which ends every forward pass, truncates a paged
+// table to the positions the sequence keeps, but refuses
+// (ErrStateRollback) to keep fewer positions than a sequence with a slot
+// wrote, since rejected draft tokens would stay in its state; the
+// scheduler therefore turns speculation off for such models. Prefix
+// reuse: a hit would need the state at the hit's end, which no block
+// holds, so such a manager indexes nothing and serves no hit.
+//
+// Snapshots lift both without another API: a snapshot of every state
+// layer at a block boundary, kept under that block's chain hash (and, for
+// a partial block, its parent hash and offset, beside the children lists)
+// and evicted with it. A prefix hit is then cut back to the deepest
+// snapshot within it, and Admit owes a state copy (snapshot to slot, like
+// TakeCopies' block copies) that the batch carries; Settle restores the
+// deepest snapshot at or before the kept position and returns that
+// position, which the scheduler already takes as its computed count and
+// recomputes from. Check and CheckLeaks would count snapshot memory as they
+// count slots.
+//
 // Check verifies every invariant (reference counts against the live block
-// tables, free list membership, index consistency); CheckLeaks is Check with
-// no live sequences and belongs at the end of every test that schedules.
+// tables, free list membership, index consistency, state slots held once);
+// CheckLeaks is Check with no live sequences and belongs at the end of every
+// test that schedules.
 package kvcache

@@ -16,6 +16,11 @@ var ErrOutOfBlocks = errors.New("kvcache: out of blocks")
 type Config struct {
 	NumBlocks int // blocks in the pool (the KV cache's NumBlocks)
 	BlockSize int // token slots per block; 16 when zero
+	// StateSlots is the number of per-sequence state slots, for a model
+	// with state layers (model.CacheSpec.HasState): each admitted sequence
+	// holds one until it is freed. Zero for a model without: the manager
+	// then keeps no slots and serves prefix hits.
+	StateSlots int
 }
 
 // DefaultBlockSize is the block size when Config.BlockSize is zero.
@@ -42,6 +47,7 @@ type block struct {
 type Blocks struct {
 	table  []int32
 	hashes []uint64 // chain hashes of the first len(hashes) blocks, all full and committed
+	slot   int32    // state slot + 1; 0: none
 }
 
 // parentOf is the chain hash of the block before block i: rootHash for the
@@ -69,6 +75,9 @@ type Stats struct {
 	HitTokens int64 // tokens served from the prefix index by Reuse
 	Queried   int64 // tokens looked up by Reuse
 	Evictions int64 // cached blocks dropped to make space
+	// StateSlots and FreeSlots count the state slots (Config.StateSlots)
+	// and those no sequence holds; both zero for a model without state.
+	StateSlots, FreeSlots int
 }
 
 // Manager is the block pool plus prefix index. It is not safe for
@@ -84,6 +93,7 @@ type Manager struct {
 	hitTokens int64
 	queried   int64
 	evictions int64
+	slots     slotPool
 }
 
 // New returns a Manager with every block free.
@@ -91,8 +101,8 @@ func New(c Config) (*Manager, error) {
 	if c.BlockSize == 0 {
 		c.BlockSize = DefaultBlockSize
 	}
-	if c.NumBlocks <= 0 || c.BlockSize <= 0 {
-		return nil, fmt.Errorf("kvcache: need positive NumBlocks and BlockSize, got %d and %d", c.NumBlocks, c.BlockSize)
+	if c.NumBlocks <= 0 || c.BlockSize <= 0 || c.StateSlots < 0 {
+		return nil, fmt.Errorf("kvcache: need positive NumBlocks and BlockSize and no negative StateSlots, got %d, %d and %d", c.NumBlocks, c.BlockSize, c.StateSlots)
 	}
 	m := &Manager{
 		blockSize: c.BlockSize,
@@ -101,6 +111,7 @@ func New(c Config) (*Manager, error) {
 		free:      freeList{head: none, tail: none},
 		index:     make(map[uint64]int32),
 		children:  make(map[uint64][]int32),
+		slots:     newSlotPool(c.StateSlots),
 	}
 	for id := range m.blocks {
 		m.free.pushTail(m.blocks, int32(id))
@@ -122,12 +133,14 @@ func (m *Manager) Stats() Stats {
 	return Stats{
 		Total: len(m.blocks), Used: len(m.blocks) - m.free.n, Free: m.free.n, Cached: len(m.index),
 		HitTokens: m.hitTokens, Queried: m.queried, Evictions: m.evictions,
+		StateSlots: m.slots.n, FreeSlots: len(m.slots.free),
 	}
 }
 
 // Lookup returns how many leading tokens of tokens a call to Reuse would
 // serve from the cache, without taking any block.
 func (m *Manager) Lookup(tokens []int32) int {
+	tokens = m.hittable(tokens)
 	full, parent := m.walkPrefix(tokens, func(int32, uint64) {})
 	_, n := m.partialMatch(parent, m.partialWant(tokens, full))
 	return full*m.blockSize + n
@@ -150,10 +163,14 @@ func (m *Manager) Reuse(b *Blocks, tokens []int32) (int, error) {
 	return hit, err
 }
 
-// Admit is Reuse followed by Allocate of want(hit) tokens, all or nothing:
-// on ErrOutOfBlocks b is left empty and the attempt is not counted in the
-// hit statistics. It is how a scheduler admits a waiting sequence.
+// Admit is Reuse followed by Allocate of want(hit) tokens, and with state
+// slots the taking of one, all or nothing: on ErrOutOfBlocks or
+// ErrOutOfSlots b is left empty and the attempt is not counted in the hit
+// statistics. It is how a scheduler admits a waiting sequence.
 func (m *Manager) Admit(b *Blocks, tokens []int32, want func(hit int) int) (int, error) {
+	if m.FreeSlots() == 0 {
+		return 0, fmt.Errorf("%w: all %d held", ErrOutOfSlots, m.slots.n)
+	}
 	owed := len(m.copies)
 	hit, err := m.attachPrefix(b, tokens)
 	if err != nil {
@@ -164,6 +181,9 @@ func (m *Manager) Admit(b *Blocks, tokens []int32, want func(hit int) int) (int,
 		m.copies = m.copies[:owed]
 		return 0, err
 	}
+	if m.slots.n > 0 {
+		m.takeSlot(b)
+	}
 	m.hitTokens += int64(hit)
 	m.queried += int64(len(tokens))
 	return hit, nil
@@ -173,6 +193,7 @@ func (m *Manager) attachPrefix(b *Blocks, tokens []int32) (int, error) {
 	if len(b.table) != 0 {
 		return 0, fmt.Errorf("kvcache: Reuse on a table that already holds %d blocks", len(b.table))
 	}
+	tokens = m.hittable(tokens)
 	full, parent := m.walkPrefix(tokens, func(id int32, h uint64) {
 		m.acquire(id)
 		b.table = append(b.table, id)
@@ -234,6 +255,9 @@ func (m *Manager) Commit(b *Blocks, tokens []int32, n int) error {
 	if n > len(tokens) {
 		return fmt.Errorf("kvcache: Commit of %d tokens from a sequence of %d", n, len(tokens))
 	}
+	if m.slots.n > 0 {
+		return nil // no prefix index without state snapshots (hittable)
+	}
 	full := min(n/m.blockSize, len(b.table))
 	bs := m.blockSize
 	for i := len(b.hashes); i < full; i++ {
@@ -290,6 +314,17 @@ func (m *Manager) Free(b *Blocks) {
 		m.release(b.table[i])
 	}
 	b.table, b.hashes = b.table[:0], b.hashes[:0]
+	m.releaseSlot(b)
+}
+
+// hittable is what of tokens a prefix hit may cover: all of them, or none
+// for a model with state layers, whose state at the hit's end no block
+// holds (snapshots would make those hits possible).
+func (m *Manager) hittable(tokens []int32) []int32 {
+	if m.slots.n > 0 {
+		return nil
+	}
+	return tokens
 }
 
 func (m *Manager) acquire(id int32) {

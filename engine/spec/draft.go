@@ -36,6 +36,11 @@ type draftSeq struct {
 // NewDraftModel wraps m with a cache of numBlocks blocks of blockSize tokens
 // of type t.
 func NewDraftModel(m model.Model, numBlocks, blockSize int, t metal.KVType) (*DraftModel, error) {
+	if m.CacheSpec().HasState() {
+		// Its drafts are rolled back on every rejection, which a state
+		// cannot be without snapshots.
+		return nil, fmt.Errorf("spec: a draft model with state layers is not supported")
+	}
 	if err := t.Check(blockSize, m.Config().HeadDim); err != nil {
 		return nil, fmt.Errorf("spec: draft cache: %w", err)
 	}

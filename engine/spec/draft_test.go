@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/splash-inference/splash/metal"
@@ -24,6 +25,8 @@ func newPagedFake(vocab int) *pagedFake {
 }
 
 func (f *pagedFake) Config() *model.Config { return &f.cfg }
+
+func (f *pagedFake) CacheSpec() model.CacheSpec { return model.DenseCache(&f.cfg) }
 
 func (f *pagedFake) NewKVCache(numBlocks, blockSize int, t metal.KVType) *metal.KVCache {
 	return metal.NewKVCache(t, 1, numBlocks, blockSize, 1, 1)
@@ -151,5 +154,22 @@ func TestDraftModelOutOfBlocksProposesNothing(t *testing.T) {
 	d.Release(1)
 	if err := d.CheckLeaks(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// statefulFake declares a state layer besides the paged one.
+type statefulFake struct{ *pagedFake }
+
+func (f statefulFake) CacheSpec() model.CacheSpec {
+	s := model.DenseCache(&f.cfg)
+	s.Layers = append(s.Layers, model.StateLayer(4))
+	return s
+}
+
+// TestDraftModelRefusesState: a draft model is rolled back after every
+// rejection, which a state without snapshots cannot be.
+func TestDraftModelRefusesState(t *testing.T) {
+	if _, err := NewDraftModel(statefulFake{newPagedFake(8)}, 8, 4, metal.KVF16); err == nil || !strings.Contains(err.Error(), "state layers") {
+		t.Fatalf("NewDraftModel of a model with state layers: %v", err)
 	}
 }
