@@ -15,7 +15,6 @@ import (
 
 	"github.com/splash-inference/splash/engine/sample"
 	"github.com/splash-inference/splash/metal"
-	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model"
 	"github.com/splash-inference/splash/tokenizer"
 )
@@ -34,6 +33,7 @@ type generateFlags struct {
 	echo        bool
 	logprobs    int
 	asJSON      bool
+	backend     string
 	threads     int
 	kvCacheType string
 }
@@ -53,6 +53,7 @@ func newGenerateCmd(s *stdio) *ff.Command {
 	fs.BoolVar(&f.echo, 0, "echo", "include the prompt in the output (with --logprobs: its tokens' logprobs too)")
 	fs.IntVar(&f.logprobs, 0, "logprobs", -1, "report each token's logprob and the top K alternatives (0..20); -1 is off")
 	fs.BoolVar(&f.asJSON, 0, "json", "print one JSON object with every token instead of text")
+	fs.StringVar(&f.backend, 0, "backend", "auto", "compute backend, as for serve: auto or "+strings.Join(drivers().Names(), ", "))
 	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads; 0 uses every core")
 	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values, as for serve: auto, f32, f16, bf16 or q8")
 	return &ff.Command{
@@ -106,11 +107,14 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	if err != nil {
 		return err
 	}
-	opts, err := backendOptions(f.threads, false)
+	d, err := chooseDevice(f.backend, f.threads, false)
 	if err != nil {
 		return err
 	}
-	be := cpu.NewWithOptions(opts)
+	be, err := d.New()
+	if err != nil {
+		return err
+	}
 	defer be.Close()
 	m, err := src.Build(be)
 	if err != nil {

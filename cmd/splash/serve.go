@@ -20,7 +20,6 @@ import (
 	"github.com/splash-inference/splash/engine"
 	api "github.com/splash-inference/splash/http"
 	"github.com/splash-inference/splash/metal"
-	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model"
 )
 
@@ -49,6 +48,7 @@ type serveFlags struct {
 	cacheDir       string
 	spec           string
 	specTokens     int
+	backend        string
 	threads        int
 	portable       bool
 	grace          time.Duration
@@ -105,6 +105,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.maxImagePixels, 0, "max-image-pixels", api.DefaultMaxImagePixels, "largest input image, width × height in pixels (the served models are text-only: images are refused either way, this says when one is also too large)")
 	fs.StringVar(&f.spec, 0, "spec", "auto", "speculative decoding: auto (the package's draft model and n-gram lookup, whichever predicts better), draft, ngram or off")
 	fs.IntVar(&f.specTokens, 0, "spec-tokens", 4, "most draft tokens verified per step")
+	fs.StringVar(&f.backend, 0, "backend", "auto", "compute backend: auto (the best that runs here) or "+strings.Join(drivers().Names(), ", "))
 	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads (0: every core)")
 	fs.BoolVar(&f.portable, 0, "portable-kernels", "use the portable Go kernels even where assembly ones exist")
 	fs.DurationVar(&f.grace, 0, "shutdown-grace", 10*time.Second, "how long in-flight streams may finish on SIGINT/SIGTERM")
@@ -210,13 +211,13 @@ type plan struct {
 }
 
 // attnScratch bounds a backend's attention scratch for contexts of up to
-// context positions (cpu.Backend.AttentionScratchBytes).
+// context positions (metal.Device.AttentionScratchBytes).
 type attnScratch func(context int) int64
 
 // makePlan is the memory plan of serving m, built as target (and draft,
 // when one is built), with flags f, given the bytes of the backend's
 // packed weight copies, its attention scratch, and the cache type it runs
-// best (for --kv-cache-type auto: cpu.Backend.AutoKVType). It reads the
+// best (for --kv-cache-type auto: metal.Device.AutoKVType). It reads the
 // flags; model.PlanMemory plans from the models' cache declarations.
 func makePlan(f *serveFlags, m *loadedModel, target, draft model.Model, packed int64, scratch attnScratch, auto func(blockSize int, headDims ...int) (metal.KVType, string)) (plan, error) {
 	in := model.PlanInput{Cache: target.CacheSpec(), Weights: model.WeightBytes(m.tensors), ScratchPerToken: model.ScratchPerToken(m.cfg),
@@ -324,7 +325,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	if err := f.validate(); err != nil {
 		return err
 	}
-	beOpts, err := backendOptions(f.threads, f.portable)
+	dev, err := chooseDevice(f.backend, f.threads, f.portable)
 	if err != nil {
 		return err
 	}
@@ -345,20 +346,25 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		return err
 	}
 	defer m.close()
-	be := cpu.NewWithOptions(beOpts)
+	be, err := dev.New()
+	if err != nil {
+		return err
+	}
 	defer be.Close()
 	mdl, err := model.Architectures().Build(m.cfg, m.tensors, be)
 	if err != nil {
 		return err
 	}
 	// Building packs q4 matrices for the kernels that read them packed
-	// (cpu.Backend.PrepareWeights): memory the plan counts with the weights.
+	// (metal.WeightPreparer): memory the plan counts with the weights.
 	packed := be.PackedBytes()
 	var draft model.Model
-	var dbe *cpu.Backend
+	var dbe metal.Device
 	if m.draft != nil && f.spec != "ngram" && f.spec != "off" {
 		// its own backend: a Backend is owned by one model runner
-		dbe = cpu.NewWithOptions(beOpts)
+		if dbe, err = dev.New(); err != nil {
+			return err
+		}
 		defer dbe.Close()
 		if draft, err = model.Architectures().Build(m.draftCfg, m.draft, dbe); err != nil {
 			return fmt.Errorf("serve: draft model: %w", err)

@@ -102,8 +102,27 @@ func TestServeRejectsUnknownKernelsBeforeLoading(t *testing.T) {
 	}
 	for _, set := range cpu.KernelSets() {
 		t.Setenv("SPLASH_KERNELS", set)
-		if o, err := backendOptions(0, false); err != nil || o.Kernels != set {
-			t.Errorf("SPLASH_KERNELS=%s: options %+v, error %v", set, o, err)
+		if d, err := chooseDevice("auto", 0, false); err != nil || d.opts.Kernels != set || d.driver.Name != "cpu" {
+			t.Errorf("SPLASH_KERNELS=%s: device %+v, error %v", set, d.opts, err)
+		}
+	}
+}
+
+// TestServeRejectsUnknownBackendBeforeLoading: --backend names a backend
+// this build offers, or auto; anything else is refused, listing them,
+// before the model loads.
+func TestServeRejectsUnknownBackendBeforeLoading(t *testing.T) {
+	for _, tc := range []struct {
+		backend, want string
+	}{
+		{"tpu", `unknown backend "tpu" (want auto or one of cpu)`},
+		{"cpu", "nonexistent"}, // chosen: the model is looked at next
+		{"auto", "nonexistent"},
+	} {
+		var errw bytes.Buffer
+		err := run(context.Background(), []string{"serve", "--backend", tc.backend, "--model", "/nonexistent/model/dir"}, &stdio{in: strings.NewReader(""), out: &errw, err: &errw})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--backend %s: err = %v, want one containing %q", tc.backend, err, tc.want)
 		}
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"runtime/debug"
 
 	"github.com/peterbourgon/ff/v4"
-
-	"github.com/splash-inference/splash/metal/cpu"
 )
 
 // newVersionCmd is `splash version`: the build (module version and VCS
@@ -26,11 +24,14 @@ func newVersionCmd(s *stdio) *ff.Command {
 			if len(args) > 0 {
 				return errors.New("version: takes no arguments")
 			}
-			opts, err := backendOptions(1, false)
+			d, err := chooseDevice("auto", 1, false)
 			if err != nil {
 				return err
 			}
-			be := cpu.NewWithOptions(opts)
+			be, err := d.New()
+			if err != nil {
+				return err
+			}
 			defer be.Close()
 			fmt.Fprintf(s.out, "splash %s\n%s %s/%s, %d CPUs, kernels %s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH,
 				runtime.NumCPU(), be.Name())
