@@ -325,7 +325,7 @@ func (p plan) table(f *serveFlags) string {
 	fmt.Fprintf(w, "KV cache\t%d blocks × %d tokens = %s\n", p.blocks, p.blockSize, mb(int64(p.blocks*p.blockSize)*p.kvPerToken))
 	fmt.Fprintf(w, "scratch\t%s per token in a step (max %d per step)\n", mb(p.scratchPerRow), f.maxBatchTokens)
 	fmt.Fprintf(w, "attention scratch\t%s (scores of one run of tokens per thread, at the longest context)\n", mb(p.attnScratch))
-	fmt.Fprintf(w, "total\t%s of a %s budget\n", mb(p.weights+p.packed+int64(p.blocks*p.blockSize)*p.kvPerToken+p.scratchPerRow*int64(f.maxBatchTokens)+p.attnScratch), mb(p.budget))
+	fmt.Fprintf(w, "total\t%s of a %s budget\n", mb(p.total(f.maxBatchTokens)), mb(p.budget))
 	w.Flush()
 	return sb.String()
 }
@@ -399,6 +399,13 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	if err != nil {
 		return err
 	}
+	// The attention scratch the plan counts, allocated once: grown chunk
+	// by chunk, a long prompt left a trail of buffers behind.
+	be.ReserveAttention(heads, hd, p.context)
+	if draft != nil {
+		dbe.ReserveAttention(m.draftCfg.NumAttentionHeads, m.draftCfg.HeadDim, p.context)
+	}
+	defer limitGoMemory(p.total(f.maxBatchTokens))()
 	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
 	if p.kvType == metal.KVBF16 && !be.SIMDAttention(p.kvType) {
 		fmt.Fprintf(s.err, "warning: the %s kernels have no bf16 attention loops: attention over the bf16 KV cache runs on the portable ones, many times slower than with --kv-cache-type f16\n", be.Name())
