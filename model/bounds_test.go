@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
 	"github.com/splash-inference/splash/model/testmodel"
 )
@@ -102,6 +103,51 @@ func TestAbsurdConfigsFailCleanly(t *testing.T) {
 				t.Fatalf("build succeeded, want an error naming %s", tc.field)
 			case tc.field != "" && !strings.Contains(err.Error(), tc.field):
 				t.Fatalf("error %q does not name %s", err, tc.field)
+			}
+		})
+	}
+}
+
+// TestAbsurdPackageConfigFailsCleanly corrupts a package's manifest: its
+// config is checked against the tensors the manifest lists, as a
+// checkpoint's is against its safetensors headers.
+func TestAbsurdPackageConfigFailsCleanly(t *testing.T) {
+	s := testmodel.Tiny("llama")
+	s.Vocab = 256
+	dir, err := testmodel.Package(t.TempDir(), s, metal.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, model.ManifestName)
+	pristine, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ field, value string }{
+		{"num_hidden_layers", "1000000000"}, {"head_dim", "2147483648"}, {"vocab_size", "1099511627776"},
+		{"intermediate_size", "1099511627776"},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			var m map[string]any
+			if err := json.Unmarshal(pristine, &m); err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := json.Unmarshal([]byte(tc.value), &v); err != nil {
+				t.Fatal(err)
+			}
+			m["target"].(map[string]any)["config"].(map[string]any)[tc.field] = v
+			raw, _ := json.Marshal(m)
+			if err := os.WriteFile(path, raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src, err := model.Open(dir, model.OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			if _, err := src.Build(nil); err == nil || !strings.Contains(err.Error(), tc.field) {
+				t.Fatalf("build error %v, want one naming %s", err, tc.field)
 			}
 		})
 	}
