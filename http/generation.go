@@ -25,21 +25,27 @@ type generation struct {
 	done   func() // releases the admission slot; runs once
 }
 
-// start admits a request (429 beyond MaxRunning+MaxWaiting in flight) and
-// hands it to the engine.
+// start admits a request and hands it to the engine. Admission counts
+// sequences, not requests: each of a request's n choices is a sequence the
+// engine runs (and holds KV blocks for), so n takes n of the
+// MaxRunning+MaxWaiting slots (429 beyond them).
 func (s *Server) start(req *GenerateRequest) (*generation, error) {
 	limit := int64(s.opts.MaxRunning + s.opts.MaxWaiting)
-	if s.inFlight.Add(1) > limit {
-		s.inFlight.Add(-1)
+	seqs := int64(max(req.N, 1))
+	if seqs > limit {
+		return nil, invalidf("n", "n = %d exceeds the %d sequences this server admits at once", seqs, limit)
+	}
+	if s.inFlight.Add(seqs) > limit {
+		s.inFlight.Add(-seqs)
 		s.metrics.rejected.Add(1)
 		return nil, &apiError{kind: kindRateLimit, retryAfter: 1,
-			message: fmt.Sprintf("too many requests waiting (limit %d); retry later", limit)}
+			message: fmt.Sprintf("too many sequences running or waiting (limit %d); retry later", limit)}
 	}
 	ctx, cancel := context.WithCancel(s.base)
 	events, err := s.opts.Engine.Generate(ctx, req)
 	if err != nil {
 		cancel()
-		s.inFlight.Add(-1)
+		s.inFlight.Add(-seqs)
 		if errors.Is(err, ErrBusy) {
 			s.metrics.rejected.Add(1)
 		}
@@ -49,7 +55,7 @@ func (s *Server) start(req *GenerateRequest) (*generation, error) {
 	return &generation{req: req, events: events, ctx: ctx, cancel: cancel, done: func() {
 		once.Do(func() {
 			cancel()
-			s.inFlight.Add(-1)
+			s.inFlight.Add(-seqs)
 		})
 	}}, nil
 }

@@ -3,9 +3,11 @@ package api_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -248,5 +250,59 @@ func TestHeadProbes(t *testing.T) {
 	}
 	if res := ts.do(t, "HEAD", "/v1/chat/completions", ""); res.status != 405 {
 		t.Errorf("HEAD on a POST route: %d, want 405", res.status)
+	}
+}
+
+// TestAdmissionCountsSequences checks that a request's n choices take n of
+// the MaxRunning+MaxWaiting slots: each is a sequence the engine runs.
+func TestAdmissionCountsSequences(t *testing.T) {
+	eng := fake.New()
+	eng.Hold = make(chan struct{})
+	ts := startServer(t, api.Options{Engine: eng, MaxRunning: 2, MaxWaiting: 2})
+	body := func(n int) string {
+		return fmt.Sprintf(`{"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"n":%d}`, n)
+	}
+	var wg sync.WaitGroup
+	var held [2]int
+	wg.Go(func() { held[0] = ts.do(t, "POST", "/v1/chat/completions", body(3)).status })
+	waitFor(t, "three sequences in flight", func() bool { return eng.Running() == 1 })
+	// Refused requests answer at once; one admitted by mistake is held
+	// until the end, then fails the status check instead of hanging.
+	refused := []struct {
+		path, body string
+		status     int
+	}{
+		{"/v1/chat/completions", body(2), 429},
+		{"/v1/completions", `{"prompt":"hi","max_tokens":2,"n":2}`, 429},
+		{"/v1/chat/completions", body(5), 400},
+	}
+	got := make([]int, len(refused))
+	var answered atomic.Int32
+	for i, tc := range refused {
+		wg.Go(func() {
+			got[i] = ts.do(t, "POST", tc.path, tc.body).status
+			answered.Add(1)
+		})
+	}
+	waitFor(t, "the refusals", func() bool { return int(answered.Load()) == len(refused) || eng.Running() > 1 })
+	if eng.Running() == 1 {
+		wg.Go(func() { held[1] = ts.do(t, "POST", "/v1/chat/completions", body(1)).status })
+		waitFor(t, "the fourth sequence in flight", func() bool { return eng.Running() == 2 })
+		if res := ts.do(t, "GET", "/metrics", ""); !strings.Contains(res.body, "splash_http_generations_in_flight 4") {
+			t.Errorf("metrics do not count four sequences in flight:\n%s", res.body)
+		}
+	}
+	close(eng.Hold)
+	wg.Wait()
+	for i, tc := range refused {
+		if got[i] != tc.status {
+			t.Errorf("%s %s: status %d, want %d", tc.path, tc.body, got[i], tc.status)
+		}
+	}
+	if held != [2]int{200, 200} {
+		t.Errorf("held requests ended with %v", held)
+	}
+	if res := ts.do(t, "POST", "/v1/chat/completions", body(4)); res.status != 200 {
+		t.Errorf("after the queue drained, n=4: %d %s", res.status, res.body)
 	}
 }

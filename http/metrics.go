@@ -39,7 +39,7 @@ func (m *serverMetrics) write(w io.Writer, inFlight int64, ready bool) {
 	fmt.Fprintln(w, "# HELP splash_http_client_disconnects_total Streams cancelled because the client went away.")
 	fmt.Fprintln(w, "# TYPE splash_http_client_disconnects_total counter")
 	fmt.Fprintf(w, "splash_http_client_disconnects_total %d\n", m.cancelled.Load())
-	fmt.Fprintln(w, "# HELP splash_http_generations_in_flight Generation requests admitted and not finished.")
+	fmt.Fprintln(w, "# HELP splash_http_generations_in_flight Sequences (each choice of a request) admitted and not finished.")
 	fmt.Fprintln(w, "# TYPE splash_http_generations_in_flight gauge")
 	fmt.Fprintf(w, "splash_http_generations_in_flight %d\n", inFlight)
 	r := 0

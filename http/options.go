@@ -32,9 +32,9 @@ type Options struct {
 
 	// MaxBodyBytes caps a request body (413 beyond it). Default 8 MiB.
 	MaxBodyBytes int
-	// MaxRunning and MaxWaiting bound the generation requests in the server:
-	// beyond MaxRunning+MaxWaiting in flight, new ones get 429 with
-	// Retry-After. Defaults 64 and 256; a negative MaxWaiting means none.
+	// MaxRunning and MaxWaiting bound the sequences in the server (a
+	// request with n choices is n): beyond MaxRunning+MaxWaiting in flight,
+	// new requests get 429 with Retry-After. Defaults 64 and 256; a negative MaxWaiting means none.
 	MaxRunning int
 	MaxWaiting int
 	// NoToolCalls is set when the model's tool-call format has no parser

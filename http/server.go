@@ -24,7 +24,7 @@ type Server struct {
 	created int64 // start time, reported as the model's "created"
 
 	ready    atomic.Bool  // set by SetReady once the model is loaded and warm
-	inFlight atomic.Int64 // generation requests admitted and not yet finished
+	inFlight atomic.Int64 // sequences (a request's n choices) admitted and not yet finished
 
 	// base is the parent of every generation's context; cancelBase aborts
 	// them all when Shutdown runs out of time.

@@ -306,6 +306,23 @@ func TestWebUIBrowser(t *testing.T) {
 			{`[x](https://e.com/"onmouseover=alert(1))`, `<p><a href="https://e.com/&quot;onmouseover=alert(1" target="_blank" rel="noopener noreferrer">x</a>)</p>`},
 			{"[proto](//evil.example)", "<p>proto</p>"},
 			{"nul \x00 stripped", "<p>nul  stripped</p>"},
+			{"[`code` label](https://e.com)", `<p><a href="https://e.com" target="_blank" rel="noopener noreferrer"><code>code</code> label</a></p>`},
+			{"[**b** `c`](/p)", `<p><a href="/p" target="_blank" rel="noopener noreferrer"><strong>b</strong> <code>c</code></a></p>`},
+			{"`[not](/a/link)`", "<p><code>[not](/a/link)</code></p>"},
+			{"[x](/\\evil.com)", "<p>x</p>"},
+			{"[x](/\x01/evil.com)", "<p>x</p>"},
+			{"[x](/\x7f/evil.com)", "<p>x</p>"},
+			{"[x](https:evil.com)", "<p>x</p>"},
+			{"[x](data:text/html,hi)", "<p>x</p>"},
+			{"[x](HTTPS://e.com)", `<p><a href="HTTPS://e.com" target="_blank" rel="noopener noreferrer">x</a></p>`},
+			{"[x](mailto:a@e.com)", `<p><a href="mailto:a@e.com" target="_blank" rel="noopener noreferrer">x</a></p>`},
+			{"[x](/docs/a)", `<p><a href="/docs/a" target="_blank" rel="noopener noreferrer">x</a></p>`},
+			{"[x](#top)", `<p><a href="#top" target="_blank" rel="noopener noreferrer">x</a></p>`},
+			{"[x](/ spaced)", "<p>[x](/ spaced)</p>"},
+			{"snake_case_name and _em_", "<p>snake_case_name and <em>em</em></p>"},
+			{"**a *b* c**", "<p><strong>a <em>b</em> c</strong></p>"},
+			{"# Title ##\n## C#", "<h1>Title</h1>\n<h2>C#</h2>"},
+			{"```   \nx\n   ```", "<pre><code>x</code></pre>"},
 		}
 		for _, tt := range tests {
 			got := evalString(t, ctx, "renderMarkdown("+jsString(tt.in)+")")
@@ -314,6 +331,40 @@ func TestWebUIBrowser(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestWebUIMarkdownAdversarial renders 64K-character replies built to
+// make a backtracking renderer go quadratic (each opener scanning the rest of
+// the line for a closer that is not there): they must render, and render
+// right. The page re-renders the whole reply every frame while it streams,
+// so the time each takes is logged.
+func TestWebUIMarkdownAdversarial(t *testing.T) {
+	ts := startServer(t, api.Options{})
+	ctx := newBrowser(t)
+	openChat(t, ctx, ts.url)
+	const n = 1 << 16
+	for _, tt := range []struct {
+		name, js, want string
+	}{
+		{"open brackets", `"[".repeat(65536)`, "<p>" + strings.Repeat("[", n) + "</p>"},
+		{"unclosed link URLs", `"[a](".repeat(16384)`, "<p>" + strings.Repeat("[a](", n/4) + "</p>"},
+		{"heading of spaces", `"# " + " ".repeat(65536) + "x"`, "<h1>x</h1>"},
+		{"heading of hashes", `"# x" + " #".repeat(32768) + "y"`, "<h1>x" + strings.Repeat(" #", n/2) + "y</h1>"},
+		{"fence of spaces", `"` + "```" + `" + " ".repeat(65536) + "x y"`, "<p>```" + strings.Repeat(" ", n) + "x y</p>"},
+		{"word underscores", `"_a".repeat(32768)`, "<p>" + strings.Repeat("_a", n/2) + "</p>"},
+		{"unclosed code", `"` + "`" + `a".repeat(32768)`, "<p>" + strings.Repeat("<code>a</code>a", n/4) + "</p>"},
+		{"unclosed stars", `"* a".repeat(21845)`, "<ul><li>a" + strings.Repeat("* a", n/3-1) + "</li></ul>"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := evalString(t, ctx, `(() => { const t0 = performance.now(); const h = renderMarkdown(`+tt.js+`);
+				return (performance.now() - t0).toFixed(1) + " " + h; })()`)
+			ms, html, _ := strings.Cut(got, " ")
+			if html != tt.want {
+				t.Errorf("render of %d characters differs: got %.200s…", n, html)
+			}
+			t.Logf("%s: %s ms", tt.name, ms)
+		})
+	}
 }
 
 // jsString quotes s as a JavaScript string literal.

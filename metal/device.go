@@ -20,6 +20,11 @@ type Device interface {
 	// query heads of headDim at a context of context positions.
 	AttentionScratchBytes(heads, headDim, context int) int64
 
+	// ReserveAttention allocates that scratch up front for contexts of up
+	// to context positions, so that a long prompt's chunks reuse it
+	// rather than grow it. Call it before the device's first use.
+	ReserveAttention(heads, headDim, context int)
+
 	// AutoKVType is the KV cache type the device runs best for heads of
 	// these sizes in blocks of blockSize, and why (--kv-cache-type auto).
 	AutoKVType(blockSize int, headDims ...int) (KVType, string)

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 )
 
 // Config is the architecture and dimensions of a model, with fields named as
@@ -89,11 +90,16 @@ func (c *Config) Check() error {
 	if c.HeadDim%2 != 0 {
 		return fmt.Errorf("model: config head_dim %d must be even for RoPE", c.HeadDim)
 	}
-	if c.RMSNormEps <= 0 {
-		return fmt.Errorf("model: config rms_norm_eps %g must be positive", c.RMSNormEps)
+	if c.RMSNormEps <= 0 || c.RMSNormEps >= 1 {
+		return fmt.Errorf("model: config rms_norm_eps %g must be in (0, 1)", c.RMSNormEps)
 	}
-	if c.RopeTheta <= 0 {
-		return fmt.Errorf("model: config rope_theta %g must be positive", c.RopeTheta)
+	if c.RopeTheta <= 1 {
+		return fmt.Errorf("model: config rope_theta %g must be above 1 (RoPE's wavelengths grow with it)", c.RopeTheta)
+	}
+	// Positions are int32 in batches and caches; the context itself drives
+	// no allocation (the served context is the memory plan's).
+	if c.MaxPositionEmbeddings < 0 || c.MaxPositionEmbeddings > math.MaxInt32 {
+		return fmt.Errorf("model: config max_position_embeddings %d must be in [0, %d]", c.MaxPositionEmbeddings, math.MaxInt32)
 	}
 	if c.AttentionBias {
 		return fmt.Errorf("model: config attention_bias = true is not supported")
@@ -102,8 +108,15 @@ func (c *Config) Check() error {
 		switch s.RopeType {
 		case "", "default":
 		case "llama3":
-			if s.Factor <= 0 || s.LowFreqFactor <= 0 || s.HighFreqFactor <= s.LowFreqFactor || s.OriginalMaxPositionEmbeddings <= 0 {
-				return fmt.Errorf("model: rope_scaling llama3 needs factor > 0, 0 < low_freq_factor < high_freq_factor and original_max_position_embeddings > 0, got %+v", *s)
+			switch {
+			case s.Factor < 1:
+				return fmt.Errorf("model: config rope_scaling.factor %g must be at least 1", s.Factor)
+			case s.LowFreqFactor <= 0 || s.HighFreqFactor <= s.LowFreqFactor:
+				return fmt.Errorf("model: config rope_scaling.low_freq_factor %g and high_freq_factor %g must satisfy 0 < low < high",
+					s.LowFreqFactor, s.HighFreqFactor)
+			case s.OriginalMaxPositionEmbeddings <= 0 || s.OriginalMaxPositionEmbeddings > math.MaxInt32:
+				return fmt.Errorf("model: config rope_scaling.original_max_position_embeddings %d must be in [1, %d]",
+					s.OriginalMaxPositionEmbeddings, math.MaxInt32)
 			}
 		default:
 			return fmt.Errorf("model: rope_scaling type %q is not supported (want llama3)", s.RopeType)

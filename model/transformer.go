@@ -61,6 +61,9 @@ func newLlama(cfg *Config, w Tensors, be metal.Backend) (Model, error) {
 }
 
 func newTransformer(cfg *Config, w Tensors, be metal.Backend, qkNorm bool) (*transformer, error) {
+	if err := checkDims(cfg, w); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", cfg.Architecture, err)
+	}
 	l := weightLoader{w: w}
 	hidden, inter, q, kv := cfg.HiddenSize, cfg.IntermediateSize, cfg.QDim(), cfg.KVDim()
 	m := &transformer{cfg: cfg, be: be, qkNorm: qkNorm, invFreq: ropeInvFreq(cfg)}

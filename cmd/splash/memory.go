@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"errors"
+	"math"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
@@ -30,3 +32,24 @@ func procMemTotal() (int64, error) {
 // when --max-memory is not given: the rest is left to the OS, the agents
 // and their tools.
 const defaultMemoryShare = 0.6
+
+// limitGoMemory sets the Go runtime's soft memory limit to the plan's
+// total plus a margin for what the plan does not count (tokenizer and
+// grammar tables, requests in flight), and returns a func that restores the
+// previous limit. The KV cache and packed weights live in the Go heap, so
+// by default the collector, which runs when the heap has doubled since the
+// last collection, would let garbage grow to their size, gigabytes of it,
+// before collecting; under the limit it collects before the process passes
+// the plan. A limit already set (GOMEMLIMIT, or another server in the same
+// process) is kept.
+func limitGoMemory(total int64) (restore func()) {
+	prev := debug.SetMemoryLimit(-1)
+	if prev != math.MaxInt64 {
+		return func() {}
+	}
+	debug.SetMemoryLimit(total + max(total/8, planMargin))
+	return func() { debug.SetMemoryLimit(prev) }
+}
+
+// planMargin is the least memory allowed beyond the plan's total.
+const planMargin = 256 << 20

@@ -100,7 +100,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.maxPrefillDec, 0, "max-prefill-with-decode", 128, "prompt tokens a step takes while other requests are decoding, so that their streams do not stall behind long prompts (0: up to --max-batch-tokens)")
 	fs.BoolVar(&f.prefillCost, 0, "prefill-by-attention", "count prompt tokens deep in a long prompt at their attention's cost against --max-prefill-with-decode: smaller chunks there, steadier streams beside long prompts, less throughput")
 	fs.IntVar(&f.maxRunning, 0, "max-running", 64, "sequences running at once")
-	fs.IntVar(&f.maxWaiting, 0, "max-waiting", 256, "requests queued beyond --max-running before new ones get 429")
+	fs.IntVar(&f.maxWaiting, 0, "max-waiting", 256, "sequences (a request with n choices is n) queued beyond --max-running before new requests get 429")
 	fs.StringVar(&f.maxBody, 0, "max-body", "8M", "largest request body (413 beyond it)")
 	fs.IntVar(&f.maxImagePixels, 0, "max-image-pixels", api.DefaultMaxImagePixels, "largest input image, width × height in pixels (the served models are text-only: images are refused either way, this says when one is also too large)")
 	fs.StringVar(&f.spec, 0, "spec", "auto", "speculative decoding: auto (the package's draft model and n-gram lookup, whichever predicts better), draft, ngram or off")
@@ -383,6 +383,13 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	if err != nil {
 		return err
 	}
+	// The attention scratch the plan counts, allocated once: grown chunk
+	// by chunk, a long prompt left a trail of buffers behind.
+	be.ReserveAttention(heads, hd, p.context)
+	if draft != nil {
+		dbe.ReserveAttention(m.draftCfg.NumAttentionHeads, m.draftCfg.HeadDim, p.context)
+	}
+	defer limitGoMemory(p.Total())()
 	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
 	f.maxRunning = p.MaxRunning // lowered to the states that fit, for a model with state layers
 	if p.kvType == metal.KVBF16 && !be.SIMDAttention(p.kvType) {

@@ -147,7 +147,7 @@ const (
 // at least a group of the kernels' positions.
 func (b *Backend) AttentionScratchBytes(heads, headDim, context int) int64 {
 	// After the scores: a widened chunk, or a KVBF16 run's queries.
-	per := 4 * int64(attnRunTokens*heads*(context+7)+15+max(attnChunk*headDim, (attnRunTokens*heads*headDim+1)/2))
+	per := 4 * int64(attnScratchFloats(heads, headDim, context))
 	if g := b.f.tabs.group; g > 0 {
 		per += 2 * int64(heads) * int64((context+g-1)/g) * int64(unsafe.Sizeof(decodeStretch{}))
 	}

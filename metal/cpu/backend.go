@@ -61,10 +61,14 @@ func (b *Backend) Threads() int { return b.pool.n }
 func (b *Backend) Close() { b.pool.close() }
 
 // workerScratch returns worker w's scratch slice of n floats, growing it on
-// first use; each worker touches only its own entry.
+// first use; each worker touches only its own entry. It grows at least
+// twofold: attention asks a little more at every prompt chunk (its scores
+// span the context), and growing to each size exactly left a trail of
+// buffers, quadratic in the prompt, for the collector. ReserveAttention
+// sizes it once for a served context instead.
 func (b *Backend) workerScratch(w, n int) []float32 {
-	if cap(b.scratch[w]) < n {
-		b.scratch[w] = make([]float32, n)
+	if c := cap(b.scratch[w]); c < n {
+		b.scratch[w] = make([]float32, max(n, 2*c))
 	}
 	return b.scratch[w][:n]
 }

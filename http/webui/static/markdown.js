@@ -14,45 +14,165 @@ function escapeHTML(s) {
     .replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 }
 
-// safeURL returns an already-escaped URL when its scheme is allowed, or "".
+// safeURL returns an already-escaped URL when it may be a link, or "": an
+// absolute http(s) or mailto URL, or a path, query or fragment of this
+// site. Backslashes, spaces and control characters are refused anywhere,
+// since browsers read "/\evil.com" and "/<tab>/evil.com" as "//evil.com",
+// another site.
 function safeURL(escaped) {
-  if (/^(https?:\/\/|mailto:)/i.test(escaped) || /^[/#?]/.test(escaped) && !/^\/\//.test(escaped)) {
+  if (/[\u0000-\u0020\u007f\\]/.test(escaped)) {
+    return "";
+  }
+  if (/^(https?:\/\/[^/]|mailto:.)/i.test(escaped) || /^([#?]|\/(?!\/))/.test(escaped)) {
     return escaped;
   }
   return "";
 }
 
-// Placeholders are NUL-delimited indices; NUL never survives from the input
-// (renderMarkdown strips it), so user text cannot forge one.
-function stash(list, html) {
-  list.push(html);
-  return "\u0000" + (list.length - 1) + "\u0000";
+// finder returns next(i): the first index >= i where find(from) finds
+// something, or -1. Each answer is reused for every later i up to it, so a
+// scan that moves forward pays for each stretch of text once.
+function finder(find) {
+  let from = Infinity;
+  let at = -1;
+  return (i) => {
+    if (i < from || (at >= 0 && i > at)) {
+      from = i;
+      at = find(i);
+    }
+    return at;
+  };
 }
 
-function unstash(text, list) {
-  return text.replace(/\u0000(\d+)\u0000/g, (_, i) => list[Number(i)]);
+function isWord(c) {
+  return c !== undefined && /\w/.test(c);
 }
 
-function emphasis(text) {
-  return text
-    .replace(/\*\*([^*\n]+?)\*\*/g, "<strong>$1</strong>")
-    .replace(/__([^_\n]+?)__/g, "<strong>$1</strong>")
-    .replace(/\*([^*\s][^*\n]*?)\*/g, "<em>$1</em>")
-    .replace(/(^|[^\w])_([^_\s][^_\n]*?)_(?!\w)/g, "$1<em>$2</em>");
+// InlineScanner renders one line of escaped text in one left-to-right pass:
+// `code`, [links](url), **strong**, __strong__, *em* and _em_. A construct
+// is taken when its closer exists; its inside is scanned as a span of its
+// own. Closers are found through finders, so a line of n characters costs
+// O(n) whatever it holds (the regexes this replaces went back over the rest
+// of the line at every "[", which froze the page on long replies).
+class InlineScanner {
+  constructor(text) {
+    this.text = text;
+    const at = (s) => finder((i) => text.indexOf(s, i));
+    this.next = { "`": at("`"), "]": at("]"), ")": at(")"), "*": at("*"), "_": at("_"), "**": at("**"), "__": at("__") };
+    const space = /\s/g;
+    this.next.space = finder((i) => {
+      space.lastIndex = i;
+      const m = space.exec(text);
+      return m ? m.index : -1;
+    });
+  }
+
+  // closer finds s after i and before end, or returns -1.
+  closer(s, i, end) {
+    const k = this.next[s](i);
+    return k >= 0 && k < end ? k : -1;
+  }
+
+  // span renders text[start, end); links are off inside a link's label.
+  span(start, end, links) {
+    const t = this.text;
+    const out = [];
+    let plain = start; // start of the text not yet copied to out
+    const emit = (i, html, resume) => {
+      out.push(t.slice(plain, i), html);
+      plain = resume;
+      return resume;
+    };
+    for (let i = start; i < end;) {
+      const c = t[i];
+      let k;
+      let a;
+      if (c === "`" && (k = this.closer("`", i + 1, end)) > i + 1) {
+        i = emit(i, "<code>" + t.slice(i + 1, k) + "</code>", k + 1);
+      } else if (c === "[" && links && (a = this.link(i, end))) {
+        i = emit(i, a.html, a.resume);
+      } else if ((c === "*" || c === "_") && t[i + 1] === c && (k = this.closer(c + c, i + 2, end)) > i + 2) {
+        i = emit(i, "<strong>" + this.span(i + 2, k, links) + "</strong>", k + 2);
+      } else if ((k = this.em(i, end)) > 0) {
+        i = emit(i, "<em>" + this.span(i + 1, k, links) + "</em>", k + 1);
+      } else {
+        i++;
+      }
+    }
+    out.push(t.slice(plain, end));
+    return out.join("");
+  }
+
+  // em returns the closer of *em* or _em_ opening at i, or -1: the next
+  // delimiter, after text that does not start with a space; _ only between
+  // non-word characters (snake_case stays as it is).
+  em(i, end) {
+    const t = this.text;
+    const c = t[i];
+    if ((c !== "*" && c !== "_") || i + 1 >= end || /\s/.test(t[i + 1]) || t[i + 1] === c) {
+      return -1;
+    }
+    if (c === "_" && isWord(t[i - 1])) {
+      return -1;
+    }
+    const k = this.closer(c, i + 1, end);
+    if (k < 0 || (c === "_" && isWord(t[k + 1]))) {
+      return -1;
+    }
+    return k;
+  }
+
+  // link renders [label](url) opening at i: {html, resume} (the index
+  // after it), or null when there is none. A URL that is not safe leaves
+  // only the label.
+  link(i, end) {
+    const t = this.text;
+    const j = this.closer("]", i + 1, end);
+    if (j <= i + 1 || t[j + 1] !== "(") {
+      return null;
+    }
+    const k = this.closer(")", j + 2, end);
+    const space = this.next.space(j + 2);
+    if (k <= j + 2 || (space >= 0 && space < k)) {
+      return null;
+    }
+    const label = this.span(i + 1, j, false);
+    const href = safeURL(t.slice(j + 2, k));
+    const html = href ? '<a href="' + href + '" target="_blank" rel="noopener noreferrer">' + label + "</a>" : label;
+    return { html: html, resume: k + 1 };
+  }
 }
 
 // inline renders one line of escaped text.
 function inline(text) {
-  const saved = [];
-  text = text.replace(/`([^`\n]+)`/g, (_, code) => stash(saved, "<code>" + code + "</code>"));
-  text = text.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (whole, label, url) => {
-    const href = safeURL(url);
-    if (!href) {
-      return label;
-    }
-    return stash(saved, '<a href="' + href + '" target="_blank" rel="noopener noreferrer">' + emphasis(label) + "</a>");
-  });
-  return unstash(emphasis(text), saved);
+  return new InlineScanner(text).span(0, text.length, true);
+}
+
+// fenceLanguage returns the language of a ``` fence line ("" for none), or
+// null when the line is not a fence. (Trimming and a whole-string test keep
+// it linear: a regex with two runs of optional spaces around the language
+// backtracked quadratically over a long line of spaces.)
+function fenceLanguage(line) {
+  const t = line.trim();
+  if (!t.startsWith("```")) {
+    return null;
+  }
+  const lang = t.slice(3).trim();
+  return /^[\w+#.-]*$/.test(lang) ? lang : null;
+}
+
+// headingText drops a heading's closing run of #s (when a space or nothing
+// precedes it) and the spaces around it, scanning back from the end.
+function headingText(text) {
+  let end = text.trimEnd().length;
+  let hashes = end;
+  while (hashes > 0 && text[hashes - 1] === "#") {
+    hashes--;
+  }
+  if (hashes < end && (hashes === 0 || /\s/.test(text[hashes - 1]))) {
+    end = hashes;
+  }
+  return text.slice(0, end).trimEnd();
 }
 
 function renderMarkdown(source) {
@@ -75,22 +195,22 @@ function renderMarkdown(source) {
   const flush = () => { flushPara(); flushList(); };
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
-    const fence = line.match(/^\s*```\s*([\w+#.-]*)\s*$/);
-    if (fence) {
+    const fence = fenceLanguage(line);
+    if (fence !== null) {
       flush();
       const body = [];
-      for (i++; i < lines.length && !/^\s*```\s*$/.test(lines[i]); i++) {
+      for (i++; i < lines.length && lines[i].trim() !== "```"; i++) {
         body.push(lines[i]);
       }
-      const cls = fence[1] ? ' class="language-' + fence[1] + '"' : "";
+      const cls = fence ? ' class="language-' + fence + '"' : "";
       out.push("<pre><code" + cls + ">" + body.join("\n") + "</code></pre>");
       continue;
     }
-    const heading = line.match(/^(#{1,6})\s+(.*?)\s*#*\s*$/);
+    const heading = line.match(/^(#{1,6})\s+(.*)$/);
     if (heading) {
       flush();
       const n = heading[1].length;
-      out.push("<h" + n + ">" + inline(heading[2]) + "</h" + n + ">");
+      out.push("<h" + n + ">" + inline(headingText(heading[2])) + "</h" + n + ">");
       continue;
     }
     const item = line.match(/^\s*([-*+]|\d+[.)])\s+(.*)$/);
