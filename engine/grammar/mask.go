@@ -57,19 +57,30 @@ func ApplyMask(logits []float32, mask Mask) {
 // (allocated when nil or too short) and returns it: every token whose bytes
 // the grammar accepts from here, plus the EOS ids when the output may end.
 func (v *Vocab) Mask(m *Matcher, dst Mask) Mask {
+	w := walker{v: v}
+	return w.run(m, dst, true)
+}
+
+// run computes the mask at m's position into dst. Inside a string, group
+// says whether the tokens that stay inside it are allowed wholesale (a
+// budgeted walk may leave them out; see budget.go).
+func (w *walker) run(m *Matcher, dst Mask, group bool) Mask {
+	v := w.v
 	if len(dst) < (v.size+63)/64 {
 		dst = NewMask(v.size)
 	}
 	dst = dst[:(v.size+63)/64]
-	w := walker{v: v, mask: dst}
+	w.mask = dst
 	phase, room, inside := stringPhase(m.states)
 	switch {
-	case inside && room >= uint32(v.height[0]):
+	case inside && room >= uint32(v.height[0]) && group:
 		// Inside a string most tokens stay inside it: start from those and
 		// walk only the tokens that may close it.
 		copy(dst, v.inString[phase])
-	case inside && phase == strBody:
+	case inside && phase == strBody && group:
 		copy(dst, v.inStringChars[room]) // the same, under a near maxLength
+	case inside && (room >= uint32(v.height[0]) || phase == strBody):
+		dst.clear()
 	default:
 		inside = false
 		dst.clear()
@@ -84,11 +95,20 @@ func (v *Vocab) Mask(m *Matcher, dst Mask) Mask {
 }
 
 // walker holds one mask computation: the trie walk reuses one state buffer
-// per depth so that stepping along the trie does not allocate.
+// per depth so that stepping along the trie does not allocate. With track
+// or limited set it also weighs each token's position by its shortest
+// finish (see budget.go).
 type walker struct {
 	v    *Vocab
 	mask Mask
 	bufs [][]state
+
+	track    bool // gather reach
+	reach    int  // the longest shortest finish, in bytes, after a token the walk set
+	limited  bool // set only tokens whose position finishes within limit tokens
+	limit    int
+	spelling []byte // scratch for spelling out finishes
+	fewest   []int
 }
 
 // walk adds the allowed tokens below node, reached in states. inside means
@@ -124,7 +144,7 @@ func (w *walker) walk(node int32, states []state, depth int, inside bool) {
 		c := e.child
 		phase, room, inString := stringPhase(next)
 		stillInside := inside && inString
-		if !stillInside {
+		if !stillInside && v.own[c] > v.first[c] && w.fits(next) {
 			for _, id := range v.order[v.first[c]:v.own[c]] {
 				w.mask.set(id)
 			}
@@ -137,7 +157,7 @@ func (w *walker) walk(node int32, states []state, depth int, inside bool) {
 			// string: nothing to add.
 			continue
 		}
-		if inString && room >= uint32(v.height[c]) && v.safe[c]&(1<<phase) != 0 {
+		if inString && room >= uint32(v.height[c]) && v.safe[c]&(1<<phase) != 0 && (stillInside || w.staysWithin(next)) {
 			// Every token below stays inside this string: all allowed.
 			if !stillInside {
 				for _, id := range v.order[v.own[c]:v.end[c]] {

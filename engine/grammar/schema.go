@@ -68,13 +68,16 @@ func CompileContext(ctx context.Context, schema []byte, limits Limits) (*Grammar
 	if err != nil {
 		return nil, err
 	}
+	setLeast(root)
 	return &Grammar{root: root}, nil
 }
 
 // JSONObject returns the grammar of the json_object response format: any
 // JSON object, with values of any type.
 func JSONObject() *Grammar {
-	return &Grammar{root: freeObject(anyValue())}
+	root := freeObject(anyValue())
+	setLeast(root)
+	return &Grammar{root: root}
 }
 
 // anyValue builds the node matching any JSON value. Objects and arrays refer

@@ -32,6 +32,8 @@ type Vocab struct {
 	// inStringChars[k]: the tokens of inString[strBody] with at most k
 	// characters, for strings with a maxLength closer than the longest token.
 	inStringChars []Mask
+
+	everyByte bool // every byte a completion may use is a token of its own
 }
 
 type edge struct {
@@ -78,6 +80,7 @@ func NewVocab(tokens [][]byte, eos []int) (*Vocab, error) {
 		v.fillInString(v.inString[p], 0, p)
 	}
 	v.fillInStringChars()
+	v.everyByte = v.spellsEveryByte()
 	return v, nil
 }
 

@@ -1,0 +1,168 @@
+package grammar
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestShortestFinish walks random documents of every schema case and checks,
+// at each position, what budget-aware decoding relies on: each state's
+// shortest finish is valid from there and ends the document; following the
+// best one byte by byte lowers the length in bytes by one per byte; and the
+// first token of its best spelling lowers the distance in tokens by one.
+func TestShortestFinish(t *testing.T) {
+	q := qwen(t)
+	if !q.vocab.everyByte {
+		t.Fatal("the Qwen vocabulary should have a token for every byte")
+	}
+	gen := newGenerator(q)
+	cache := NewMaskCache(q.vocab, 512)
+	for _, c := range schemaCases {
+		t.Run(c.name, func(t *testing.T) {
+			gr := mustCompile(t, c.schema)
+			for seed := uint64(0); seed < 20; seed++ {
+				rng := rand.New(rand.NewPCG(seed, 7))
+				m := NewMatcher(gr)
+				var doc []byte
+				for step := 0; step < 400; step++ {
+					checkFinish(t, q.vocab, m, doc)
+					id := gen.pick(cache.Mask(m), rng)
+					if q.vocab.isEOS(id) {
+						break
+					}
+					q.vocab.AcceptToken(m, id)
+					doc = append(doc, q.tokens[id]...)
+				}
+			}
+		})
+	}
+}
+
+func checkFinish(t *testing.T, v *Vocab, m *Matcher, doc []byte) {
+	t.Helper()
+	w := walker{v: v}
+	d := finishLen(m.states)
+	for _, s := range m.states {
+		spelled, _ := w.spell(s)
+		c := m.Clone()
+		if !c.Advance(spelled) || !c.CanEnd() {
+			t.Fatalf("after %q: the finish %q of a state does not end the document", doc, spelled)
+		}
+		if len(spelled) != d {
+			continue // not the best state
+		}
+		c = m.Clone()
+		for i, b := range spelled {
+			c.Accept(b)
+			if got := finishLen(c.states); got != d-i-1 {
+				t.Fatalf("after %q + %q: finish of %d bytes, want %d", doc, spelled[:i+1], got, d-i-1)
+			}
+		}
+	}
+	dist := w.fewestToFinish(m.states)
+	if dist == 0 {
+		return
+	}
+	forced := walker{v: v, mask: NewMask(v.Size()), limit: dist - 1}
+	forced.addForced(m.states)
+	if forced.mask.Count() == 0 {
+		t.Fatalf("after %q: no token lowers the distance %d", doc, dist)
+	}
+	for id := range v.Size() {
+		if forced.mask.Allowed(id) {
+			c := m.Clone()
+			if !v.AcceptToken(c, id) || w.fewestToFinish(c.states) > dist-1 {
+				t.Fatalf("after %q: forced token %q leaves distance %d, want <= %d", doc, v.bytes(id), w.fewestToFinish(c.states), dist-1)
+			}
+		}
+	}
+}
+
+// rambler picks tokens like a random-weight model at temperature 1 that
+// never wants to stop: uniform random logits, EOS and closing bytes
+// disfavoured, so outputs run into the budget.
+type rambler struct {
+	q      *qwenVocab
+	logits []float32
+	bias   []float32
+}
+
+func newRambler(q *qwenVocab) *rambler {
+	r := &rambler{q: q, logits: make([]float32, len(q.tokens)), bias: make([]float32, len(q.tokens))}
+	for id, tok := range q.tokens {
+		if strings.ContainsAny(string(tok), "\"}]") {
+			r.bias[id] = -3
+		}
+	}
+	for _, id := range q.eos {
+		r.bias[id] = -3
+	}
+	return r
+}
+
+// run generates under hook until EOS or maxTokens tokens, returning the
+// document, the tokens taken (EOS included) and whether EOS ended it.
+func (r *rambler) run(t *testing.T, hook interface {
+	Mask([]float32)
+	Accept(int32)
+}, rng *rand.Rand, maxTokens int) ([]byte, int, bool) {
+	var doc []byte
+	for n := 1; n <= maxTokens; n++ {
+		for i := range r.logits {
+			r.logits[i] = rng.Float32()*4 + r.bias[i]
+		}
+		hook.Mask(r.logits)
+		best := 0
+		for i, l := range r.logits {
+			if l > r.logits[best] {
+				best = i
+			}
+		}
+		if math.IsInf(float64(r.logits[best]), -1) {
+			t.Fatalf("every logit masked after %q", doc)
+		}
+		hook.Accept(int32(best))
+		if r.q.vocab.isEOS(best) {
+			return doc, n, true
+		}
+		doc = append(doc, r.q.tokens[best]...)
+	}
+	return doc, maxTokens, false
+}
+
+// TestBudgetEndsDocuments: with a budget, a rambling sampler's output ends
+// with EOS within the budget as a document the reference validator accepts,
+// for budgets from the schema's minimum up; a budget below the minimum is
+// refused up front.
+func TestBudgetEndsDocuments(t *testing.T) {
+	q := qwen(t)
+	r := newRambler(q)
+	for _, c := range schemaCases {
+		t.Run(c.name, func(t *testing.T) {
+			gr := mustCompile(t, c.schema)
+			ref := newReferenceValidator(t, c.schema)
+			least := NewConstraint(q.vocab, gr).distance() + 1
+			if err := NewConstraint(q.vocab, gr).Limit(least - 1); err == nil {
+				t.Errorf("a budget of %d below the minimum %d was accepted", least-1, least)
+			}
+			for _, budget := range []int{least, least + 1, least + 4, least + 12, 48} {
+				for seed := uint64(0); seed < 8; seed++ {
+					con := NewConstraint(q.vocab, gr)
+					if err := con.Limit(budget); err != nil {
+						if budget < least {
+							continue
+						}
+						t.Fatal(err)
+					}
+					doc, n, ended := r.run(t, con, rand.New(rand.NewPCG(seed, uint64(budget))), budget)
+					if !ended || !con.Valid() || !json.Valid(doc) || !ref.valid(doc) {
+						t.Fatalf("budget %d seed %d: %q after %d tokens (EOS %v), which is not a valid document", budget, seed, doc, n, ended)
+					}
+				}
+			}
+		})
+	}
+}
