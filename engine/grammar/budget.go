@@ -137,7 +137,7 @@ func (c *Constraint) Limit(maxTokens int) error {
 	}
 	need := c.distance() + 1
 	if need > maxTokens {
-		return fmt.Errorf("grammar: the shortest output the schema allows takes %d tokens, more than the %d allowed", need, maxTokens)
+		return fmt.Errorf("grammar: the shortest output the schema allows takes %d tokens, more than the output limit of %d (max_tokens)", need, maxTokens)
 	}
 	c.budget, c.cache.track = maxTokens, true
 	return nil

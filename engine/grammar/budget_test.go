@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/splash-inference/splash/engine/grammar/toolcall"
 )
 
 // TestShortestFinish walks random documents of every schema case and checks,
@@ -164,5 +166,48 @@ func TestBudgetEndsDocuments(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWrappedBudget: forced tool calls (one, or repeated) under budgets from
+// the minimum up end with EOS within the budget, every call whole and its
+// arguments valid.
+func TestWrappedBudget(t *testing.T) {
+	q := qwen(t)
+	const args = `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"},
+		"unit":{"enum":["celsius","fahrenheit"]}},"required":["city","unit"],"additionalProperties":false}`
+	g := mustCompile(t, `{"type":"object","properties":{"name":{"const":"get_weather"},"arguments":`+args+`},
+		"required":["name","arguments"],"additionalProperties":false}`)
+	ref := newReferenceValidator(t, args)
+	r := newRambler(q)
+	for _, repeat := range []bool{false, true} {
+		newHook := func() *Wrapped {
+			if repeat {
+				return NewWrappedRepeat(q.vocab, g, "<tool_call>\n", "\n</tool_call>", "\n")
+			}
+			return NewWrapped(q.vocab, g, "<tool_call>\n", "\n</tool_call>")
+		}
+		least := 1
+		for newHook().Limit(least) != nil {
+			least++
+		}
+		for _, budget := range []int{least, least + 1, least + 5, 48} {
+			for seed := uint64(0); seed < 6; seed++ {
+				w := newHook()
+				if err := w.Limit(budget); err != nil {
+					t.Fatal(err)
+				}
+				out, n, ended := r.run(t, w, rand.New(rand.NewPCG(seed, 3)), budget)
+				calls := toolcall.Parse(string(out))
+				if !ended || !w.Valid() || len(calls) == 0 {
+					t.Fatalf("repeat %v budget %d seed %d: %q after %d tokens (EOS %v)", repeat, budget, seed, out, n, ended)
+				}
+				for _, c := range calls {
+					if c.Call == nil || c.Call.Name != "get_weather" || !ref.valid([]byte(c.Call.Arguments)) {
+						t.Fatalf("repeat %v budget %d seed %d: %q has a bad call %+v", repeat, budget, seed, out, c)
+					}
+				}
+			}
+		}
 	}
 }
