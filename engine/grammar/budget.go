@@ -20,8 +20,8 @@ import "fmt"
 // out the finish only when that bound does not fit. Tokens that stay inside
 // a string change the finish by at most the 4 bytes of an unfinished
 // escape or character, so while the bound plus 4 fits they are allowed
-// wholesale, as in an unbudgeted mask; past it, only those on the
-// completion are. A position's longest bound over all its tokens (reach) is
+// wholesale, as in an unbudgeted mask; past it, those that end on a whole
+// character, and at the end only those on the completion. A position's longest bound over all its tokens (reach) is
 // cached with its mask: far from the end of the budget the cached mask is
 // used as it is.
 
@@ -105,14 +105,14 @@ func (w *walker) addForced(states []state) {
 	}
 }
 
-// groupFits reports whether, at a position inside a string, every token
-// that stays inside it may be allowed: after one, the finish is the rest of
-// an escape or character (at most 4 bytes), the characters still due under
-// minLength, and the closing quote with what follows, whose fewest tokens
-// bound the distance.
-func (w *walker) groupFits(states []state) bool {
+// groupFits says which tokens that stay inside the string a position is in
+// may be allowed wholesale. After one, the finish is the rest of an escape
+// or character (at most 4 bytes; none for a token that ends on a whole
+// character), the characters still due under minLength, and the closing
+// quote with what follows, whose fewest tokens bound the distance.
+func (w *walker) groupFits(states []state) stay {
 	if addLen(finishLen(states), 4) <= w.limit {
-		return true
+		return stayAll
 	}
 	best := endless
 	for _, s := range states {
@@ -121,10 +121,16 @@ func (w *walker) groupFits(states []state) bool {
 			due = int(n.minLen - s.top.count)
 		}
 		if _, f := w.spellWith(s, (*closer).closeString); f != nil {
-			best = min(best, addLen(4+due, f[0]))
+			best = min(best, addLen(due, f[0]))
 		}
 	}
-	return best <= w.limit
+	switch {
+	case addLen(best, 4) <= w.limit:
+		return stayAll
+	case best <= w.limit:
+		return stayWhole
+	}
+	return stayNone
 }
 
 // Limit gives the constraint a budget of maxTokens tokens for the document
@@ -152,22 +158,52 @@ func (c *Constraint) distance() int {
 // maskWithin is Mask with left tokens remaining (this one included), of
 // which tail must follow the document.
 func (c *Constraint) maskWithin(logits []float32, left, tail int) {
+	ApplyMask(logits, c.allowedWithin(left, tail))
+}
+
+// allowedWithin is the mask maskWithin applies. It belongs to the
+// constraint (or its cache) and stays valid until the next call.
+func (c *Constraint) allowedWithin(left, tail int) Mask {
 	limit := left - 1 - tail // the largest distance a token may leave
 	base, reach := c.cache.maskReach(c.m)
 	w := walker{v: c.v, limited: true, limit: limit}
-	_, _, inside := stringPhase(c.m.states)
-	group := !inside || w.groupFits(c.m.states)
-	if reach <= limit && group {
-		ApplyMask(logits, base)
-		return
+	group := stayAll
+	if _, _, inside := stringPhase(c.m.states); inside {
+		group = w.groupFits(c.m.states)
+	}
+	if reach <= limit && group == stayAll {
+		return base
 	}
 	c.near = w.run(c.m, c.near, group)
 	w.addForced(c.m.states)
 	if c.near.Count() == 0 {
 		// Only when the budget was already broken (no Limit check, or a
 		// token accepted outside the mask): keep the output valid at least.
-		ApplyMask(logits, base)
-		return
+		return base
 	}
-	ApplyMask(logits, c.near)
+	return c.near
+}
+
+// CheckDraft returns how many leading tokens of a speculative draft the
+// constraint allows in turn, its budget included, as the mask would at each
+// of them; the constraint itself does not move. Nothing is allowed after
+// an EOS.
+func (c *Constraint) CheckDraft(draft []int32) int {
+	at, used := c.m.Snapshot(), c.used
+	defer func() { c.m.Restore(at); c.used = used }()
+	for i, tok := range draft {
+		mask := c.cache.Mask(c.m)
+		if c.budget > 0 {
+			mask = c.allowedWithin(c.budget-c.used, 1)
+		}
+		if tok < 0 || int(tok) >= c.v.size || !mask.Allowed(int(tok)) {
+			return i
+		}
+		if c.v.isEOS(int(tok)) {
+			return i + 1
+		}
+		c.v.AcceptToken(c.m, int(tok))
+		c.used++
+	}
+	return len(draft)
 }

@@ -211,3 +211,42 @@ func TestWrappedBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckDraftKeepsTheBudget: a draft is cut at the first token the
+// budgeted mask would refuse, so speculation cannot overrun the budget; the
+// constraint does not move.
+func TestCheckDraftKeepsTheBudget(t *testing.T) {
+	q := qwen(t)
+	g := mustCompile(t, `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`)
+	spellTokens := func(s string) []int32 {
+		var ids []int32
+		for _, id := range greedyTokens(q.vocab, []byte(s)) {
+			ids = append(ids, int32(id))
+		}
+		return ids
+	}
+	long := append(spellTokens(`{"a":"`+strings.Repeat("lorem ipsum ", 10)+`"}`), int32(q.eos[0]))
+	tests := []struct {
+		budget int
+		want   int
+	}{
+		{0, len(long)}, // no budget: the whole draft is a valid document
+		{len(long), len(long)}, // exactly enough
+		{8, -1}, // cut inside the string, where closing it must begin
+	}
+	for _, tt := range tests {
+		c := NewConstraint(q.vocab, g)
+		if tt.budget > 0 {
+			if err := c.Limit(tt.budget); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := c.CheckDraft(long)
+		if tt.want >= 0 && got != tt.want || tt.want < 0 && (got == 0 || got >= tt.budget) {
+			t.Errorf("budget %d: %d of %d draft tokens allowed, want %d", tt.budget, got, len(long), tt.want)
+		}
+		if c.used != 0 || !statesEqual(c.m.states, NewMatcher(g).states) {
+			t.Errorf("budget %d: CheckDraft moved the constraint", tt.budget)
+		}
+	}
+}

@@ -61,7 +61,7 @@ func (c *MaskCache) maskReach(m *Matcher) (Mask, int) {
 	}
 	e.hash, e.states = h, m.states
 	w := walker{v: c.v, track: c.track}
-	e.mask = w.run(m, e.mask, true)
+	e.mask = w.run(m, e.mask, stayAll)
 	e.reach = w.reach
 	c.byHash[h] = append(c.byHash[h], e)
 	return e.mask, e.reach

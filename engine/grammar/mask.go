@@ -58,13 +58,23 @@ func ApplyMask(logits []float32, mask Mask) {
 // the grammar accepts from here, plus the EOS ids when the output may end.
 func (v *Vocab) Mask(m *Matcher, dst Mask) Mask {
 	w := walker{v: v}
-	return w.run(m, dst, true)
+	return w.run(m, dst, stayAll)
 }
 
-// run computes the mask at m's position into dst. Inside a string, group
-// says whether the tokens that stay inside it are allowed wholesale (a
-// budgeted walk may leave them out; see budget.go).
-func (w *walker) run(m *Matcher, dst Mask, group bool) Mask {
+// stay says which of the tokens that stay inside the string a position is
+// in a mask allows wholesale (a budgeted walk may allow fewer, see
+// budget.go).
+type stay uint8
+
+const (
+	stayNone  stay = iota
+	stayWhole      // those that end on a whole character (from strBody only)
+	stayAll
+)
+
+// run computes the mask at m's position into dst, allowing the tokens
+// that stay inside a string as group says.
+func (w *walker) run(m *Matcher, dst Mask, group stay) Mask {
 	v := w.v
 	if len(dst) < (v.size+63)/64 {
 		dst = NewMask(v.size)
@@ -72,14 +82,17 @@ func (w *walker) run(m *Matcher, dst Mask, group bool) Mask {
 	dst = dst[:(v.size+63)/64]
 	w.mask = dst
 	phase, room, inside := stringPhase(m.states)
+	wide := room >= uint32(v.height[0])
 	switch {
-	case inside && room >= uint32(v.height[0]) && group:
+	case inside && wide && group == stayAll:
 		// Inside a string most tokens stay inside it: start from those and
 		// walk only the tokens that may close it.
 		copy(dst, v.inString[phase])
-	case inside && phase == strBody && group:
+	case inside && phase == strBody && group == stayAll:
 		copy(dst, v.inStringChars[room]) // the same, under a near maxLength
-	case inside && (room >= uint32(v.height[0]) || phase == strBody):
+	case inside && wide && phase == strBody && group == stayWhole:
+		copy(dst, v.inStringWhole)
+	case inside && (wide || phase == strBody):
 		dst.clear()
 	default:
 		inside = false
