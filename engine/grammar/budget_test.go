@@ -230,9 +230,9 @@ func TestCheckDraftKeepsTheBudget(t *testing.T) {
 		budget int
 		want   int
 	}{
-		{0, len(long)}, // no budget: the whole draft is a valid document
+		{0, len(long)},         // no budget: the whole draft is a valid document
 		{len(long), len(long)}, // exactly enough
-		{8, -1}, // cut inside the string, where closing it must begin
+		{8, -1},                // cut inside the string, where closing it must begin
 	}
 	for _, tt := range tests {
 		c := NewConstraint(q.vocab, g)
