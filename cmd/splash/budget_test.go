@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -202,4 +204,41 @@ func validCalls(validators map[string]*jsonschema.Schema, name string, calls []o
 		}
 	}
 	return nil
+}
+
+// TestBudgetBelowSchemaMinimum: a max_tokens that even the schema's
+// shortest output exceeds is a 400 up front, in each dialect's error shape.
+func TestBudgetBelowSchemaMinimum(t *testing.T) {
+	dir := t.TempDir()
+	if err := testmodel.Write(dir, testmodel.Tiny("qwen3")); err != nil {
+		t.Fatal(err)
+	}
+	addr, _, stop := startServe(t, "--model", dir)
+	defer stop()
+	user := `"messages":[{"role":"user","content":"x"}]`
+	tests := []struct {
+		name, path, body, shape string
+	}{
+		{"json_schema", "/v1/chat/completions", `{` + user + `,"max_tokens":4,"response_format":{"type":"json_schema","json_schema":{"name":"r","schema":` + reportSchema + `}}}`,
+			`"error":{"message":`},
+		{"required tool call", "/v1/chat/completions", `{` + user + `,"max_tokens":10,"tool_choice":"required","tools":[{"type":"function","function":{"name":"lookup","parameters":` + lookupSchema + `}}]}`,
+			`"error":{"message":`},
+		{"anthropic any", "/v1/messages", `{` + user + `,"max_tokens":10,"tool_choice":{"type":"any"},"tools":[{"name":"lookup","input_schema":` + lookupSchema + `}]}`,
+			`"type":"error"`},
+		{"responses text.format", "/v1/responses", `{"input":"x","max_output_tokens":4,"text":{"format":{"type":"json_schema","name":"r","schema":` + reportSchema + `}}}`,
+			`"error":{"message":`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := http.Post("http://"+addr+tt.path, "application/json", strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != 400 || !strings.Contains(string(body), "shortest output the schema allows") || !strings.Contains(string(body), tt.shape) {
+				t.Fatalf("got %d %s", res.StatusCode, body)
+			}
+		})
+	}
 }

@@ -143,10 +143,14 @@ func (c *Constraint) Limit(maxTokens int) error {
 	}
 	need := c.distance() + 1
 	if need > maxTokens {
-		return fmt.Errorf("grammar: the shortest output the schema allows takes %d tokens, more than the output limit of %d (max_tokens)", need, maxTokens)
+		return budgetTooSmall(need, maxTokens)
 	}
 	c.budget, c.cache.track = maxTokens, true
 	return nil
+}
+
+func budgetTooSmall(need, maxTokens int) error {
+	return fmt.Errorf("grammar: the shortest output the schema allows takes %d tokens, more than the request's limit of %d output tokens", need, maxTokens)
 }
 
 // distance is the fewest tokens that finish the document from here.

@@ -107,7 +107,7 @@ func newRambler(q *qwenVocab) *rambler {
 
 // run generates under hook until EOS or maxTokens tokens, returning the
 // document, the tokens taken (EOS included) and whether EOS ended it.
-func (r *rambler) run(t *testing.T, hook interface {
+func (r *rambler) run(t testing.TB, hook interface {
 	Mask([]float32)
 	Accept(int32)
 }, rng *rand.Rand, maxTokens int) ([]byte, int, bool) {

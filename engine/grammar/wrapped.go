@@ -2,7 +2,6 @@ package grammar
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 )
 
@@ -77,7 +76,7 @@ func (w *Wrapped) Limit(maxTokens int) error {
 		need = addLen(w.docLeast, w.closeLeast+1)
 	}
 	if need > maxTokens {
-		return fmt.Errorf("grammar: the shortest output the schema allows takes %d tokens, more than the output limit of %d (max_tokens)", need, maxTokens)
+		return budgetTooSmall(need, maxTokens)
 	}
 	w.budget, w.doc.cache.track = maxTokens, true
 	return nil
