@@ -90,10 +90,15 @@ type rambler struct {
 	q      *qwenVocab
 	logits []float32
 	bias   []float32
+	noise  []float32 // random values, read at a random offset each step
 }
 
 func newRambler(q *qwenVocab) *rambler {
-	r := &rambler{q: q, logits: make([]float32, len(q.tokens)), bias: make([]float32, len(q.tokens))}
+	r := &rambler{q: q, logits: make([]float32, len(q.tokens)), bias: make([]float32, len(q.tokens)), noise: make([]float32, 2*len(q.tokens))}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range r.noise {
+		r.noise[i] = rng.Float32() * 4
+	}
 	for id, tok := range q.tokens {
 		if strings.ContainsAny(string(tok), "\"}]") {
 			r.bias[id] = -3
@@ -113,8 +118,9 @@ func (r *rambler) run(t testing.TB, hook interface {
 }, rng *rand.Rand, maxTokens int) ([]byte, int, bool) {
 	var doc []byte
 	for n := 1; n <= maxTokens; n++ {
+		noise := r.noise[rng.IntN(len(r.logits)):]
 		for i := range r.logits {
-			r.logits[i] = rng.Float32()*4 + r.bias[i]
+			r.logits[i] = noise[i] + r.bias[i]
 		}
 		hook.Mask(r.logits)
 		best := 0
