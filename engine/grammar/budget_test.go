@@ -256,3 +256,23 @@ func TestCheckDraftKeepsTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestNumberBounds: generated numbers keep to 15 mantissa digits and a
+// two-digit exponent, which every JSON parser reads back exactly.
+func TestNumberBounds(t *testing.T) {
+	g := mustCompile(t, `{"type":"array","items":{"type":"number"}}`)
+	tests := []struct {
+		doc  string
+		want bool
+	}{
+		{"[123456789012345]", true}, {"[1234567890123456]", false},
+		{"[-1.23456789012345]", true}, {"[1.234567890123456]", false},
+		{"[0.00000000000001]", true}, {"[123456789012345.0]", false},
+		{"[1e99]", true}, {"[1E-99]", true}, {"[1e100]", false}, {"[1e+099]", false},
+	}
+	for _, tt := range tests {
+		if got := accepts(g, []byte(tt.doc)); got != tt.want {
+			t.Errorf("%s accepted = %v, want %v", tt.doc, got, tt.want)
+		}
+	}
+}
