@@ -112,14 +112,14 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := r.ResponseFormat.grammar()
+	g, err := r.ResponseFormat.grammar(s.grammars)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.checkToolsAllowed(len(r.Tools), r.ToolChoice); err != nil {
 		return nil, err
 	}
-	toolG, err := forcedToolGrammar(r.ToolChoice, r.Tools)
+	toolG, err := forcedToolGrammar(s.grammars, r.ToolChoice, r.Tools)
 	if err != nil {
 		return nil, err
 	}

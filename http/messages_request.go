@@ -252,7 +252,7 @@ func (s *Server) planMessages(r *messagesRequest) (*messagesPlan, error) {
 	if err := s.checkToolsAllowed(len(raw), choice); err != nil {
 		return nil, err
 	}
-	toolG, err := forcedToolGrammar(choice, raw)
+	toolG, err := forcedToolGrammar(s.grammars, choice, raw)
 	if err != nil {
 		return nil, err
 	}

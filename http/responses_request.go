@@ -180,14 +180,14 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := r.Text.grammar()
+	g, err := r.Text.grammar(s.grammars)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.checkToolsAllowed(len(tools.chat), choice); err != nil {
 		return nil, err
 	}
-	toolG, err := forcedToolGrammar(choice, tools.chat)
+	toolG, err := forcedToolGrammar(s.grammars, choice, tools.chat)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,8 @@ type Server struct {
 	store   *responseStore
 	created int64 // start time, reported as the model's "created"
 
+	grammars *grammars // compiles request schemas, cached
+
 	ready    atomic.Bool  // set by SetReady once the model is loaded and warm
 	inFlight atomic.Int64 // sequences (a request's n choices) admitted and not yet finished
 
@@ -51,6 +53,7 @@ func New(opts Options) (*Server, error) {
 		s.models[a] = true
 	}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
+	s.grammars = newGrammars(s.base)
 	s.http = &fasthttp.Server{
 		Handler:               s.guard(s.routes().Handler),
 		ErrorHandler:          s.transportError,

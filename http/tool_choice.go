@@ -57,7 +57,7 @@ func (s *Server) checkToolsAllowed(n int, choice *toolChoice) error {
 // tool's parameters schema>} — which decoding then enforces inside the
 // model's <tool_call> markup. It returns nil when the model may answer
 // freely.
-func forcedToolGrammar(choice *toolChoice, tools []json.RawMessage) (*grammar.Grammar, error) {
+func forcedToolGrammar(gs *grammars, choice *toolChoice, tools []json.RawMessage) (*grammar.Grammar, error) {
 	if choice == nil || choice.Mode != "required" {
 		return nil, nil
 	}
@@ -95,7 +95,7 @@ func forcedToolGrammar(choice *toolChoice, tools []json.RawMessage) (*grammar.Gr
 		list, _ := json.Marshal(alts)
 		schema = json.RawMessage(`{"anyOf":` + string(list) + `}`)
 	}
-	g, err := grammar.Compile(schema)
+	g, err := gs.compile(schema)
 	if err != nil {
 		return nil, invalidf("tools", "a tool's parameters cannot be enforced: %v", err)
 	}

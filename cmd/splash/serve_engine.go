@@ -58,7 +58,11 @@ func (a *engineAdapter) Generate(ctx context.Context, req *api.GenerateRequest) 
 	ctx, cancel := context.WithCancel(ctx)
 	streams := make([]<-chan actors.Event, n)
 	for i := range streams {
-		gr := a.request(req, i)
+		gr, err := a.request(req, i)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("%w: %v", api.ErrInvalidRequest, err)
+		}
 		ch, err := a.e.Generate(ctx, gr)
 		if err != nil {
 			cancel()
@@ -137,8 +141,10 @@ func (a *engineAdapter) Generate(ctx context.Context, req *api.GenerateRequest) 
 	return out, nil
 }
 
-// request turns choice i of an HTTP request into an actors request.
-func (a *engineAdapter) request(req *api.GenerateRequest, i int) actors.GenerateRequest {
+// request turns choice i of an HTTP request into an actors request. A
+// constrained output gets max_tokens as its budget, so that it ends as a
+// whole document; a budget smaller than the shortest document is an error.
+func (a *engineAdapter) request(req *api.GenerateRequest, i int) (actors.GenerateRequest, error) {
 	s := req.Sampling
 	p := sample.Params{
 		Temperature: float32(s.Temperature), TopP: float32(s.TopP), TopK: s.TopK, MinP: float32(s.MinP),
@@ -166,14 +172,23 @@ func (a *engineAdapter) request(req *api.GenerateRequest, i int) actors.Generate
 		StopTokens: stops, PromptLogprobs: req.PromptLogprobs}
 	switch {
 	case req.Grammar != nil:
-		gr.Mask = grammar.NewConstraint(a.vocab, req.Grammar)
+		c := grammar.NewConstraint(a.vocab, req.Grammar)
+		if err := limit(c, req.MaxTokens); err != nil {
+			return gr, err
+		}
+		gr.Mask = c
 	case req.ToolGrammar != nil:
 		// the Qwen/Hermes call markup, which http parses back into tool_calls
+		var w *grammar.Wrapped
 		if req.ParallelToolCalls {
-			gr.Mask = grammar.NewWrappedRepeat(a.vocab, req.ToolGrammar, "<tool_call>\n", "\n</tool_call>", "\n")
+			w = grammar.NewWrappedRepeat(a.vocab, req.ToolGrammar, "<tool_call>\n", "\n</tool_call>", "\n")
 		} else {
-			gr.Mask = grammar.NewWrapped(a.vocab, req.ToolGrammar, "<tool_call>\n", "\n</tool_call>")
+			w = grammar.NewWrapped(a.vocab, req.ToolGrammar, "<tool_call>\n", "\n</tool_call>")
 		}
+		if err := limit(w, req.MaxTokens); err != nil {
+			return gr, err
+		}
+		gr.Mask = w
 	case req.ThinkingBudget > 0:
 		open, ok1 := a.tok.TokenID("<think>")
 		end, ok2 := a.tok.TokenID("</think>")
@@ -182,7 +197,15 @@ func (a *engineAdapter) request(req *api.GenerateRequest, i int) actors.Generate
 				InThink: a.opensThink(req.Prompt, open)}
 		}
 	}
-	return gr
+	return gr, nil
+}
+
+// limit gives a constrained output its budget; 0 is no limit.
+func limit(c interface{ Limit(int) error }, maxTokens int) error {
+	if maxTokens <= 0 {
+		return nil
+	}
+	return c.Limit(maxTokens)
 }
 
 // opensThink reports whether the prompt ends inside a reasoning block the

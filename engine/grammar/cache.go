@@ -13,6 +13,7 @@ type MaskCache struct {
 	ring     []*cacheEntry // insertion order, for evicting the oldest
 	next     int
 	capacity int
+	track    bool // record each mask's reach (see budget.go)
 
 	Hits, Misses int // counters for metrics and benchmarks
 }
@@ -21,6 +22,7 @@ type cacheEntry struct {
 	hash   uint64
 	states []state // immutable, like every states slice a Matcher stores
 	mask   Mask
+	reach  int // with track: the longest shortest finish after an allowed token
 }
 
 // NewMaskCache returns a cache of at most capacity masks (each is
@@ -33,11 +35,18 @@ func NewMaskCache(v *Vocab, capacity int) *MaskCache {
 // does. The mask belongs to the cache: it must not be modified, and stays
 // valid only until the next call.
 func (c *MaskCache) Mask(m *Matcher) Mask {
+	mask, _ := c.maskReach(m)
+	return mask
+}
+
+// maskReach is Mask with the mask's reach, which is recorded only when
+// the cache tracks it.
+func (c *MaskCache) maskReach(m *Matcher) (Mask, int) {
 	h := hashStates(m.states)
 	for _, e := range c.byHash[h] {
 		if statesEqual(e.states, m.states) {
 			c.Hits++
-			return e.mask
+			return e.mask, e.reach
 		}
 	}
 	c.Misses++
@@ -51,9 +60,11 @@ func (c *MaskCache) Mask(m *Matcher) Mask {
 		c.forget(e)
 	}
 	e.hash, e.states = h, m.states
-	e.mask = c.v.Mask(m, e.mask)
+	w := walker{v: c.v, track: c.track}
+	e.mask = w.run(m, e.mask, stayAll)
+	e.reach = w.reach
 	c.byHash[h] = append(c.byHash[h], e)
-	return e.mask
+	return e.mask, e.reach
 }
 
 func (c *MaskCache) forget(e *cacheEntry) {

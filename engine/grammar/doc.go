@@ -19,7 +19,14 @@
 //   - integers in plain form (-?(0|[1-9][0-9]*)): 1.0 and 1e2 are not
 //     generated for "integer", although JSON Schema counts them as integers;
 //   - properties in any order, each at most once;
-//   - strings are valid UTF-8, with the JSON escapes.
+//   - strings are valid UTF-8, with the JSON escapes;
+//   - numbers have at most 15 digits before the exponent and a two-digit
+//     exponent, so that JSON parsers read them back exactly.
+//
+// Budgets. Constraint.Limit and Wrapped.Limit give an output a token budget:
+// the mask then allows only tokens after which the document can still end
+// in time (budget.go), so the output ends whole. Compilation is bounded too
+// (Limits, CompileContext), and SchemaCache remembers compiled schemas.
 //
 // Schema support. Enforced: type (one or a list), properties, required,
 // additionalProperties, items, minItems, maxItems, minLength, maxLength,

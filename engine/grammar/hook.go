@@ -9,6 +9,10 @@ type Constraint struct {
 	cache *MaskCache
 	mask  Mask
 	ok    bool // false once a token outside the grammar was accepted
+
+	budget int  // tokens for the document and its EOS (see Limit); 0: none
+	used   int  // tokens accepted
+	near   Mask // the mask near the end of the budget
 }
 
 // NewConstraint starts g at its beginning over vocabulary v.
@@ -17,13 +21,20 @@ func NewConstraint(v *Vocab, g *Grammar) *Constraint {
 }
 
 // Mask sets the logits of tokens the grammar does not allow next to -Inf.
+// With a budget (Limit), only tokens after which the document can still
+// end in time are allowed.
 func (c *Constraint) Mask(logits []float32) {
+	if c.budget > 0 {
+		c.maskWithin(logits, c.budget-c.used, 1)
+		return
+	}
 	ApplyMask(logits, c.cache.Mask(c.m))
 }
 
 // Accept advances the grammar by a token the request kept. A token the
 // grammar rejects (which Mask prevents) marks the constraint broken.
 func (c *Constraint) Accept(tok int32) {
+	c.used++
 	if c.ok && !c.v.AcceptToken(c.m, int(tok)) {
 		c.ok = false
 	}

@@ -57,19 +57,43 @@ func ApplyMask(logits []float32, mask Mask) {
 // (allocated when nil or too short) and returns it: every token whose bytes
 // the grammar accepts from here, plus the EOS ids when the output may end.
 func (v *Vocab) Mask(m *Matcher, dst Mask) Mask {
+	w := walker{v: v}
+	return w.run(m, dst, stayAll)
+}
+
+// stay says which of the tokens that stay inside the string a position is
+// in a mask allows wholesale (a budgeted walk may allow fewer, see
+// budget.go).
+type stay uint8
+
+const (
+	stayNone  stay = iota
+	stayWhole      // those that end on a whole character (from strBody only)
+	stayAll
+)
+
+// run computes the mask at m's position into dst, allowing the tokens
+// that stay inside a string as group says.
+func (w *walker) run(m *Matcher, dst Mask, group stay) Mask {
+	v := w.v
 	if len(dst) < (v.size+63)/64 {
 		dst = NewMask(v.size)
 	}
 	dst = dst[:(v.size+63)/64]
-	w := walker{v: v, mask: dst}
+	w.mask = dst
 	phase, room, inside := stringPhase(m.states)
+	wide := room >= uint32(v.height[0])
 	switch {
-	case inside && room >= uint32(v.height[0]):
+	case inside && wide && group == stayAll:
 		// Inside a string most tokens stay inside it: start from those and
 		// walk only the tokens that may close it.
 		copy(dst, v.inString[phase])
-	case inside && phase == strBody:
+	case inside && phase == strBody && group == stayAll:
 		copy(dst, v.inStringChars[room]) // the same, under a near maxLength
+	case inside && wide && phase == strBody && group == stayWhole:
+		copy(dst, v.inStringWhole)
+	case inside && (wide || phase == strBody):
+		dst.clear()
 	default:
 		inside = false
 		dst.clear()
@@ -84,11 +108,20 @@ func (v *Vocab) Mask(m *Matcher, dst Mask) Mask {
 }
 
 // walker holds one mask computation: the trie walk reuses one state buffer
-// per depth so that stepping along the trie does not allocate.
+// per depth so that stepping along the trie does not allocate. With track
+// or limited set it also weighs each token's position by its shortest
+// finish (see budget.go).
 type walker struct {
 	v    *Vocab
 	mask Mask
 	bufs [][]state
+
+	track    bool // gather reach
+	reach    int  // the longest shortest finish, in bytes, after a token the walk set
+	limited  bool // set only tokens whose position finishes within limit tokens
+	limit    int
+	spelling []byte // scratch for spelling out finishes
+	fewest   []int
 }
 
 // walk adds the allowed tokens below node, reached in states. inside means
@@ -124,7 +157,7 @@ func (w *walker) walk(node int32, states []state, depth int, inside bool) {
 		c := e.child
 		phase, room, inString := stringPhase(next)
 		stillInside := inside && inString
-		if !stillInside {
+		if !stillInside && v.own[c] > v.first[c] && w.fits(next) {
 			for _, id := range v.order[v.first[c]:v.own[c]] {
 				w.mask.set(id)
 			}
@@ -137,7 +170,7 @@ func (w *walker) walk(node int32, states []state, depth int, inside bool) {
 			// string: nothing to add.
 			continue
 		}
-		if inString && room >= uint32(v.height[c]) && v.safe[c]&(1<<phase) != 0 {
+		if inString && room >= uint32(v.height[c]) && v.safe[c]&(1<<phase) != 0 && (stillInside || w.staysWithin(next)) {
 			// Every token below stays inside this string: all allowed.
 			if !stillInside {
 				for _, id := range v.order[v.own[c]:v.end[c]] {

@@ -46,6 +46,10 @@ type node struct {
 	// kindAnyOf: alternatives, flattened so that none is itself an anyOf.
 	// For every other kind alts is {n} itself, so starting a value is one loop.
 	alts []*node
+
+	// least is the length in bytes of the shortest value of n (see
+	// shortest.go), set once the graph is built; endless when none is finite.
+	least int
 }
 
 const noLimit = ^uint32(0)

@@ -2,10 +2,10 @@ package grammar
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"sort"
 	"strings"
 )
@@ -33,10 +33,24 @@ var constraints = map[string]bool{
 	"anyOf": true, "minLength": true, "maxLength": true,
 }
 
-// Compile compiles a JSON Schema into a Grammar. It returns an error naming
-// the first keyword or construct it cannot enforce, rather than producing a
-// grammar that would let unconstrained output through.
+// Compile compiles a JSON Schema into a Grammar under DefaultLimits. It
+// returns an error naming the first keyword or construct it cannot enforce,
+// rather than producing a grammar that would let unconstrained output
+// through.
 func Compile(schema []byte) (*Grammar, error) {
+	return CompileContext(context.Background(), schema, Limits{})
+}
+
+// CompileContext is Compile under limits (zero fields: DefaultLimits),
+// stopping when ctx ends. Cheap checks run first (the schema's size before
+// it is decoded, nesting and number lengths before anything is compiled),
+// then compilation runs under the work budgets; an error over a limit is a
+// *LimitError naming it.
+func CompileContext(ctx context.Context, schema []byte, limits Limits) (*Grammar, error) {
+	limits = limits.withDefaults()
+	if len(schema) > limits.SchemaBytes {
+		return nil, &LimitError{What: fmt.Sprintf("a schema of %d bytes", len(schema)), Limit: limits.SchemaBytes}
+	}
 	dec := json.NewDecoder(bytes.NewReader(schema))
 	dec.UseNumber()
 	var v any
@@ -46,18 +60,24 @@ func Compile(schema []byte) (*Grammar, error) {
 	if dec.More() {
 		return nil, errors.New("grammar: schema has trailing data")
 	}
-	c := compiler{any: anyValue()}
+	if err := precheck(v, 0, &limits); err != nil {
+		return nil, err
+	}
+	c := compiler{any: anyValue(), budget: budget{ctx: ctx, limits: limits}}
 	root, err := c.compile(v, "#")
 	if err != nil {
 		return nil, err
 	}
+	setLeast(root)
 	return &Grammar{root: root}, nil
 }
 
 // JSONObject returns the grammar of the json_object response format: any
 // JSON object, with values of any type.
 func JSONObject() *Grammar {
-	return &Grammar{root: freeObject(anyValue())}
+	root := freeObject(anyValue())
+	setLeast(root)
+	return &Grammar{root: root}
 }
 
 // anyValue builds the node matching any JSON value. Objects and arrays refer
@@ -74,10 +94,14 @@ func anyValue() *node {
 }
 
 type compiler struct {
-	any *node // shared "any value" node
+	any    *node // shared "any value" node
+	budget budget
 }
 
 func (c *compiler) compile(v any, path string) (*node, error) {
+	if err := c.budget.subschema(); err != nil {
+		return nil, err
+	}
 	switch s := v.(type) {
 	case bool:
 		if !s {
@@ -368,6 +392,10 @@ func (c *compiler) compileLiterals(s map[string]any, path string) (*node, error)
 		if !ok {
 			return nil, fmt.Errorf("grammar: enum at %s is not a list", path)
 		}
+		// Checked on the list as given, before any value is looked at.
+		if len(list) > maxSet {
+			return nil, fmt.Errorf("grammar: more than %d enum values at %s are not supported", maxSet, path)
+		}
 		values = list
 	} else {
 		values = []any{s["const"]}
@@ -387,6 +415,9 @@ func (c *compiler) compileLiterals(s map[string]any, path string) (*node, error)
 			continue
 		}
 		b := canonical(v)
+		if err := c.budget.literal(len(b)); err != nil {
+			return nil, err
+		}
 		if !seen[string(b)] {
 			seen[string(b)] = true
 			n.lits = append(n.lits, b)
@@ -412,10 +443,8 @@ func hasType(v any, types []string) bool {
 			if t == "number" {
 				return true
 			}
-			if t == "integer" {
-				if r, ok := new(big.Rat).SetString(string(x)); ok && r.IsInt() {
-					return true
-				}
+			if t == "integer" && isInteger(string(x)) {
+				return true
 			}
 		case bool:
 			if t == "boolean" {

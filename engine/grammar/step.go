@@ -60,7 +60,7 @@ func step(s state, b byte, out []state) []state {
 		}
 
 	case kindNumber:
-		if p := numNext(f.phase, b, n.integer); p != numFail {
+		if p := numNext(f.phase, b, n.integer); p != numFail && s.top.countDigit(p, b) {
 			s.top.phase = p
 			return append(out, s)
 		}
@@ -247,4 +247,30 @@ func countChar(n *node, count uint32) uint32 {
 		count = n.minLen
 	}
 	return count
+}
+
+// Numbers are bounded to what JSON parsers read back exactly: at most
+// maxMantissaDigits digits before the exponent (so every number keeps its
+// digits through a float64, and integers stay below 2^53) and an exponent
+// of at most maxExponentDigits digits (so none overflows a float64).
+const (
+	maxMantissaDigits = 15
+	maxExponentDigits = 2
+)
+
+// countDigit counts b, which takes a number frame to phase p, against the
+// digit bounds and reports whether it fits. A '.' needs room for one
+// fraction digit.
+func (f *frame) countDigit(p, b uint8) bool {
+	switch {
+	case b == '.':
+		return f.count < maxMantissaDigits
+	case b < '0' || b > '9':
+		return true
+	case p == numExpDigits:
+		f.off++
+		return f.off <= maxExponentDigits
+	}
+	f.count++
+	return f.count <= maxMantissaDigits
 }

@@ -32,6 +32,11 @@ type Vocab struct {
 	// inStringChars[k]: the tokens of inString[strBody] with at most k
 	// characters, for strings with a maxLength closer than the longest token.
 	inStringChars []Mask
+	// inStringWhole: the tokens of inString[strBody] that end on a whole
+	// character (no escape or UTF-8 sequence left open).
+	inStringWhole Mask
+
+	everyByte bool // every byte a completion may use is a token of its own
 }
 
 type edge struct {
@@ -78,6 +83,7 @@ func NewVocab(tokens [][]byte, eos []int) (*Vocab, error) {
 		v.fillInString(v.inString[p], 0, p)
 	}
 	v.fillInStringChars()
+	v.everyByte = v.spellsEveryByte()
 	return v, nil
 }
 
@@ -185,6 +191,7 @@ func (v *Vocab) fillInString(mask Mask, node int32, p uint8) {
 // fillInStringChars builds inStringChars, counting characters the way the
 // matcher does for bounded strings (each character start in the body).
 func (v *Vocab) fillInStringChars() {
+	v.inStringWhole = NewMask(v.size)
 	byCount := make([][]int32, int(v.height[0])+1)
 	for _, id := range v.order {
 		p, chars := strBody, 0
@@ -199,6 +206,9 @@ func (v *Vocab) fillInStringChars() {
 		}
 		if chars >= 0 {
 			byCount[chars] = append(byCount[chars], id)
+			if p == strBody {
+				v.inStringWhole.set(id)
+			}
 		}
 	}
 	v.inStringChars = make([]Mask, len(byCount))

@@ -24,6 +24,12 @@ type Wrapped struct {
 	pos   int // bytes of the current literal already produced
 	phase int // 0: open literal, 1: document, 2: close literal, 3: EOS or again
 	ok    bool
+
+	// With a budget (Limit): the tokens for everything up to EOS, those
+	// accepted, and the fewest tokens of a whole document and of close.
+	budget, used         int
+	docLeast, closeLeast int
+	fewest               []int // scratch for literals' fewest tokens
 }
 
 // NewWrapped starts open + g + close over vocabulary v.
@@ -56,30 +62,75 @@ func (w *Wrapped) literal() []byte {
 	return w.close[w.pos:]
 }
 
+// Limit gives the wrapped output a budget of maxTokens tokens up to and
+// including EOS (see Constraint.Limit), and fails when even the shortest
+// output does not fit.
+func (w *Wrapped) Limit(maxTokens int) error {
+	if !w.v.everyByte {
+		return nil
+	}
+	w.docLeast = w.doc.distance()
+	w.closeLeast = w.v.fewestTokens(w.close, nil)[0]
+	need := addLen(addLen(w.v.fewestTokens(w.literal(), nil)[0], w.docLeast), w.closeLeast+1)
+	if w.phase == 1 {
+		need = addLen(w.docLeast, w.closeLeast+1)
+	}
+	if need > maxTokens {
+		return budgetTooSmall(need, maxTokens)
+	}
+	w.budget, w.doc.cache.track = maxTokens, true
+	return nil
+}
+
 // Mask sets the logits of tokens not allowed next to -Inf.
 func (w *Wrapped) Mask(logits []float32) {
+	left := w.budget - w.used
 	switch w.phase {
 	case 1:
-		w.doc.Mask(logits)
+		if w.budget > 0 {
+			w.doc.maskWithin(logits, left, w.closeLeast+1)
+		} else {
+			w.doc.Mask(logits)
+		}
 		return
 	case 3:
+		fits := w.literalFits(w.again, left, w.docLeast+w.closeLeast+1) // another call, then EOS
 		for i := range logits {
-			if !w.v.isEOS(i) && !w.startsAgain(i) {
+			if !w.v.isEOS(i) && !(w.startsAgain(i) && fits(i)) {
 				logits[i] = float32(math.Inf(-1))
 			}
 		}
 		return
 	}
+	after := 1 // EOS after close
+	if w.phase == 0 {
+		after = w.docLeast + w.closeLeast + 1
+	}
 	rest := w.literal()
+	fits := w.literalFits(rest, left, after)
 	for i := range logits {
 		if i >= w.v.size {
 			logits[i] = float32(math.Inf(-1))
 			continue
 		}
 		t := w.v.bytes(i)
-		if len(t) == 0 || !bytes.HasPrefix(rest, t) {
+		if len(t) == 0 || !bytes.HasPrefix(rest, t) || !fits(i) {
 			logits[i] = float32(math.Inf(-1))
 		}
+	}
+}
+
+// literalFits returns a check of whether a token that begins literal lit
+// leaves the rest of lit and after more tokens within the left tokens less
+// one. Without a budget every token fits.
+func (w *Wrapped) literalFits(lit []byte, left, after int) func(i int) bool {
+	if w.budget == 0 {
+		return func(int) bool { return true }
+	}
+	w.fewest = w.v.fewestTokens(lit, w.fewest)
+	return func(i int) bool {
+		n := len(w.v.bytes(i))
+		return n <= len(lit) && addLen(w.fewest[n], after) <= left-1
 	}
 }
 
@@ -94,6 +145,7 @@ func (w *Wrapped) startsAgain(i int) bool {
 
 // Accept advances by a token the request kept.
 func (w *Wrapped) Accept(tok int32) {
+	w.used++
 	if !w.ok {
 		return
 	}
@@ -113,6 +165,7 @@ func (w *Wrapped) Accept(tok int32) {
 		if w.startsAgain(int(tok)) && !w.v.isEOS(int(tok)) {
 			w.round++
 			w.doc = NewConstraint(w.v, w.g)
+			w.doc.cache.track = w.budget > 0
 			w.phase, w.pos = 0, 0
 			break // consume the token as the start of the again literal
 		}
