@@ -1,0 +1,113 @@
+package imageprep
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+)
+
+// pillowGolden is testdata/pillow_golden.json, written by Pillow itself
+// (testdata/pillow_golden.py).
+type pillowGolden struct {
+	Pillow string `json:"pillow"`
+	Source [2]int `json:"source"`
+	Resize []struct {
+		W, H int
+		Pix  string
+	} `json:"resize"`
+	OverWhite []struct{ C, A, Out uint8 } `json:"over_white"`
+	Patches   struct {
+		H, W   int
+		Values string // little-endian float32s
+	} `json:"patches"`
+}
+
+// goldenSource is the image pillow_golden.py resizes.
+func goldenSource(w, h int) *RGB {
+	img := NewRGB(w, h)
+	i := 0
+	for y := range h {
+		for x := range w {
+			for c := range 3 {
+				img.Pix[i] = uint8((x*37 + y*11 + c*89 + (x*y)%7*23) % 256)
+				i++
+			}
+		}
+	}
+	return img
+}
+
+func readGolden(t *testing.T) pillowGolden {
+	t.Helper()
+	data, err := os.ReadFile("testdata/pillow_golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g pillowGolden
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestResizeBicubicMatchesPillow: every byte of ResizeBicubic's output
+// equals Pillow's Image.resize(BICUBIC), shrinking, enlarging, one axis
+// at a time and to a single pixel.
+func TestResizeBicubicMatchesPillow(t *testing.T) {
+	g := readGolden(t)
+	src := goldenSource(g.Source[0], g.Source[1])
+	for _, r := range g.Resize {
+		want, err := hex.DecodeString(r.Pix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ResizeBicubic(src, r.W, r.H)
+		if len(got.Pix) != len(want) {
+			t.Fatalf("%dx%d: %d bytes, Pillow %s gives %d", r.W, r.H, len(got.Pix), g.Pillow, len(want))
+		}
+		for i := range want {
+			if got.Pix[i] != want[i] {
+				t.Fatalf("%dx%d: byte %d (pixel %d channel %d) is %d, Pillow %s gives %d",
+					r.W, r.H, i, i/3, i%3, got.Pix[i], g.Pillow, want[i])
+			}
+		}
+	}
+}
+
+// TestOverWhiteMatchesPillow: compositing over white matches Pillow's
+// alpha_composite then convert("RGB").
+func TestOverWhiteMatchesPillow(t *testing.T) {
+	for _, p := range readGolden(t).OverWhite {
+		if got := overWhite(p.C, p.A); got != p.Out {
+			t.Errorf("overWhite(%d, %d) = %d, Pillow gives %d", p.C, p.A, got, p.Out)
+		}
+	}
+}
+
+// TestPatchesMatchProcessor: Processor.Patches of the golden source equals
+// Qwen2VLImageProcessor's slow path (Pillow resize, numpy rescale and
+// normalise, the reshape and transpose into patches) value for value.
+func TestPatchesMatchProcessor(t *testing.T) {
+	g := readGolden(t)
+	raw, err := hex.DecodeString(g.Patches.Values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := DefaultProcessor()
+	p.PatchSize, p.MergeSize, p.TemporalPatchSize, p.MinPixels = 2, 2, 2, 64
+	got, err := p.Patches(goldenSource(g.Source[0], g.Source[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GridH*2 != g.Patches.H || got.GridW*2 != g.Patches.W || 4*len(got.Data) != len(raw) {
+		t.Fatalf("grid %d×%d with %d values, processor %d×%d pixels with %d", got.GridH, got.GridW, len(got.Data), g.Patches.H, g.Patches.W, len(raw)/4)
+	}
+	for i, v := range got.Data {
+		if want := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])); v != want {
+			t.Fatalf("value %d (patch %d, column %d) = %v, processor gives %v", i, i/got.Dim, i%got.Dim, v, want)
+		}
+	}
+}
