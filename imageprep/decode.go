@@ -94,7 +94,19 @@ func Decode(data []byte, lim Limits) (*RGB, error) {
 	if err := checkDims(f.name, b.Dx(), b.Dy(), lim.MaxDecodePixels); err != nil {
 		return nil, err
 	}
-	img := toRGB(m)
+	var img *RGB
+	switch m := m.(type) {
+	case *image.YCbCr:
+		if f.name == "WebP" {
+			img = webpToRGB(m, nil, 0)
+		} else {
+			img = ycbcrToRGB(m)
+		}
+	case *image.NYCbCrA: // lossy WebP with alpha
+		img = webpToRGB(&m.YCbCr, m.A, m.AStride)
+	default:
+		img = toRGB(m)
+	}
 	if f.name == "JPEG" {
 		img = orient(img, exifOrientation(data))
 	}

@@ -199,8 +199,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add(pngHeader(100_000, 100_000))
 	f.Add([]byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"))
 	f.Add([]byte("\xff\xd8\xff\xe1\x00\x0eExif\x00\x00MM\x00*"))
-	if b, err := os.ReadFile("testdata/gopher-doc.1bpp.lossless.webp"); err == nil {
-		f.Add(b)
+	for _, name := range []string{"gopher-doc.1bpp.lossless.webp", "colourful-alpha.webp", "colourful-420.jpg"} {
+		if b, err := os.ReadFile("testdata/" + name); err == nil {
+			f.Add(b)
+		}
 	}
 	lim := Limits{MaxBytes: 1 << 16, MaxDecodePixels: 1 << 16, MaxPixels: 1 << 12}
 	f.Fuzz(func(t *testing.T, data []byte) {

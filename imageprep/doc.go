@@ -4,7 +4,9 @@
 //
 // Decode sniffs the format from the first bytes, reads the dimensions from
 // the header and refuses an image over Limits before a pixel is decoded, so
-// a decompression bomb costs a header read. It applies a JPEG's EXIF
+// a decompression bomb costs a header read. Colours come out as Pillow's
+// decoders give them (libjpeg-turbo's chroma upsampling and YCbCr tables,
+// libwebp's upsampling and limited-range YUV), not Go's. It applies a JPEG's EXIF
 // orientation (as transformers' load_image does with exif_transpose), takes
 // a GIF's first frame, composites transparency over white (transformers'
 // convert_to_rgb), and resizes an image of more than Limits.MaxPixels down,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -23,6 +24,10 @@ type pillowGolden struct {
 		H, W   int
 		Values string // little-endian float32s
 	} `json:"patches"`
+	Decode []struct {
+		File string
+		Pix  string
+	} `json:"decode"`
 }
 
 // goldenSource is the image pillow_golden.py resizes.
@@ -109,5 +114,43 @@ func TestPatchesMatchProcessor(t *testing.T) {
 		if want := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])); v != want {
 			t.Fatalf("value %d (patch %d, column %d) = %v, processor gives %v", i, i/got.Dim, i%got.Dim, v, want)
 		}
+	}
+}
+
+// TestDecodeMatchesPillow: decoded pixels against Pillow's (libwebp's and
+// libjpeg-turbo's). Lossy WebP, opaque and with alpha over white, match
+// exactly; JPEG matches within the two decoders' different inverse DCTs.
+func TestDecodeMatchesPillow(t *testing.T) {
+	for _, d := range readGolden(t).Decode {
+		t.Run(d.File, func(t *testing.T) {
+			data, err := os.ReadFile("testdata/" + d.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := hex.DecodeString(d.Pix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := Decode(data, DefaultLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(img.Pix) != len(want) {
+				t.Fatalf("%d bytes, Pillow gives %d", len(img.Pix), len(want))
+			}
+			maxDiff, sum := 0, 0
+			for i, v := range img.Pix {
+				diff := int(v) - int(want[i])
+				maxDiff, sum = max(maxDiff, diff, -diff), sum+max(diff, -diff)
+			}
+			mean := float64(sum) / float64(len(want))
+			limit, meanLimit := 0, 0.0
+			if strings.HasSuffix(d.File, ".jpg") {
+				limit, meanLimit = 4, 0.2
+			}
+			if maxDiff > limit || mean > meanLimit {
+				t.Fatalf("max |ours − Pillow| = %d, mean %.3f; want at most %d and %.1f", maxDiff, mean, limit, meanLimit)
+			}
+		})
 	}
 }

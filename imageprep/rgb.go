@@ -17,14 +17,6 @@ func toRGB(m image.Image) *RGB {
 		i += 3
 	}
 	switch m := m.(type) {
-	case *image.YCbCr:
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			for x := b.Min.X; x < b.Max.X; x++ {
-				yi, ci := m.YOffset(x, y), m.COffset(x, y)
-				r, g, bl := color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
-				put(r, g, bl, 255)
-			}
-		}
 	case *image.NRGBA:
 		for y := b.Min.Y; y < b.Max.Y; y++ {
 			row := m.Pix[m.PixOffset(b.Min.X, y):]

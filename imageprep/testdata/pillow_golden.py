@@ -48,7 +48,35 @@ patches = patches.reshape(1, tp, 3, gh // ms, ms, ps, gw // ms, ms, ps)
 patches = patches.transpose(0, 3, 6, 4, 7, 2, 1, 5, 8).reshape(gh * gw, 3 * tp * ps * ps)
 processed = {"h": 24, "w": 36, "values": patches.astype("<f4").tobytes().hex()}
 
+# Decodes: lossy WebP (opaque and with alpha, composited over white) and
+# JPEG at 4:2:0 and 4:2:2, written here from a smooth but colourful image.
+def colourful(w, h):
+    data = bytearray()
+    for y in range(h):
+        for x in range(w):
+            data += bytes(((x * 5 + y * 3) % 256, (x * y) % 256, (200 - x + y) % 256))
+    return Image.frombytes("RGB", (w, h), bytes(data))
+
+
+img = colourful(45, 31)
+img.save("colourful-420.jpg", quality=90, subsampling=2)
+img.save("colourful-422.jpg", quality=90, subsampling=1)
+rgba = img.convert("RGBA")
+rgba.putalpha(Image.frombytes("L", (45, 31), bytes((x * 6) % 256 for y in range(31) for x in range(45))))
+rgba.save("colourful-alpha.webp", quality=80)
+
+
+def decoded(name):
+    im = Image.open(name)
+    if im.mode == "RGBA":
+        im = Image.alpha_composite(Image.new("RGBA", im.size, (255, 255, 255)), im)
+    return {"file": name, "pix": im.convert("RGB").tobytes().hex()}
+
+
+decodes = [decoded(n) for n in ("blue-purple-pink.lossy.webp", "colourful-alpha.webp",
+                                 "colourful-420.jpg", "colourful-422.jpg")]
+
 with open("pillow_golden.json", "w") as f:
     json.dump({"pillow": PIL.__version__, "source": [37, 23], "resize": resized, "over_white": composite,
-               "patches": processed}, f, indent=0)
+               "patches": processed, "decode": decodes}, f, indent=0)
     f.write("\n")
