@@ -24,6 +24,19 @@ func toRGB(m image.Image) *RGB {
 				put(row[4*x], row[4*x+1], row[4*x+2], row[4*x+3])
 			}
 		}
+	case *image.RGBA: // Go's PNG decoder gives opaque truecolour images as RGBA
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			row := m.Pix[m.PixOffset(b.Min.X, y):]
+			for x := 0; x < b.Dx(); x++ {
+				p := row[4*x : 4*x+4]
+				if p[3] == 255 {
+					put(p[0], p[1], p[2], 255)
+					continue
+				}
+				c := color.NRGBAModel.Convert(color.RGBA{p[0], p[1], p[2], p[3]}).(color.NRGBA)
+				put(c.R, c.G, c.B, c.A)
+			}
+		}
 	case *image.Gray:
 		for y := b.Min.Y; y < b.Max.Y; y++ {
 			row := m.Pix[m.PixOffset(b.Min.X, y):]
