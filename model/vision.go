@@ -209,16 +209,24 @@ func (t *VisionTower) addPositions(x []float32, rows, cols []int, gridH, gridW i
 	}
 }
 
-// visionScratch holds one Encode's activations.
+// visionChunk is how many patches a block's QKV projection and MLP take at
+// a time, so their widest activations take visionChunk rows whatever the
+// image's size (Backend.MatMul is batch-invariant: chunks change no bits).
+const visionChunk = 1024
+
+// visionScratch holds one Encode's activations: whole-image rows of the
+// hidden width, chunk rows of the wider ones.
 type visionScratch struct {
-	norm, qkv, q, k, v, attn, proj, mlp []float32
+	norm, q, k, v, attn, proj []float32 // n×hidden
+	qkv                       []float32 // chunk×3·hidden
+	mlp                       []float32 // chunk×intermediate
 }
 
 func newVisionScratch(n int, c *VisionConfig) *visionScratch {
-	h := c.HiddenSize
-	return &visionScratch{norm: make([]float32, n*h), qkv: make([]float32, n*3*h),
-		q: make([]float32, n*h), k: make([]float32, n*h), v: make([]float32, n*h),
-		attn: make([]float32, n*h), proj: make([]float32, n*h), mlp: make([]float32, n*c.IntermediateSize)}
+	h, chunk := c.HiddenSize, min(n, visionChunk)
+	return &visionScratch{norm: make([]float32, n*h), q: make([]float32, n*h), k: make([]float32, n*h),
+		v: make([]float32, n*h), attn: make([]float32, n*h), proj: make([]float32, n*h),
+		qkv: make([]float32, chunk*3*h), mlp: make([]float32, chunk*c.IntermediateSize)}
 }
 
 // block is one Qwen3VLVisionBlock over x (n×hidden) in place.
@@ -227,12 +235,16 @@ func (t *VisionTower) block(b *visionBlock, x []float32, rows, cols []int, s *vi
 	n, h := len(rows), c.HiddenSize
 	copy(s.norm, x)
 	layerNorm(s.norm, b.norm1W, b.norm1B, h, visionNormEps)
-	be.MatMul(s.qkv, s.norm, n, b.qkv)
-	addBias(s.qkv, b.qkvB)
-	for r := range n {
-		copy(s.q[r*h:(r+1)*h], s.qkv[r*3*h:])
-		copy(s.k[r*h:(r+1)*h], s.qkv[r*3*h+h:])
-		copy(s.v[r*h:(r+1)*h], s.qkv[r*3*h+2*h:])
+	for r0 := 0; r0 < n; r0 += visionChunk {
+		rn := min(visionChunk, n-r0)
+		be.MatMul(s.qkv, s.norm[r0*h:], rn, b.qkv)
+		addBias(s.qkv[:rn*3*h], b.qkvB)
+		for r := range rn {
+			row, at := s.qkv[r*3*h:], (r0+r)*h
+			copy(s.q[at:at+h], row)
+			copy(s.k[at:at+h], row[h:])
+			copy(s.v[at:at+h], row[2*h:])
+		}
 	}
 	rope2D(s.q, rows, cols, c.NumHeads, c.HeadDim(), t.invFreq)
 	rope2D(s.k, rows, cols, c.NumHeads, c.HeadDim(), t.invFreq)
@@ -243,15 +255,19 @@ func (t *VisionTower) block(b *visionBlock, x []float32, rows, cols []int, s *vi
 
 	copy(s.norm, x)
 	layerNorm(s.norm, b.norm2W, b.norm2B, h, visionNormEps)
-	be.MatMul(s.mlp, s.norm, n, b.fc1)
-	addBias(s.mlp, b.fc1B)
-	if c.HiddenAct == ActGELU {
-		geluErf(s.mlp)
-	} else {
-		geluTanh(s.mlp)
+	for r0 := 0; r0 < n; r0 += visionChunk {
+		rn := min(visionChunk, n-r0)
+		mlp, out := s.mlp[:rn*c.IntermediateSize], s.proj[r0*h:(r0+rn)*h]
+		be.MatMul(mlp, s.norm[r0*h:], rn, b.fc1)
+		addBias(mlp, b.fc1B)
+		if c.HiddenAct == ActGELU {
+			geluErf(mlp)
+		} else {
+			geluTanh(mlp)
+		}
+		be.MatMul(out, mlp, rn, b.fc2)
+		addBias(out, b.fc2B)
 	}
-	be.MatMul(s.proj, s.mlp, n, b.fc2)
-	addBias(s.proj, b.fc2B)
 	be.Add(x, s.proj)
 }
 

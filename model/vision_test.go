@@ -35,6 +35,7 @@ func TestVisionTowerMatchesReference(t *testing.T) {
 		{"valid size", 24, 16, ActGELUTanh, 8, 12},
 		{"needs resize", 30, 21, ActGELUTanh, 10, 16}, // 21/4 = 5.25 → 5 blocks, 30/4 = 7.5 → 8 (half to even)
 		{"grid of the position table", 8, 8, ActGELU, 4, 4},
+		{"more patches than a chunk", 68, 64, ActGELUTanh, 32, 34}, // 1088 > visionChunk
 	}
 	be := cpu.New(2)
 	defer be.Close()
