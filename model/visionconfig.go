@@ -89,7 +89,7 @@ func ParseVisionConfig(data []byte) (*VisionConfig, error) {
 }
 
 // Check reports a vision config the tower cannot run: dimensions out of
-// 1…2^20, heads that do not divide the width, a head too narrow for 2-D
+// 1…2^20, patches or merged tokens wider than 2^24, heads that do not divide the width, a head too narrow for 2-D
 // rotary (a multiple of 4), a position grid that is not square, DeepStack.
 func (v *VisionConfig) Check() error {
 	const maxDim = 1 << 20
@@ -107,6 +107,11 @@ func (v *VisionConfig) Check() error {
 	if v.PatchSize > 1<<10 || v.TemporalPatchSize > 1<<10 || v.SpatialMergeSize > 1<<10 {
 		return fmt.Errorf("model: vision_config patch_size %d, temporal_patch_size %d, spatial_merge_size %d: each at most 1024",
 			v.PatchSize, v.TemporalPatchSize, v.SpatialMergeSize)
+	}
+	const maxWidth = 1 << 24 // a patch's values, a merged token's: far above real towers, far below overflow
+	if v.PatchDim() > maxWidth || v.HiddenSize*v.SpatialMergeSize*v.SpatialMergeSize > maxWidth {
+		return fmt.Errorf("model: vision_config: a patch of %d values or a merged token of %d exceeds %d",
+			v.PatchDim(), v.HiddenSize*v.SpatialMergeSize*v.SpatialMergeSize, maxWidth)
 	}
 	if v.HiddenSize%v.NumHeads != 0 || (v.HiddenSize/v.NumHeads)%4 != 0 {
 		return fmt.Errorf("model: vision_config hidden_size %d over %d heads: a head's width must be a whole multiple of 4 (2-D rotary)", v.HiddenSize, v.NumHeads)

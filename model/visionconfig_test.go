@@ -61,6 +61,7 @@ func TestParseVisionConfigRefuses(t *testing.T) {
 		{"positions", `{` + tokens + `, "vision_config": {"num_position_embeddings": 2300}}`, "not a square"},
 		{"zero depth", `{` + tokens + `, "vision_config": {"depth": 0}}`, "depth = 0"},
 		{"huge patch", `{` + tokens + `, "vision_config": {"patch_size": 100000}}`, "at most 1024"},
+		{"wide patch", `{` + tokens + `, "vision_config": {"patch_size": 1024, "temporal_patch_size": 1024}}`, "exceeds"},
 		{"not json", `{"vision_config": [}`, "config.json"},
 	}
 	for _, tc := range tests {
@@ -71,4 +72,25 @@ func TestParseVisionConfigRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseVisionConfig: no config.json makes ParseVisionConfig panic, and
+// every config it accepts passes Check with a patch width of at most 2^24
+// (so no size computed from it overflows).
+func FuzzParseVisionConfig(f *testing.F) {
+	f.Add([]byte(qwen35VisionConfig))
+	f.Add([]byte(`{"image_token_id": 1, "vision_start_token_id": 2, "vision_end_token_id": 3, "vision_config": {}}`))
+	f.Add([]byte(`{"vision_config": null}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := ParseVisionConfig(data)
+		if err != nil || v == nil {
+			return
+		}
+		if err := v.Check(); err != nil {
+			t.Fatalf("accepted a config Check refuses: %v", err)
+		}
+		if v.PatchDim() <= 0 || v.PatchDim() > 1<<24 {
+			t.Fatalf("patch width %d", v.PatchDim())
+		}
+	})
 }
