@@ -17,9 +17,8 @@ func qwen35VisionTower0_8B() *VisionConfig {
 		NumPositionEmbeddings: 2304}
 }
 
-// benchVisionWeights are random bf16 weights (the checkpoints' type) for
-// every tensor NewVisionTower reads, found by building against an empty
-// set and adding what it reports missing.
+// benchVisionWeights builds a tower of random bf16 weights (the
+// checkpoints' type); unlike randomVision it keeps no float64 copy.
 func benchVisionWeights(b *testing.B, c *VisionConfig, prefix string, be metal.Backend) *VisionTower {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -41,27 +40,24 @@ func benchVisionWeights(b *testing.B, c *VisionConfig, prefix string, be metal.B
 		put(name+".weight", rows, cols, 0.02)
 		put(name+".bias", 1, rows, 0.02)
 	}
+	norm := func(name string) {
+		put(name+".weight", 1, h, 1)
+		put(name+".bias", 1, h, 0.02)
+	}
 	lin(prefix+"patch_embed.proj", h, c.PatchDim())
 	put(prefix+"pos_embed.weight", c.NumPositionEmbeddings, h, 0.02)
 	for i := range c.Depth {
 		p := fmt.Sprintf("%sblocks.%d.", prefix, i)
-		lin(p+"norm1", 1, h)
-		lin(p+"norm2", 1, h)
+		norm(p + "norm1")
+		norm(p + "norm2")
 		lin(p+"attn.qkv", 3*h, h)
 		lin(p+"attn.proj", h, h)
 		lin(p+"mlp.linear_fc1", in, h)
 		lin(p+"mlp.linear_fc2", h, in)
 	}
-	lin(prefix+"merger.norm", 1, h)
+	norm(prefix + "merger.norm")
 	lin(prefix+"merger.linear_fc1", merged, merged)
 	lin(prefix+"merger.linear_fc2", c.OutHiddenSize, merged)
-	// LayerNorm weights are vectors of h: re-put them with that shape.
-	for name, t := range mt {
-		if t.Rows == 1 && t.Cols == 1 {
-			delete(mt, name)
-			put(name, 1, h, 0.02)
-		}
-	}
 	tower, err := NewVisionTower(c, mt, prefix, be)
 	if err != nil {
 		b.Fatal(err)

@@ -16,16 +16,16 @@ import (
 // permuted by view/permute, the rotary table indexed by stacked
 // coordinates, attention as explicit sums. It shares no code with the tower.
 
-// randomVision draws a tower's weights (f32) and returns them with their
-// float64 values.
-func randomVision(c *VisionConfig, prefix string, seed uint64) (memTensors, refWeights) {
-	g := &hybridWeights{rng: rand.New(rand.NewPCG(seed, 5)), d: metal.F32, mt: memTensors{}, rw: refWeights{}}
+// randomVision draws a tower's weights (matrices as d, vectors f32) and
+// returns them with their exact float64 values.
+func randomVision(c *VisionConfig, prefix string, d metal.DType, seed uint64) (memTensors, refWeights) {
+	g := &hybridWeights{rng: rand.New(rand.NewPCG(seed, 5)), d: d, mt: memTensors{}, rw: refWeights{}}
 	h, in := c.HiddenSize, c.IntermediateSize
 	merged := h * c.SpatialMergeSize * c.SpatialMergeSize
 	normal := func(std float64) func() float64 { return func() float64 { return std * g.rng.NormFloat64() } }
 	near1 := func() float64 { return 1 + 0.1*g.rng.NormFloat64() }
 	mat := func(name string, rows, cols int) {
-		g.put(name+".weight", rows, cols, metal.F32, normal(1/math.Sqrt(float64(cols))))
+		g.put(name+".weight", rows, cols, d, normal(1/math.Sqrt(float64(cols))))
 		g.put(name+".bias", 1, rows, metal.F32, normal(0.1))
 	}
 	norm := func(name string) {
@@ -33,7 +33,7 @@ func randomVision(c *VisionConfig, prefix string, seed uint64) (memTensors, refW
 		g.put(name+".bias", 1, h, metal.F32, normal(0.1))
 	}
 	mat(prefix+"patch_embed.proj", h, c.PatchDim())
-	g.put(prefix+"pos_embed.weight", c.NumPositionEmbeddings, h, metal.F32, normal(0.5))
+	g.put(prefix+"pos_embed.weight", c.NumPositionEmbeddings, h, d, normal(0.5))
 	for i := range c.Depth {
 		p := prefix + "blocks." + strconv.Itoa(i) + "."
 		norm(p + "norm1")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/splash-inference/splash/imageprep"
+	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
 )
 
@@ -44,7 +45,7 @@ func TestVisionTowerMatchesReference(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tinyVision()
 			cfg.HiddenAct = tc.act
-			mt, rw := randomVision(cfg, prefix, uint64(i))
+			mt, rw := randomVision(cfg, prefix, metal.F32, uint64(i))
 			tower, err := NewVisionTower(cfg, mt, prefix, be)
 			if err != nil {
 				t.Fatal(err)
@@ -82,7 +83,7 @@ func TestVisionTowerMatchesReference(t *testing.T) {
 
 func TestVisionTowerRefusesBadGrid(t *testing.T) {
 	cfg := tinyVision()
-	mt, _ := randomVision(cfg, "v.", 1)
+	mt, _ := randomVision(cfg, "v.", metal.F32, 1)
 	be := cpu.New(1)
 	defer be.Close()
 	tower, err := NewVisionTower(cfg, mt, "v.", be)
