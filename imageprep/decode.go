@@ -21,6 +21,8 @@ type Limits struct {
 	MaxDecodePixels int
 	// MaxPixels caps width×height of the image Decode returns: a larger
 	// image is resized down (Pillow bicubic), keeping its aspect ratio.
+	// smart_resize may then round a side up by half a block; a Processor
+	// whose MaxPixels is at most this one keeps the patched image within it.
 	MaxPixels int
 }
 
