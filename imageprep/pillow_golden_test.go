@@ -26,6 +26,7 @@ type pillowGolden struct {
 	} `json:"patches"`
 	Decode []struct {
 		File string
+		W, H int // when given: the size after EXIF orientation
 		Pix  string
 	} `json:"decode"`
 }
@@ -118,8 +119,10 @@ func TestPatchesMatchProcessor(t *testing.T) {
 }
 
 // TestDecodeMatchesPillow: decoded pixels against Pillow's (libwebp's and
-// libjpeg-turbo's). Lossy WebP, opaque and with alpha over white, match
-// exactly; JPEG matches within the two decoders' different inverse DCTs.
+// libjpeg-turbo's, JPEGs turned by ImageOps.exif_transpose as
+// transformers' load_image does). Lossy WebP, opaque and with alpha over
+// white, match exactly; JPEG matches within the two decoders' different
+// inverse DCTs.
 func TestDecodeMatchesPillow(t *testing.T) {
 	for _, d := range readGolden(t).Decode {
 		t.Run(d.File, func(t *testing.T) {
@@ -134,6 +137,9 @@ func TestDecodeMatchesPillow(t *testing.T) {
 			img, err := Decode(data, DefaultLimits())
 			if err != nil {
 				t.Fatal(err)
+			}
+			if d.W != 0 && (img.Width != d.W || img.Height != d.H) {
+				t.Fatalf("%dx%d, Pillow's exif_transpose gives %dx%d", img.Width, img.Height, d.W, d.H)
 			}
 			if len(img.Pix) != len(want) {
 				t.Fatalf("%d bytes, Pillow gives %d", len(img.Pix), len(want))

@@ -73,8 +73,21 @@ def decoded(name):
     return {"file": name, "pix": im.convert("RGB").tobytes().hex()}
 
 
+# EXIF orientations 2…8 on a 24×16 JPEG, as load_image's
+# ImageOps.exif_transpose shows them.
+from PIL import ImageOps
+
+oriented = []
+for o in range(2, 9):
+    exif = Image.Exif()
+    exif[0x0112] = o
+    name = "orientation-%d.jpg" % o
+    colourful(24, 16).save(name, quality=95, subsampling=0, exif=exif)
+    im = ImageOps.exif_transpose(Image.open(name)).convert("RGB")
+    oriented.append({"file": name, "w": im.width, "h": im.height, "pix": im.tobytes().hex()})
+
 decodes = [decoded(n) for n in ("blue-purple-pink.lossy.webp", "colourful-alpha.webp",
-                                 "colourful-420.jpg", "colourful-422.jpg")]
+                                 "colourful-420.jpg", "colourful-422.jpg")] + oriented
 
 with open("pillow_golden.json", "w") as f:
     json.dump({"pillow": PIL.__version__, "source": [37, 23], "resize": resized, "over_white": composite,
