@@ -122,7 +122,8 @@ func (t *VisionTower) Config() *VisionConfig { return t.cfg }
 // patches of PatchDim values in the processor's order (merge blocks
 // row-major, then the patches of a block row-major; imageprep.Patches with
 // grid_t 1). It returns gridH·gridW/merge² rows of OutHiddenSize values, one
-// per image token, in the same block order.
+// per image token, in the same block order. Like the backend it runs on,
+// a tower takes one Encode at a time.
 func (t *VisionTower) Encode(patches []float32, gridH, gridW int) ([]float32, error) {
 	c := t.cfg
 	ms := c.SpatialMergeSize
