@@ -94,8 +94,12 @@ func parseSafetensors(data []byte, name string) (tensors map[string]*metal.Tenso
 			// Stacked matrices, row-major: experts (experts, out, in) or a
 			// depthwise convolution's weight (channels, 1, width).
 			rows, cols = e.Shape[0]*e.Shape[1], e.Shape[2]
+		case len(e.Shape) == 5:
+			// A Conv3d kernel (out, in, frames, height, width), such as a
+			// vision tower's patch embedding: one row per output channel.
+			rows, cols = e.Shape[0], e.Shape[1]*e.Shape[2]*e.Shape[3]*e.Shape[4]
 		default:
-			bad[tn] = fmt.Errorf("model: %s: tensor %s has shape %v: only 1-D, 2-D and 3-D tensors are supported", name, tn, e.Shape)
+			bad[tn] = fmt.Errorf("model: %s: tensor %s has shape %v: only 1-D, 2-D and 3-D tensors and 5-D convolution kernels are supported", name, tn, e.Shape)
 			continue
 		}
 		tensors[tn] = &metal.Tensor{DType: dt, Rows: rows, Cols: cols, Data: body[b:end:end]}
