@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -195,12 +196,24 @@ func (t *connTable) busy() int {
 	return t.open - t.idle.Len()
 }
 
-// counts returns the open, busy, shed and refused connection counts.
-func (t *connTable) counts() (open, busy int, shed, refused int64) {
+// writeMetrics emits the connection counts in the Prometheus text format.
+func (t *connTable) writeMetrics(w io.Writer) {
 	t.mu.Lock()
-	open, busy = t.open, t.open-t.idle.Len()
+	open, idle := t.open, t.idle.Len()
 	t.mu.Unlock()
-	return open, busy, t.shed.Load(), t.rejected.Load()
+	fmt.Fprintln(w, "# HELP splash_http_connections Open connections, by whether they wait idle for a request.")
+	fmt.Fprintln(w, "# TYPE splash_http_connections gauge")
+	fmt.Fprintf(w, "splash_http_connections{state=\"busy\"} %d\n", open-idle)
+	fmt.Fprintf(w, "splash_http_connections{state=\"idle\"} %d\n", idle)
+	for _, c := range []struct {
+		name, help string
+		v          int64
+	}{
+		{"splash_http_connections_shed_total", "Idle connections closed to make room at a cap or when out of file descriptors.", t.shed.Load()},
+		{"splash_http_connections_refused_total", "Connections refused at a cap with none idle to close.", t.rejected.Load()},
+	} {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", c.name, c.help, c.name, c.name, c.v)
+	}
 }
 
 // closeEvery closes all connections and returns how many were busy.

@@ -103,6 +103,10 @@ func TestIdleConnectionsAreShed(t *testing.T) {
 			if got := untilClosed(t, idle[0]); got != "" { // the first request took its place
 				t.Errorf("the longest-idle connection got %q", got)
 			}
+			if m := ts.do(t, "GET", "/metrics", "").body; !strings.Contains(m, "splash_http_connections_shed_total ") ||
+				strings.Contains(m, "splash_http_connections_shed_total 0\n") {
+				t.Errorf("no shed connection counted:\n%s", m)
+			}
 		})
 	}
 }
@@ -124,7 +128,6 @@ func TestConnectionCapsRefuse(t *testing.T) {
 			eng := fake.New()
 			eng.Hold = make(chan struct{}) // streams stay open: their connections are busy
 			ts := startServer(t, api.Options{Engine: eng, MaxConnections: tt.max, MaxConnectionsPerIP: tt.maxPerIP, KeepAlive: time.Hour})
-			t.Cleanup(func() { close(eng.Hold) }) // before the server's shutdown
 			for range 3 {
 				openStream(t, t.Context(), ts, "/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 			}
@@ -133,6 +136,10 @@ func TestConnectionCapsRefuse(t *testing.T) {
 				!strings.Contains(got, "Retry-After: 1") {
 				t.Errorf("refusal %q", got)
 			}
+			close(eng.Hold) // the streams end, so /metrics gets a connection
+			waitFor(t, "the refusal to be counted", func() bool {
+				return strings.Contains(ts.do(t, "GET", "/metrics", "", "Connection: close").body, "splash_http_connections_refused_total 1\n")
+			})
 		})
 	}
 }

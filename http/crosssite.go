@@ -31,13 +31,29 @@ type originPolicy map[string]bool
 func newOriginPolicy(origins []string) (originPolicy, error) {
 	p := originPolicy{}
 	for _, o := range origins {
-		u, err := url.Parse(strings.TrimSuffix(strings.TrimSpace(o), "/"))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
-			return nil, fmt.Errorf("api: allowed origin %q: want scheme://host[:port], e.g. http://localhost:3000", o)
+		norm, err := parseOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("api: %w", err)
 		}
-		p[strings.ToLower(u.Scheme+"://"+u.Host)] = true
+		p[norm] = true
 	}
 	return p, nil
+}
+
+// CheckAllowedOrigin reports whether origin can be an allowed origin
+// (Options.AllowedOrigins): scheme://host[:port], as browsers send it.
+func CheckAllowedOrigin(origin string) error {
+	_, err := parseOrigin(origin)
+	return err
+}
+
+// parseOrigin normalizes an origin to lower-case scheme://host[:port].
+func parseOrigin(o string) (string, error) {
+	u, err := url.Parse(strings.TrimSuffix(strings.TrimSpace(o), "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+		return "", fmt.Errorf("allowed origin %q: want scheme://host[:port], e.g. http://localhost:3000", o)
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
 }
 
 // listed reports whether origin is an allowed one.
