@@ -3,6 +3,7 @@ package api_test
 import (
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +142,32 @@ func TestConnectionCapsRefuse(t *testing.T) {
 				return strings.Contains(ts.do(t, "GET", "/metrics", "", "Connection: close").body, "splash_http_connections_refused_total 1\n")
 			})
 		})
+	}
+}
+
+// TestStalledReaderIsCut: a client that stops reading a stream is cut
+// once a write has waited WriteStallTimeout, and its generation cancelled.
+func TestStalledReaderIsCut(t *testing.T) {
+	eng := fake.New()
+	eng.Words = make([]string, 2000) // 8 MiB of text: more than the socket buffers hold
+	for i := range eng.Words {
+		eng.Words[i] = strings.Repeat("x", 4096)
+	}
+	ts := startServer(t, api.Options{Engine: eng, WriteStallTimeout: 100 * time.Millisecond, KeepAlive: time.Hour})
+	c := dial(t, ts)
+	if err := c.(*net.TCPConn).SetReadBuffer(4096); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"stream":true,"max_tokens":2000,"messages":[{"role":"user","content":"hi"}]}`
+	if _, err := io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"+
+		"Content-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body); err != nil {
+		t.Fatal(err)
+	}
+	// ... and reads nothing. (Producing megabytes takes a while on a loaded
+	// machine, hence a hang guard longer than waitFor's.)
+	for guard := time.Now().Add(10 * time.Second); eng.Cancelled() != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(guard) {
+			t.Fatal("the stalled stream was never cut")
+		}
 	}
 }
