@@ -173,5 +173,5 @@ func defaultMaxConnections(fileLimit int) int {
 	if fileLimit <= 0 {
 		return DefaultMaxConnections
 	}
-	return max(min(DefaultMaxConnections, fileLimit-fdReserve), fileLimit/2, 1)
+	return min(DefaultMaxConnections, max(fileLimit-fdReserve, fileLimit/2, 1))
 }
