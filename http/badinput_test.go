@@ -77,6 +77,10 @@ func TestBadInput(t *testing.T) {
 		{"empty stop", chat, `{` + user + `,"stop":[""]}`, 400, "invalid_request_error", "stop"},
 		{"reasoning effort", chat, `{` + user + `,"reasoning_effort":"max"}`, 400, "invalid_request_error", "reasoning_effort"},
 		{"unknown model", chat, `{"model":"gpt-9",` + user + `}`, 404, "not_found_error", "gpt-9"},
+		{"tool not an object", chat, `{` + user + `,"tools":[1]}`, 400, "invalid_request_error", "tools[0] must be an object"},
+		{"tool without a function", chat, `{` + user + `,"tools":[{"type":"function"}]}`, 400, "invalid_request_error", "tools[0].function.name"},
+		{"tool without a name", chat, `{` + user + `,"tools":[{"type":"function","function":{"parameters":{}}}]}`, 400, "invalid_request_error", "tools[0].function.name"},
+		{"tool type", chat, `{` + user + `,"tools":[{"type":"retrieval","function":{"name":"f"}}]}`, 400, "invalid_request_error", `"retrieval"`},
 		// The fake prompt for "hi" is 33 tokens: 33 + 80 > 100.
 		{"prompt fills context", chat, `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 100) + `"}]}`, 400, "invalid_request_error", "no room"},
 		{"template failure", chat, `{"messages":[{"role":"assistant","content":"hi"}]}`, 400, "invalid_request_error", "template"},
@@ -89,6 +93,8 @@ func TestBadInput(t *testing.T) {
 		{"anthropic thinking budget", msgs, `{"max_tokens":5000,"thinking":{"type":"enabled","budget_tokens":10},` + user + `}`, 400, "invalid_request_error", "budget_tokens"},
 		{"anthropic thinking type", msgs, `{"max_tokens":5,"thinking":{"type":"sometimes"},` + user + `}`, 400, "invalid_request_error", "thinking.type"},
 		{"anthropic block type", msgs, `{"max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{}}]}]}`, 400, "invalid_request_error", "image"},
+		{"anthropic tool without a name", msgs, `{"max_tokens":5,"tools":[{"input_schema":{"type":"object"}}],` + user + `}`, 400, "invalid_request_error", "tools[0].name"},
+		{"anthropic second tool without a name", msgs, `{"max_tokens":5,"tools":[{"name":"f"},{"name":""}],` + user + `}`, 400, "invalid_request_error", "tools[1].name"},
 		{"anthropic model", msgs, `{"model":"claude-x","max_tokens":5,` + user + `}`, 404, "not_found_error", "claude-x"},
 		{"count_tokens empty", msgs + "/count_tokens", `{"messages":[]}`, 400, "invalid_request_error", "must not be empty"},
 

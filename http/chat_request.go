@@ -116,6 +116,9 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkChatTools(r.Tools); err != nil {
+		return nil, err
+	}
 	if err := s.checkToolsAllowed(len(r.Tools), r.ToolChoice); err != nil {
 		return nil, err
 	}

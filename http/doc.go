@@ -55,7 +55,16 @@
 // port) or an Options.AllowedHosts entry are served; others get 403, which
 // defeats DNS rebinding. With Options.APIKey set, every route but /health
 // and /ready needs "Authorization: Bearer <key>" or "x-api-key: <key>"
-// (compared in constant time). Bodies over Options.MaxBodyBytes get 413;
+// (compared in constant time). Browser pages of other sites are kept out
+// (crosssite.go): a POST must be application/json (415 otherwise), a
+// request whose Origin is neither the server nor an
+// Options.AllowedOrigins entry gets 403, and CORS preflights are answered
+// for allowed origins only. A request with both Content-Length and
+// Transfer-Encoding is a 400. Connections are capped in total and per
+// client IP, the longest-idle one shed to make room, with read, idle and
+// per-write stall timeouts (conns.go); running out of file descriptors
+// sheds idle connections and backs off rather than stopping the accept
+// loop (listener.go). Bodies over Options.MaxBodyBytes get 413;
 // beyond MaxRunning+MaxWaiting generations in flight, or when the engine
 // returns ErrBusy, requests get 429 with Retry-After. A prompt plus its
 // max tokens beyond Options.ContextLength is a 400 naming both numbers.

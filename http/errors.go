@@ -18,6 +18,8 @@ const (
 	kindPermission
 	kindNotFound
 	kindTooLarge
+	kindUnsupportedMedia // a body that is not JSON
+	kindRequestTimeout   // a request not received in time
 	kindRateLimit
 	kindServer
 	kindUnavailable
@@ -84,6 +86,10 @@ func (k errorKind) status() int {
 		return fasthttp.StatusNotFound
 	case kindTooLarge:
 		return fasthttp.StatusRequestEntityTooLarge
+	case kindUnsupportedMedia:
+		return fasthttp.StatusUnsupportedMediaType
+	case kindRequestTimeout:
+		return fasthttp.StatusRequestTimeout
 	case kindRateLimit:
 		return fasthttp.StatusTooManyRequests
 	case kindServer:

@@ -46,6 +46,7 @@ func (s *Server) handleModels(ctx *fasthttp.RequestCtx) {
 func (s *Server) handleMetrics(ctx *fasthttp.RequestCtx) {
 	var b bytes.Buffer
 	s.metrics.write(&b, s.inFlight.Load(), s.ready.Load())
+	s.conns.writeMetrics(&b)
 	if err := s.opts.Engine.WriteMetrics(&b); err != nil {
 		writeError(ctx, dialectOpenAI, err)
 		return

@@ -79,6 +79,7 @@ func openStream(t *testing.T, ctx context.Context, ts *testServer, path, body st
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +96,7 @@ func sendAndForget(ctx context.Context, ts *testServer, path, body string) {
 	if err != nil {
 		return
 	}
+	req.Header.Set("Content-Type", "application/json")
 	if res, err := http.DefaultClient.Do(req); err == nil {
 		res.Body.Close()
 	}

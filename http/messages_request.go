@@ -157,7 +157,10 @@ func anthropicConversation(system anthropicContent, msgs []anthropicMessage) ([]
 // openAITools converts tool definitions to the OpenAI function-tool shape.
 func openAITools(tools []anthropicTool) ([][]byte, error) {
 	out := make([][]byte, 0, len(tools))
-	for _, t := range tools {
+	for i, t := range tools {
+		if t.Name == "" {
+			return nil, invalidf("tools", "tools[%d].name is required", i)
+		}
 		b, err := json.Marshal(map[string]any{"type": "function", "function": map[string]any{
 			"name": t.Name, "description": t.Description, "parameters": t.InputSchema}})
 		if err != nil {

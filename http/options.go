@@ -27,6 +27,10 @@ type Options struct {
 	// (127.0.0.1, localhost, [::1]); a port in the header is ignored.
 	// Everything else gets 403, which defeats DNS rebinding.
 	AllowedHosts []string
+	// AllowedOrigins are web origins ("http://localhost:3000") whose pages
+	// may call the API: their CORS preflights are answered. Requests with
+	// any other Origin than the server's own get 403.
+	AllowedOrigins []string
 	// NoWebUI turns off the browser chat page at / (then a 404).
 	NoWebUI bool
 
@@ -51,6 +55,24 @@ type Options struct {
 	// event, SSE comment otherwise), which also detects gone clients
 	// during long prefills. Default 10s.
 	KeepAlive time.Duration
+	// MaxConnections caps the open connections; MaxConnectionsPerIP caps
+	// those of one client address. At a cap the longest-idle connection is
+	// closed to make room, and without one a new connection gets 503 (429
+	// at the per-IP cap). Defaults DefaultMaxConnections, or the open-file
+	// limit less fdReserve when that is lower, and
+	// DefaultMaxConnectionsPerIP.
+	MaxConnections      int
+	MaxConnectionsPerIP int
+	// ReadTimeout bounds receiving a request: from the connection's opening
+	// (or a keep-alive request's first byte) to the end of its body.
+	// IdleTimeout bounds a keep-alive connection's wait for its next
+	// request. WriteStallTimeout bounds each write of a response, so a
+	// client that stops reading is cut while a stream that flows never is.
+	// Defaults DefaultReadTimeout, DefaultIdleTimeout and
+	// DefaultWriteStallTimeout.
+	ReadTimeout       time.Duration
+	IdleTimeout       time.Duration
+	WriteStallTimeout time.Duration
 	// StoredResponses bounds the Responses API store (oldest evicted first).
 	// Default 1024.
 	StoredResponses int
@@ -77,7 +99,26 @@ const (
 	DefaultMaxWaiting      = 256
 	DefaultKeepAlive       = 10 * time.Second
 	DefaultStoredResponses = 1024
+
+	// Every client of a local server shares one address, so the per-IP cap
+	// is a quarter of the total: ample for benchmarks far above
+	// DefaultMaxRunning+DefaultMaxWaiting streams, and a LAN client alone
+	// cannot take every slot.
+	DefaultMaxConnections      = 4096
+	DefaultMaxConnectionsPerIP = 1024
+	// A request's headers and body (8 MiB at most) arrive well within 30s
+	// from any client that is not stalling on purpose; keep-alive clients
+	// reuse a connection within a minute (the OpenAI and Anthropic SDKs
+	// drop theirs sooner); a client whose socket buffers stay full for a
+	// minute has stopped reading.
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultIdleTimeout       = 60 * time.Second
+	DefaultWriteStallTimeout = 60 * time.Second
 )
+
+// fdReserve is the open files the default connection cap leaves for
+// everything else (weights, logs, the listener, the runtime).
+const fdReserve = 64
 
 // withDefaults checks the required fields and fills in the optional ones.
 func (o Options) withDefaults() (Options, error) {
@@ -93,26 +134,21 @@ func (o Options) withDefaults() (Options, error) {
 	case o.ContextLength <= 0:
 		return o, errors.New("api: Options.ContextLength must be positive")
 	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if o.MaxImagePixels <= 0 {
-		o.MaxImagePixels = DefaultMaxImagePixels
-	}
-	if o.MaxRunning <= 0 {
-		o.MaxRunning = DefaultMaxRunning
-	}
+	orDefault(&o.MaxBodyBytes, DefaultMaxBodyBytes)
+	orDefault(&o.MaxImagePixels, DefaultMaxImagePixels)
+	orDefault(&o.MaxRunning, DefaultMaxRunning)
 	if o.MaxWaiting < 0 {
 		o.MaxWaiting = 0
 	} else if o.MaxWaiting == 0 {
 		o.MaxWaiting = DefaultMaxWaiting
 	}
-	if o.KeepAlive <= 0 {
-		o.KeepAlive = DefaultKeepAlive
-	}
-	if o.StoredResponses <= 0 {
-		o.StoredResponses = DefaultStoredResponses
-	}
+	orDefault(&o.KeepAlive, DefaultKeepAlive)
+	orDefault(&o.MaxConnections, defaultMaxConnections(openFileLimit()))
+	orDefault(&o.MaxConnectionsPerIP, min(DefaultMaxConnectionsPerIP, o.MaxConnections))
+	orDefault(&o.ReadTimeout, DefaultReadTimeout)
+	orDefault(&o.IdleTimeout, DefaultIdleTimeout)
+	orDefault(&o.WriteStallTimeout, DefaultWriteStallTimeout)
+	orDefault(&o.StoredResponses, DefaultStoredResponses)
 	if o.Logger == nil {
 		o.Logger = log.Default()
 	}
@@ -120,4 +156,22 @@ func (o Options) withDefaults() (Options, error) {
 		o.Now = time.Now
 	}
 	return o, nil
+}
+
+// orDefault sets an unset (zero or negative) option to its default.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+// defaultMaxConnections is DefaultMaxConnections, lowered to fit an
+// open-file limit (0: unknown) with fdReserve to spare. Connections beyond
+// the limit could not be accepted anyway; capping below it lets a new
+// connection shed an idle one before the accept fails.
+func defaultMaxConnections(fileLimit int) int {
+	if fileLimit <= 0 {
+		return DefaultMaxConnections
+	}
+	return min(DefaultMaxConnections, max(fileLimit-fdReserve, fileLimit/2, 1))
 }

@@ -76,13 +76,23 @@ func isPublic(path []byte) bool {
 	return p == "/health" || p == "/ready" || webui.Owns(p)
 }
 
-// guard wraps the router with the Host allowlist and API-key check.
+// guard wraps the router with the Host allowlist, the framing and
+// cross-site checks and the API-key check.
 func (s *Server) guard(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		path := ctx.Path()
 		d := dialectOf(path)
 		if !s.hosts.allows(ctx.Host()) {
 			writeError(ctx, d, &apiError{kind: kindPermission, message: "host " + strconvQuote(ctx.Host()) + " is not allowed; add it with --allowed-host"})
+			s.metrics.countRequest(ctx)
+			return
+		}
+		if ambiguousFraming(&ctx.Request.Header) {
+			writeError(ctx, d, invalidf("", "the request has both Content-Length and Transfer-Encoding; send one"))
+			s.metrics.countRequest(ctx)
+			return
+		}
+		if !s.crossSite(ctx, d) {
 			s.metrics.countRequest(ctx)
 			return
 		}

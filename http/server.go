@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
@@ -16,6 +18,8 @@ import (
 type Server struct {
 	opts    Options
 	hosts   hostAllowlist
+	origins originPolicy
+	conns   *connTable
 	key     apiKey
 	models  map[string]bool // ModelID and aliases a request may name
 	http    *fasthttp.Server
@@ -27,6 +31,13 @@ type Server struct {
 
 	ready    atomic.Bool  // set by SetReady once the model is loaded and warm
 	inFlight atomic.Int64 // sequences (a request's n choices) admitted and not yet finished
+
+	// listeners are those Serve was given, closed by Shutdown even when it
+	// runs before fasthttp has registered them; guarded by mu, as is
+	// shutDown (later Serve calls return at once).
+	mu        sync.Mutex
+	listeners []*limitedListener
+	shutDown  bool
 
 	// base is the parent of every generation's context; cancelBase aborts
 	// them all when Shutdown runs out of time.
@@ -40,9 +51,15 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	origins, err := newOriginPolicy(opts.AllowedOrigins)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
+		origins: origins,
 		opts:    opts,
 		hosts:   newHostAllowlist(opts.AllowedHosts),
+		conns:   newConnTable(opts.MaxConnections, opts.MaxConnectionsPerIP, opts.WriteStallTimeout, opts.Logger.Printf),
 		key:     newAPIKey(opts.APIKey),
 		models:  map[string]bool{opts.ModelID: true},
 		metrics: newServerMetrics(),
@@ -62,6 +79,15 @@ func New(opts Options) (*Server, error) {
 		Name:                  "splash",
 		CloseOnShutdown:       true,
 		Logger:                opts.Logger,
+		// ReadTimeout also bounds a new connection's wait for its first
+		// byte. There is no WriteTimeout: fasthttp applies it to a whole
+		// response, streams included; connTable bounds each write instead.
+		ReadTimeout: opts.ReadTimeout,
+		// Bodies are JSON only (a form gets 415), so fasthttp must not
+		// parse multipart forms before the handler refuses them.
+		DisablePreParseMultipartForm: true,
+		IdleTimeout:                  opts.IdleTimeout,
+		ConnState:                    s.conns.state,
 	}
 	return s, nil
 }
@@ -112,6 +138,11 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 		writeError(ctx, d, &apiError{kind: kindTooLarge, message: fmt.Sprintf("request body exceeds the limit of %d bytes", s.opts.MaxBodyBytes)})
 		return
 	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		writeError(ctx, d, &apiError{kind: kindRequestTimeout, message: fmt.Sprintf("the request did not arrive within %s", s.opts.ReadTimeout)})
+		return
+	}
 	writeError(ctx, d, invalidf("", "malformed HTTP request: %v", err))
 }
 
@@ -119,20 +150,56 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
 
 // Serve serves HTTP on ln until Shutdown; it returns nil after a Shutdown.
+// Running out of file descriptors does not end it (see limitedListener).
 func (s *Server) Serve(ln net.Listener) error {
-	if err := s.http.Serve(ln); err != nil {
+	l := newLimitedListener(ln, s.conns)
+	s.mu.Lock()
+	if s.shutDown {
+		s.mu.Unlock()
+		return l.Close()
+	}
+	s.listeners = append(s.listeners, l)
+	s.mu.Unlock()
+	if err := s.http.Serve(l); err != nil {
 		return fmt.Errorf("api: serve: %w", err)
 	}
 	return nil
 }
 
-// Shutdown stops accepting connections and waits for open requests to end;
-// when ctx expires first, the generations still running are cancelled.
+// shutdownDrain is how long Shutdown waits, once the grace has run out
+// and the generations are cancelled, for their streams to be ended.
+const shutdownDrain = 2 * time.Second
+
+// Shutdown stops accepting connections and waits for open requests to end.
+// When ctx expires first, the generations still running are cancelled:
+// each stream ends with an error event, Shutdown gives them shutdownDrain
+// to be written and then closes every connection left. That is still a
+// complete shutdown, so the error is nil; only a listener that failed to
+// close is an error.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.shutDown = true
+	for _, l := range s.listeners {
+		if err := l.Close(); err != nil {
+			s.mu.Unlock()
+			return fmt.Errorf("api: shutdown: %w", err)
+		}
+	}
+	s.mu.Unlock()
 	err := s.http.ShutdownWithContext(ctx)
 	s.cancelBase()
-	if err != nil {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
 		return fmt.Errorf("api: shutdown: %w", err)
+	}
+	deadline := time.Now().Add(shutdownDrain)
+	for s.conns.busy() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if cut := s.conns.closeEvery(); cut > 0 {
+		s.opts.Logger.Printf("api: shutdown: closed %d connections still busy %s after their generations were cancelled", cut, shutdownDrain)
 	}
 	return nil
 }

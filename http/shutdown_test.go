@@ -1,8 +1,12 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +14,9 @@ import (
 	"github.com/splash-inference/splash/http/internal/fake"
 )
 
+// TestShutdownCancelsStreamsAfterDeadline: when the grace runs out, the
+// held stream is cancelled and ended with an error event and a proper end
+// of body, and Shutdown reports a complete shutdown (nil: serve exits 0).
 func TestShutdownCancelsStreamsAfterDeadline(t *testing.T) {
 	eng := fake.New()
 	eng.Hold = make(chan struct{}) // the stream never finishes on its own
@@ -24,15 +31,30 @@ func TestShutdownCancelsStreamsAfterDeadline(t *testing.T) {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	ts := &testServer{url: "http://" + ln.Addr().String(), engine: eng, srv: srv}
 
-	openStream(t, context.Background(), ts, "/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	res, err := http.Post("http://"+ln.Addr().String()+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body := bufio.NewReader(res.Body)
+	if _, err := body.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
-	if err := srv.Shutdown(ctx); err == nil {
-		t.Error("Shutdown returned nil with a stream still open past the deadline")
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Errorf("Shutdown after the grace ran out: %v, want nil", err)
 	}
 	waitFor(t, "the held generation to be cancelled", func() bool { return eng.Cancelled() == 1 })
+	rest, err := io.ReadAll(body)
+	if err != nil {
+		t.Errorf("the cut stream did not end properly: %v", err)
+	}
+	if !strings.Contains(string(rest), `"error"`) {
+		t.Errorf("the cut stream has no error event: %q", rest)
+	}
 	select {
 	case err := <-served:
 		if err != nil {

@@ -30,6 +30,9 @@ type serveFlags struct {
 	port           int
 	apiKey         string
 	allowedHosts   []string
+	allowedOrigins []string
+	maxConns       int
+	maxConnsPerIP  int
 	noWebUI        bool
 	maxContext     string
 	kvMemory       string
@@ -84,6 +87,9 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.port, 0, "port", 8000, "port to listen on (0 picks a free one)")
 	fs.StringVar(&f.apiKey, 0, "api-key", "", "require this key as Authorization: Bearer or x-api-key")
 	fs.StringListVar(&f.allowedHosts, 0, "allowed-host", "Host header to serve besides loopback names (repeatable)")
+	fs.StringListVar(&f.allowedOrigins, 0, "allowed-origin", "web origin (scheme://host[:port]) whose pages may call the API; requests from other pages' origins get 403 (repeatable)")
+	fs.IntVar(&f.maxConns, 0, "max-connections", 0, "open connections at most; at the cap a new one replaces the longest-idle one, or gets 503 (0: 4096, lowered to fit the open-file limit)")
+	fs.IntVar(&f.maxConnsPerIP, 0, "max-connections-per-ip", 0, "open connections from one client address at most (429 beyond; 0: 1024)")
 	fs.BoolVar(&f.noWebUI, 0, "no-webui", "do not serve the browser chat page at /")
 	fs.StringVar(&f.maxContext, 0, "max-context", "", "context length per request, e.g. 32768 or 32K (default: the model's)")
 	fs.StringVar(&f.maxMemory, 0, "max-memory", "", "memory budget for weights, KV cache and scratch, e.g. 28G (default: 60% of physical memory)")
@@ -145,6 +151,14 @@ func (f *serveFlags) validate() error {
 	for _, p := range positive {
 		if p.v <= 0 {
 			return fmt.Errorf("serve: --%s %d: must be positive", p.flag, p.v)
+		}
+	}
+	if f.maxConns < 0 || f.maxConnsPerIP < 0 {
+		return fmt.Errorf("serve: --max-connections and --max-connections-per-ip must not be negative")
+	}
+	for _, o := range f.allowedOrigins {
+		if err := api.CheckAllowedOrigin(o); err != nil {
+			return fmt.Errorf("serve: --allowed-origin: %w", err)
 		}
 	}
 	if f.specTokens < 0 || f.threads < 0 {
@@ -421,7 +435,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	noTools := chooseToolParser(f.toolParser, m.tpl, s.err) == toolParserNone
 	srv, err := api.New(api.Options{NoToolCalls: noTools, Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos, vocab: vocab}, Tokenizer: tokenizerAdapter{m.tok},
 		Template: templateAdapter{m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
-		AllowedHosts: f.allowedHosts, NoWebUI: f.noWebUI, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody),
+		AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, MaxConnections: f.maxConns, MaxConnectionsPerIP: f.maxConnsPerIP, NoWebUI: f.noWebUI, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody),
 		MaxImagePixels: f.maxImagePixels})
 	if err != nil {
 		return err

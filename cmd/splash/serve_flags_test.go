@@ -30,11 +30,16 @@ func TestServeFlagsPrecedence(t *testing.T) {
 		{"repeats", []string{"--allowed-host", "a.example", "--allowed-host", "b.example"}, nil,
 			func(f *serveFlags) bool { return slices.Equal(f.allowedHosts, []string{"a.example", "b.example"}) }},
 		{"image pixels env", nil, map[string]string{"SPLASH_MAX_IMAGE_PIXELS": "1000000"}, func(f *serveFlags) bool { return f.maxImagePixels == 1000000 }},
+		{"origins env", nil, map[string]string{"SPLASH_ALLOWED_ORIGIN": "http://localhost:3000"},
+			func(f *serveFlags) bool { return slices.Equal(f.allowedOrigins, []string{"http://localhost:3000"}) }},
+		{"connection caps env", nil, map[string]string{"SPLASH_MAX_CONNECTIONS": "100", "SPLASH_MAX_CONNECTIONS_PER_IP": "10"},
+			func(f *serveFlags) bool { return f.maxConns == 100 && f.maxConnsPerIP == 10 }},
 		{"bool env", nil, map[string]string{"SPLASH_NO_WEBUI": "true"}, func(f *serveFlags) bool { return f.noWebUI }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"SPLASH_PORT", "SPLASH_MAX_CONTEXT", "SPLASH_API_KEY", "SPLASH_MAX_IMAGE_PIXELS", "SPLASH_NO_WEBUI"} {
+			for _, k := range []string{"SPLASH_PORT", "SPLASH_MAX_CONTEXT", "SPLASH_API_KEY", "SPLASH_MAX_IMAGE_PIXELS", "SPLASH_NO_WEBUI",
+				"SPLASH_ALLOWED_ORIGIN", "SPLASH_MAX_CONNECTIONS", "SPLASH_MAX_CONNECTIONS_PER_IP"} {
 				t.Setenv(k, tc.env[k])
 			}
 			var f serveFlags
@@ -66,6 +71,10 @@ func TestServeRejectsBadFlagsBeforeLoading(t *testing.T) {
 		{[]string{"--kv-memory", "-1G"}, "--kv-memory"},
 		{[]string{"--max-body", "0"}, "--max-body"},
 		{[]string{"--threads", "-2"}, "--threads"},
+		{[]string{"--max-connections", "-1"}, "--max-connections"},
+		{[]string{"--max-connections-per-ip", "-1"}, "--max-connections-per-ip"},
+		{[]string{"--allowed-origin", "localhost:3000"}, "--allowed-origin"},
+		{[]string{"--allowed-origin", "*"}, "--allowed-origin"},
 		{[]string{"--tool-parser", "mistral"}, "--tool-parser"},
 		{[]string{"--quant", "q2"}, "--quant"},
 		{[]string{"--kv-cache-type", "q4"}, "--kv-cache-type"},

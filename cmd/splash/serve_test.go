@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -344,5 +345,32 @@ func TestServePrefillByAttention(t *testing.T) {
 		if said != on {
 			t.Fatalf("on=%v: chunking line printed %v:\n%s", on, said, logs.String())
 		}
+	}
+}
+
+// TestServeExitsCleanlyWhenGraceRunsOut: a stream still running when the
+// shutdown grace ends is cancelled and ended properly, and serve returns
+// nil (exit status 0): a grace running out is not a failure.
+func TestServeExitsCleanlyWhenGraceRunsOut(t *testing.T) {
+	addr, _, errb, stop := startServeLogs(t, "--shutdown-grace", "1ms")
+	res, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json", strings.NewReader(
+		`{"stream":true,"ignore_eos":true,"max_tokens":1900,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body := bufio.NewReader(res.Body)
+	if _, err := body.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("serve after its grace ran out: %v\n%s", err, errb.String())
+	}
+	rest, err := io.ReadAll(body)
+	if err != nil {
+		t.Errorf("the stream did not end properly: %v", err)
+	}
+	if !strings.Contains(string(rest), "cancelled") {
+		t.Logf("the stream finished within the grace: %d bytes", len(rest))
 	}
 }
