@@ -130,8 +130,8 @@ def declarations(src):
     for m in DECL.finditer(src):
         if m.group(1):
             doc, sig, name = m.group(1), m.group(2), m.group(3)
-            if not sig.rstrip().endswith(")") and "(" not in sig:
-                continue
+            if sig.count("(") != sig.count(")"):
+                continue  # a signature over several lines
             r = RECV.match(sig)
             if r:
                 if not r.group(1)[:1].isupper():

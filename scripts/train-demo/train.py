@@ -51,7 +51,7 @@ sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import bpe  # noqa: E402
 import corpus  # noqa: E402
-from model import LM  # noqa: E402
+from model import LM, delta_rule_chunked, delta_rule_recurrent, l2norm  # noqa: E402
 
 SEED = 1234
 VOCAB = 4096
@@ -250,6 +250,20 @@ def export(model, tok, d, hybrid, s, metrics):
         json.dump(check, f)
 
 
+def check_delta_rule():
+    """Training uses the chunked delta rule; it must equal the token by
+    token one (the form Splash's kernels and reference run)."""
+    gen = torch.Generator().manual_seed(SEED)
+    B, H, T, dk, dv = 2, 3, 100, 16, 8
+    q = l2norm(torch.randn(B, H, T, dk, generator=gen)) / 4
+    k = l2norm(torch.randn(B, H, T, dk, generator=gen))
+    v = torch.randn(B, H, T, dv, generator=gen)
+    g, beta = -2 * torch.rand(B, H, T, generator=gen), torch.rand(B, H, T, generator=gen)
+    err = (delta_rule_chunked(q, k, v, g, beta, chunk=32) - delta_rule_recurrent(q, k, v, g, beta)).abs().max().item()
+    if err > 1e-5:
+        raise SystemExit("train: the chunked delta rule differs from the recurrent one by %g" % err)
+
+
 def run_model(args, tok, s, name, c, hybrid, steps, lr):
     d = os.path.join(args.out, name)
     if os.path.exists(os.path.join(d, "check.json")):
@@ -289,6 +303,7 @@ def main():
         with open(os.path.join(HERE, "chat_template.jinja")) as f:
             tok.save(d, f.read())
         return
+    check_delta_rule()
     run_model(args, tok, s, "target", TARGET, True, args.steps, 3e-3)
     if args.only == "target":
         return
