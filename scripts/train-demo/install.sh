@@ -6,7 +6,7 @@
 # Debian python, /usr/bin/python3. Idempotent.
 set -e
 PY=/usr/bin/python3
-if $PY -c 'import torch, regex' 2>/dev/null && [ -e /usr/lib/x86_64-linux-gnu/openblas-pthread ] ; then
+if $PY -c 'import torch, regex' 2>/dev/null && dpkg -s libopenblas0-pthread >/dev/null 2>&1; then
 	exit 0
 fi
 SUDO=
