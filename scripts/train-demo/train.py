@@ -18,7 +18,8 @@ never trained on), over windows of CONTEXT tokens.
 
 Next steps the layout leaves room for: a DFlash draft trained on the
 target's hidden states (LM.hidden(ids, keep=layers) returns them) in
-DIR/dflash/, once model/dflash*.go fixes its checkpoint format.
+DIR/dflash/, once Splash's DFlash drafts bind to hybrid targets (they bind
+to dense ones so far).
 """
 
 import argparse
