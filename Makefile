@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build run test fuzz-short bench bench-kernels gobench agents-smoke lint fmt
+.PHONY: build run test fuzz-short bench bench-kernels gobench agents-smoke lint fmt demo-model
 
 build:
 	$(GO) build -o bin/splash ./cmd/splash
@@ -79,3 +79,12 @@ fmt:
 soak:
 	$(GO) test -count=1 -run '^TestSoak$$' -v ./cmd/splash/
 	$(GO) test -run '^$$' -bench 'Health|StreamOverhead' -benchtime 1s ./http/
+
+# The splash-demo models trained from GOROOT (a Qwen3.5 hybrid target and a
+# Qwen3 draft, with their tokenizer; README "Training the demo model") into
+# DEMO_OUT, then checked against Splash's tokenizer, template and loaders.
+# Installs Debian's python3-torch first; not part of test.
+DEMO_OUT ?= bin/demo-model
+demo-model:
+	sh scripts/train-demo/install.sh
+	sh scripts/train-demo/run.sh $(DEMO_OUT) $(DEMO_ARGS)

@@ -1,0 +1,315 @@
+"""Trains the splash-demo models from GOROOT, deterministically.
+
+  /usr/bin/python3 train.py --out DIR [--steps N] [--draft-steps N] [--threads N]
+
+Steps, each skipped when its output exists (delete DIR to start over):
+
+  corpus     DIR/corpus.jsonl               corpus.py over `go env GOROOT`
+  tokenizer  DIR/merges.json, DIR/tokens.pt  bpe.py, vocabulary VOCAB
+  target     DIR/target/                    the Qwen3.5 hybrid model (TARGET)
+  draft      DIR/draft/                     a Qwen3 dense draft (DRAFT)
+
+Each model directory is a Hugging Face checkpoint (config.json,
+model.safetensors in float32, tokenizer.json, tokenizer_config.json) plus
+check.json: a held-out snippet's tokens and the torch logits of its last
+positions, which checkdemo (Go) compares with the repo's loader. The
+held-out loss is reported in bits per byte of held-out Go source (packages
+never trained on), over windows of CONTEXT tokens.
+
+Next steps the layout leaves room for: a DFlash draft trained on the
+target's hidden states (LM.hidden(ids, keep=layers) returns them) in
+DIR/dflash/, once Splash's DFlash drafts bind to hybrid targets (they bind
+to dense ones so far).
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import struct
+import subprocess
+import sys
+import time
+
+
+def _threads():
+    for i, a in enumerate(sys.argv):
+        if a == "--threads" and i + 1 < len(sys.argv):
+            return sys.argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return "2"
+
+
+# OpenBLAS starts its own threads unless told before torch loads it.
+os.environ["OPENBLAS_NUM_THREADS"] = _threads()
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import bpe  # noqa: E402
+import corpus  # noqa: E402
+from model import LM, delta_rule_chunked, delta_rule_recurrent, l2norm  # noqa: E402
+
+SEED = 1234
+VOCAB = 4096
+CONTEXT = 256
+TARGET = {
+    "hidden_size": 256, "intermediate_size": 768, "num_hidden_layers": 4,
+    "layer_types": ["linear_attention"] * 3 + ["full_attention"],
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
+    "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 64,
+    "linear_value_head_dim": 64, "linear_conv_kernel_dim": 4,
+    "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "partial_rotary_factor": 0.25,
+}
+DRAFT = {
+    "hidden_size": 128, "intermediate_size": 384, "num_hidden_layers": 2,
+    "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 64,
+    "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+}
+
+
+def log(*a):
+    print(time.strftime("%H:%M:%S"), *a, flush=True)
+
+
+def build_corpus(out):
+    path = os.path.join(out, "corpus.jsonl")
+    if not os.path.exists(path):
+        goroot = subprocess.check_output(["go", "env", "GOROOT"], text=True).strip()
+        corpus.main(goroot, path + ".tmp")
+        os.replace(path + ".tmp", path)
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def build_tokenizer(out, docs):
+    path = os.path.join(out, "merges.json")
+    if not os.path.exists(path):
+        merges = bpe.train([d["text"] for d in docs if d["split"] == "train"], VOCAB, log)
+        with open(path + ".tmp", "w") as f:
+            json.dump(merges, f)
+        os.replace(path + ".tmp", path)
+    tok = bpe.Tokenizer(bpe.load_merges(path))
+    assert tok.vocab_size == VOCAB, tok.vocab_size
+    return tok
+
+
+def streams(out, docs, tok):
+    """Token streams, documents joined by <|endoftext|>: train chat (qa,
+    tool), train text (code, doc), held-out code, held-out chat."""
+    path = os.path.join(out, "tokens.pt")
+    if os.path.exists(path):
+        return torch.load(path)
+    eot = tok.added["<|endoftext|>"]
+    groups = {"chat": [], "text": [], "heldout_code": [], "heldout_chat": []}
+    for d in docs:
+        chat = d["kind"] in ("qa", "tool")
+        if d["split"] == "train":
+            key = "chat" if chat else "text"
+        else:
+            key = "heldout_chat" if chat else "heldout_code" if d["kind"] == "code" else None
+        if key:
+            groups[key] += tok.encode(d["text"]) + [eot]
+    s = {k: torch.tensor(v, dtype=torch.int16) for k, v in groups.items()}
+    s["token_bytes"] = torch.tensor([tok.token_len(i) for i in range(VOCAB)])
+    torch.save(s, path)
+    for k, v in s.items():
+        log("tokens: %s %d" % (k, len(v)))
+    return s
+
+
+def batch(stream, n, gen):
+    starts = torch.randint(0, len(stream) - CONTEXT - 1, (n,), generator=gen)
+    x = torch.stack([stream[i:i + CONTEXT + 1].long() for i in starts.tolist()])
+    return x[:, :-1], x[:, 1:]
+
+
+@torch.no_grad()
+def bits_per_byte(model, stream, token_bytes, windows):
+    """Held-out loss over `windows` windows of CONTEXT+1 tokens spread
+    evenly over the stream: nats of every predicted token over the bytes
+    they stand for."""
+    model.eval()
+    nats, nbytes = 0.0, 0
+    n = min(windows, (len(stream) - 1) // CONTEXT)
+    step = ((len(stream) - 1) // CONTEXT) // n
+    for w in range(n):
+        at = w * step * CONTEXT
+        x = stream[at:at + CONTEXT + 1].long()[None]
+        logits = model(x[:, :-1])
+        nats += F.cross_entropy(logits[0], x[0, 1:], reduction="sum").item()
+        nbytes += token_bytes[x[0, 1:]].sum().item()
+    model.train()
+    return nats / math.log(2) / nbytes
+
+
+def train(model, s, steps, lr, batch_size, label, args):
+    """AdamW, linear warm-up over the first 5% of steps, cosine decay to
+    a tenth. --stop-minutes ends the run early (to measure a prefix of the
+    full schedule); --eval-every logs held-out bits per byte on a few
+    windows along the way."""
+    gen = torch.Generator().manual_seed(SEED)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.1)
+    warm = max(1, steps // 20)
+    t0, c0 = time.time(), time.process_time()
+    for step in range(steps):
+        frac = (step + 1) / warm if step < warm else 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, steps - warm)))
+        for grp in opt.param_groups:
+            grp["lr"] = lr * frac
+        # A quarter of the rows chat, the rest Go source and docs: the
+        # chats are templated and learned fast (held-out chat reached 1
+        # bit per byte while source was at 3).
+        xc, yc = batch(s["chat"], batch_size // 4, gen)
+        xt, yt = batch(s["text"], batch_size - batch_size // 4, gen)
+        x, y = torch.cat([xc, xt]), torch.cat([yc, yt])
+        loss = F.cross_entropy(model(x).view(-1, model.c["vocab_size"]), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        el = time.time() - t0
+        if step % 10 == 0 or step == steps - 1:
+            cpu = time.process_time() - c0
+            log("%s: step %d/%d loss %.3f (%.0f tokens/s, %.0f s; %.0f tokens per CPU second, %.0f CPU s)" % (
+                label, step, steps, loss.item(), (step + 1) * batch_size * CONTEXT / el, el,
+                (step + 1) * batch_size * CONTEXT / cpu, cpu))
+        if args.eval_every and step % args.eval_every == args.eval_every - 1:
+            log("%s: step %d tokens %d held-out Go source %.3f bits per byte (16 windows)" % (
+                label, step, (step + 1) * batch_size * CONTEXT,
+                bits_per_byte(model, s["heldout_code"], s["token_bytes"], 16)))
+        if args.stop_minutes and el > 60 * args.stop_minutes:
+            log("%s: stopped after %d of %d steps (--stop-minutes)" % (label, step + 1, steps))
+            steps = step + 1
+            break
+    bpb = bits_per_byte(model, s["heldout_code"], s["token_bytes"], args.eval_windows)
+    chat = bits_per_byte(model, s["heldout_chat"], s["token_bytes"], args.eval_windows)
+    log("%s: held-out Go source %.3f bits per byte, held-out chat %.3f bits per byte (%d steps, %.0f s)" % (
+        label, bpb, chat, steps, time.time() - t0))
+    return {"heldout_code_bits_per_byte": bpb, "heldout_chat_bits_per_byte": chat, "steps": steps,
+            "train_seconds": time.time() - t0}
+
+
+def write_safetensors(path, tensors):
+    """The safetensors format: an 8-byte little-endian header length, the
+    JSON header (dtype, shape, byte offsets per tensor), the raw data."""
+    header, blobs, off = {"__metadata__": {"format": "pt"}}, [], 0
+    for name in sorted(tensors):
+        t = tensors[name].float().contiguous()
+        b = t.numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def export(model, tok, d, hybrid, s, metrics):
+    os.makedirs(d, exist_ok=True)
+    c = dict(model.c)
+    eos = [tok.added["<|im_end|>"], tok.added["<|endoftext|>"]]
+    common = {"vocab_size": VOCAB, "hidden_act": "silu", "max_position_embeddings": 4096, "attention_bias": False}
+    if hybrid:
+        rot = int(c["head_dim"] * c["partial_rotary_factor"])
+        text = {k: v for k, v in c.items() if k not in ("rope_theta", "partial_rotary_factor")}
+        text.update(common, model_type="qwen3_5_text", attn_output_gate=True, full_attention_interval=4,
+                    rope_parameters={"rope_type": "default", "rope_theta": c["rope_theta"],
+                                     "partial_rotary_factor": c["partial_rotary_factor"],
+                                     "mrope_section": [rot // 4, rot // 4, rot // 2 - 2 * (rot // 4)],
+                                     "mrope_interleaved": True})
+        cfg = {"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5", "text_config": text,
+               "tie_word_embeddings": True, "bos_token_id": eos[1], "eos_token_id": eos, "torch_dtype": "float32"}
+    else:
+        cfg = dict(c, **common)
+        cfg.update(architectures=["Qwen3ForCausalLM"], model_type="qwen3", tie_word_embeddings=True,
+                   bos_token_id=eos[1], eos_token_id=eos, torch_dtype="float32")
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    with open(os.path.join(d, "generation_config.json"), "w") as f:
+        json.dump({"eos_token_id": eos, "bos_token_id": eos[1]}, f, indent=1)
+    write_safetensors(os.path.join(d, "model.safetensors"), model.state_dict_hf())
+    with open(os.path.join(HERE, "chat_template.jinja")) as f:
+        tok.save(d, f.read())
+    # The check: a held-out snippet and the logits of its last positions.
+    x = s["heldout_code"][1000:1048].long()
+    model.eval()
+    with torch.no_grad():
+        logits = model(x[None])[0]
+    model.train()
+    last = 4
+    check = {"tokens": x.tolist(), "positions": list(range(len(x) - last, len(x))),
+             "logits": [[round(v, 6) for v in row] for row in logits[-last:].tolist()], "metrics": metrics}
+    with open(os.path.join(d, "check.json"), "w") as f:
+        json.dump(check, f)
+
+
+def check_delta_rule():
+    """Training uses the chunked delta rule; it must equal the token by
+    token one (the form Splash's kernels and reference run)."""
+    gen = torch.Generator().manual_seed(SEED)
+    B, H, T, dk, dv = 2, 3, 100, 16, 8
+    q = l2norm(torch.randn(B, H, T, dk, generator=gen)) / 4
+    k = l2norm(torch.randn(B, H, T, dk, generator=gen))
+    v = torch.randn(B, H, T, dv, generator=gen)
+    g, beta = -2 * torch.rand(B, H, T, generator=gen), torch.rand(B, H, T, generator=gen)
+    err = (delta_rule_chunked(q, k, v, g, beta, chunk=32) - delta_rule_recurrent(q, k, v, g, beta)).abs().max().item()
+    if err > 1e-5:
+        raise SystemExit("train: the chunked delta rule differs from the recurrent one by %g" % err)
+
+
+def run_model(args, tok, s, name, c, hybrid, steps, lr):
+    d = os.path.join(args.out, name)
+    if os.path.exists(os.path.join(d, "check.json")):
+        log("%s: %s exists, skipped" % (name, d))
+        return
+    torch.manual_seed(SEED)
+    c = dict(c, vocab_size=VOCAB)
+    model = LM(c, hybrid, SEED)
+    log("%s: %d parameters" % (name, sum(p.numel() for p in model.parameters())))
+    metrics = train(model, s, steps, lr, args.batch, name, args)
+    export(model, tok, d, hybrid, s, metrics)
+    log("%s: written to %s" % (name, d))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--steps", type=int, default=3500)
+    ap.add_argument("--draft-steps", type=int, default=3000)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--eval-windows", type=int, default=64)
+    ap.add_argument("--eval-every", type=int, default=0)
+    ap.add_argument("--stop-minutes", type=float, default=0)
+    ap.add_argument("--only", choices=["tokenizer", "target", "draft"], help="stop after this step")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.use_deterministic_algorithms(True)
+    random.seed(SEED)
+    os.makedirs(args.out, exist_ok=True)
+    docs = build_corpus(args.out)
+    tok = build_tokenizer(args.out, docs)
+    s = streams(args.out, docs, tok)
+    if args.only == "tokenizer":
+        d = os.path.join(args.out, "tokenizer")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(HERE, "chat_template.jinja")) as f:
+            tok.save(d, f.read())
+        return
+    check_delta_rule()
+    run_model(args, tok, s, "target", TARGET, True, args.steps, 3e-3)
+    if args.only == "target":
+        return
+    run_model(args, tok, s, "draft", DRAFT, False, args.draft_steps, 3e-3)
+
+
+if __name__ == "__main__":
+    main()
