@@ -146,3 +146,36 @@ func FuzzContentNeverControl(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkEncodePrompt encodes about 1 MB of chat turns (the mixed corpus
+// as user messages) whole with special tokens parsed ("encode") and with
+// the messages as content spans ("prompt"); the ratio of the two is what
+// keeping control tokens out of content costs.
+func BenchmarkEncodePrompt(b *testing.B) {
+	for _, name := range []string{"qwen3", "llama3"} {
+		tk, fr := vendored(b, name), turnFrames()[name]
+		var sb strings.Builder
+		var spans []Span
+		for sb.Len() < 1<<20 {
+			for _, f := range fixtures(b, name) {
+				sb.WriteString(fr.before)
+				spans = append(spans, Span{sb.Len(), sb.Len() + len(f.Text)})
+				sb.WriteString(f.Text)
+				sb.WriteString(fr.after)
+			}
+		}
+		text := sb.String()
+		b.Run(name+"/encode", func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				tk.Encode(text, true)
+			}
+		})
+		b.Run(name+"/prompt", func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				tk.EncodePrompt(text, spans)
+			}
+		})
+	}
+}

@@ -48,29 +48,29 @@ type Template struct{ T *chat.Template }
 
 var _ api.ChatTemplate = Template{}
 
-// Render renders req; everything taken from it is content (see
-// chat.RenderPrompt).
+// Render renders req; everything taken from it is content, marked as it
+// is built (see chat.RenderPrompt).
 func (a Template) Render(req api.ChatRenderRequest) (api.RenderedPrompt, error) {
 	cr := chat.Request{AddGenerationPrompt: req.AddGenerationPrompt}
 	thinking := req.EnableThinking
 	cr.EnableThinking = &thinking
 	for _, m := range req.Messages {
-		msg := jinja.NewMap()
-		msg.Set("role", m.Role)
-		msg.Set("content", m.Content)
+		msg := jinja.NewContentMap()
+		msg.Set("role", jinja.Content(m.Role))
+		msg.Set("content", jinja.Content(m.Content))
 		if m.Reasoning != "" {
-			msg.Set("reasoning_content", m.Reasoning)
+			msg.Set("reasoning_content", jinja.Content(m.Reasoning))
 		}
 		if m.Name != "" {
-			msg.Set("name", m.Name)
+			msg.Set("name", jinja.Content(m.Name))
 		}
 		if m.ToolCallID != "" {
-			msg.Set("tool_call_id", m.ToolCallID)
+			msg.Set("tool_call_id", jinja.Content(m.ToolCallID))
 		}
 		if len(m.ToolCalls) > 0 {
 			calls := make([]jinja.Value, len(m.ToolCalls))
 			for i, raw := range m.ToolCalls {
-				v, err := jinja.DecodeJSON(raw)
+				v, err := jinja.DecodeJSONContent(raw)
 				if err != nil {
 					return api.RenderedPrompt{}, errors.New("chat: a tool call is not valid JSON")
 				}
@@ -81,7 +81,7 @@ func (a Template) Render(req api.ChatRenderRequest) (api.RenderedPrompt, error) 
 		cr.Messages = append(cr.Messages, msg)
 	}
 	for _, raw := range req.Tools {
-		v, err := jinja.DecodeJSON(raw)
+		v, err := jinja.DecodeJSONContent(raw)
 		if err != nil {
 			return api.RenderedPrompt{}, errors.New("chat: a tool definition is not valid JSON")
 		}

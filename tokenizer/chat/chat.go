@@ -160,9 +160,9 @@ func (t *Template) RenderPrompt(req Request) (Prompt, error) {
 
 // ParseRequest decodes {"messages": [...], "tools": [...],
 // "add_generation_prompt": bool, "enable_thinking": bool, ...}; other keys
-// become template variables.
+// become template variables. All of it is request content.
 func ParseRequest(data []byte) (Request, error) {
-	v, err := jinja.DecodeJSON(bytes.TrimSpace(data))
+	v, err := jinja.DecodeJSONContent(bytes.TrimSpace(data))
 	if err != nil {
 		return Request{}, fmt.Errorf("chat: %w", err)
 	}

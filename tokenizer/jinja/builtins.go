@@ -189,7 +189,7 @@ func (r *renderer) callMacro(m *macro, args []Value, kw map[string]Value, line i
 
 func callMethod(obj Value, name string, a []Value, kw map[string]Value) (Value, error) {
 	switch o := obj.(type) {
-	case string, marked:
+	case string, *marked:
 		m, _ := textOf(o)
 		return stringMethod(m, name, a)
 	case *Map:
@@ -345,12 +345,25 @@ func join(v Value, sep marked) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b textBuilder
+	parts := make([]marked, len(items))
+	hasSpans := len(sep.spans) > 0
 	for i, it := range items {
+		parts[i] = strMarked(it)
+		hasSpans = hasSpans || len(parts[i].spans) > 0
+	}
+	if !hasSpans {
+		strs := make([]string, len(parts))
+		for i, p := range parts {
+			strs[i] = p.s
+		}
+		return strings.Join(strs, sep.s), nil
+	}
+	var b textBuilder
+	for i, p := range parts {
 		if i > 0 {
 			b.write(sep)
 		}
-		b.write(strMarked(it))
+		b.write(p)
 	}
 	return b.value(), nil
 }
@@ -713,7 +726,7 @@ func applyTest(name string, v Value, a []Value) (bool, error) {
 		return ok, nil
 	case "sequence", "iterable":
 		switch v.(type) {
-		case []Value, string, marked, *Map:
+		case []Value, string, *marked, *Map:
 			return true, nil
 		}
 		return false, nil

@@ -263,7 +263,7 @@ func (r *renderer) eval(e expr, s *scope) (Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			if km, ok := k.(marked); ok {
+			if km, ok := k.(*marked); ok {
 				m.contentKeys = true // a key from content keeps its mark
 				k = km.s
 			}
@@ -375,7 +375,7 @@ func getItem(obj Value, idx Value) Value {
 				return o[i]
 			}
 		}
-	case string, marked:
+	case string, *marked:
 		if i, ok := idx.(int64); ok {
 			m, _ := textOf(o)
 			chars := m.chars()
@@ -415,7 +415,7 @@ func (r *renderer) evalSlice(e *sliceExpr, s *scope) (Value, error) {
 	switch o := obj.(type) {
 	case []Value:
 		items = o
-	case string, marked:
+	case string, *marked:
 		items = m.chars()
 	default:
 		return nil, errf(e.line, "cannot slice %s", typeName(obj))
@@ -524,7 +524,7 @@ func (r *renderer) evalBinary(e *binaryExpr, s *scope) (Value, error) {
 func arith(op string, l, r Value, line int) (Value, error) {
 	if op == "+" {
 		switch a := l.(type) {
-		case string, marked:
+		case string, *marked:
 			if b, ok := textOf(r); ok {
 				am, _ := textOf(a)
 				return concat(am, b), nil
@@ -717,7 +717,7 @@ func iterate(v Value) ([]Value, error) {
 			out[i] = []Value{x.key(k), x.vals[k]}
 		}
 		return out, nil
-	case string, marked:
+	case string, *marked:
 		m, _ := textOf(x)
 		return m.chars(), nil
 	case nil, Undefined:
@@ -738,7 +738,7 @@ func typeName(v Value) string {
 		return "integer"
 	case float64:
 		return "float"
-	case string, marked:
+	case string, *marked:
 		return "string"
 	case []Value:
 		return "list"

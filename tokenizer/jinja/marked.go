@@ -14,11 +14,13 @@ type Span struct{ Start, End int }
 // travels with the text through every string operation, so the renderer can
 // say which bytes of its output the template wrote and which the client
 // did, whatever the template cut, stripped or concatenated; the tokenizer
-// then parses control tokens only in the template's bytes. A string with no
-// content bytes is always a plain string, never a marked one without spans.
+// then parses control tokens only in the template's bytes. Values hold a
+// *marked, never changed once made; a string with no content bytes is
+// always a plain string, never a marked one without spans.
 type marked struct {
-	s     string
-	spans []Span
+	s      string
+	spans  []Span
+	inline [2]Span // spans' storage when there are few, saving an allocation
 }
 
 // newMarked returns s with its content spans: a plain string when there
@@ -27,7 +29,7 @@ func newMarked(s string, spans []Span) Value {
 	if len(spans) == 0 {
 		return s
 	}
-	return marked{s, spans}
+	return &marked{s: s, spans: spans}
 }
 
 // content returns s with all its bytes marked as content.
@@ -35,27 +37,86 @@ func content(s string) Value {
 	if s == "" {
 		return s
 	}
-	return marked{s, []Span{{0, len(s)}}}
+	m := &marked{s: s}
+	m.inline[0] = Span{0, len(s)}
+	m.spans = m.inline[:1]
+	return m
 }
 
 // MarkContent returns v with every string in it, and every key of every
 // dict in it, marked as request content: a client's message, tool or
-// document enters the template this way. Lists and dicts are copied; v is
-// left as it was.
+// document enters the template this way. Lists and dicts are copied,
+// unless everything in them is marked already (DecodeJSONContent,
+// NewContentMap); v is left as it was.
 func MarkContent(v Value) Value {
+	if isContent(v) {
+		return v
+	}
+	var m marker
+	return m.mark(v)
+}
+
+// Content is s marked as request content.
+func Content(s string) Value { return content(s) }
+
+// NewContentMap returns an empty Map whose keys are request content; its
+// values should be too (Content, DecodeJSONContent), so that MarkContent
+// takes it as it is.
+func NewContentMap() *Map { return &Map{vals: map[string]Value{}, contentKeys: true} }
+
+// isContent reports whether every string and key in v is already marked.
+func isContent(v Value) bool {
 	switch x := v.(type) {
 	case string:
-		return content(x)
+		return x == ""
+	case []Value:
+		for _, it := range x {
+			if !isContent(it) {
+				return false
+			}
+		}
+	case *Map:
+		if !x.contentKeys {
+			return false
+		}
+		for _, it := range x.vals {
+			if !isContent(it) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// marker marks content, taking the marked strings from a slab, so that
+// marking a conversation's strings costs a few allocations, not one per
+// string.
+type marker struct{ strs []marked }
+
+func (mk *marker) mark(v Value) Value {
+	switch x := v.(type) {
+	case string:
+		if x == "" {
+			return x
+		}
+		if len(mk.strs) == 0 {
+			mk.strs = make([]marked, 64)
+		}
+		m := &mk.strs[0]
+		mk.strs = mk.strs[1:]
+		m.s, m.inline[0] = x, Span{0, len(x)}
+		m.spans = m.inline[:1]
+		return m
 	case []Value:
 		out := make([]Value, len(x))
 		for i, it := range x {
-			out[i] = MarkContent(it)
+			out[i] = mk.mark(it)
 		}
 		return out
 	case *Map:
 		m := &Map{keys: x.keys, vals: make(map[string]Value, len(x.vals)), contentKeys: true}
 		for k, it := range x.vals {
-			m.vals[k] = MarkContent(it)
+			m.vals[k] = mk.mark(it)
 		}
 		return m
 	}
@@ -67,8 +128,8 @@ func textOf(v Value) (marked, bool) {
 	switch x := v.(type) {
 	case string:
 		return marked{s: x}, true
-	case marked:
-		return x, true
+	case *marked:
+		return *x, true
 	}
 	return marked{}, false
 }
@@ -76,7 +137,7 @@ func textOf(v Value) (marked, bool) {
 // plain drops a string's content marks; other values are returned as is.
 // Comparisons, membership and tests look at the text alone.
 func plain(v Value) Value {
-	if m, ok := v.(marked); ok {
+	if m, ok := v.(*marked); ok {
 		return m.s
 	}
 	return v
@@ -124,7 +185,7 @@ func (m marked) mapRunes(next func(r rune) string) marked {
 		r, _ := utf8.DecodeRuneInString(c.s)
 		out := next(r)
 		if len(c.spans) > 0 {
-			b.write(marked{out, []Span{{0, len(out)}}})
+			b.write(marked{s: out, spans: []Span{{0, len(out)}}})
 		} else {
 			b.WriteString(out)
 		}
@@ -158,8 +219,8 @@ func (b *textBuilder) writeValue(v Value) {
 	switch x := v.(type) {
 	case string:
 		b.sb.WriteString(x)
-	case marked:
-		b.write(x)
+	case *marked:
+		b.write(*x)
 	case []Value, *Map:
 		writeRepr(b, x)
 	default:
@@ -182,7 +243,7 @@ func (b *textBuilder) mark(start, end int) {
 
 func (b *textBuilder) String() string { return b.sb.String() }
 
-func (b *textBuilder) marked() marked { return marked{b.sb.String(), b.spans} }
+func (b *textBuilder) marked() marked { return marked{s: b.sb.String(), spans: b.spans} }
 
 // value is the built text as a template value.
 func (b *textBuilder) value() Value { return newMarked(b.sb.String(), b.spans) }
@@ -192,8 +253,8 @@ func strMarked(v Value) marked {
 	switch x := v.(type) {
 	case string:
 		return marked{s: x}
-	case marked:
-		return x
+	case *marked:
+		return *x
 	case []Value, *Map:
 		var b textBuilder
 		writeRepr(&b, x)
@@ -204,11 +265,22 @@ func strMarked(v Value) marked {
 
 // concat joins texts, keeping their marks.
 func concat(parts ...marked) Value {
-	var b textBuilder
+	n, spans := 0, 0
+	for _, p := range parts {
+		n += len(p.s)
+		spans += len(p.spans)
+	}
+	if spans == 0 && len(parts) == 2 {
+		return parts[0].s + parts[1].s
+	}
+	out := &marked{}
+	b := textBuilder{spans: out.inline[:0]}
+	b.sb.Grow(n)
 	for _, p := range parts {
 		b.write(p)
 	}
-	return b.value()
+	out.s, out.spans = b.sb.String(), b.spans
+	return out
 }
 
 // replaceAll is strings.ReplaceAll keeping marks: the kept bytes of m keep

@@ -65,9 +65,19 @@ type namespace struct{ m *Map }
 // DecodeJSON parses JSON into template values: objects become *Map in key
 // order, integers int64, other numbers float64.
 func DecodeJSON(data []byte) (Value, error) {
+	return decodeJSON(data, nil)
+}
+
+// DecodeJSONContent is DecodeJSON for a request's content: its strings and
+// keys come out marked as MarkContent marks them, without a copy.
+func DecodeJSONContent(data []byte) (Value, error) {
+	return decodeJSON(data, &marker{})
+}
+
+func decodeJSON(data []byte, mk *marker) (Value, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := decodeValue(dec)
+	v, err := decodeValue(dec, mk)
 	if err != nil {
 		return nil, fmt.Errorf("jinja: %w", err)
 	}
@@ -77,7 +87,9 @@ func DecodeJSON(data []byte) (Value, error) {
 	return v, nil
 }
 
-func decodeValue(dec *json.Decoder) (Value, error) {
+// decodeValue decodes the next value, marking strings and keys as content
+// when mk is set.
+func decodeValue(dec *json.Decoder, mk *marker) (Value, error) {
 	t, err := dec.Token()
 	if err != nil {
 		return nil, err
@@ -87,12 +99,13 @@ func decodeValue(dec *json.Decoder) (Value, error) {
 		switch x {
 		case '{':
 			m := NewMap()
+			m.contentKeys = mk != nil
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
 					return nil, err
 				}
-				v, err := decodeValue(dec)
+				v, err := decodeValue(dec, mk)
 				if err != nil {
 					return nil, err
 				}
@@ -103,7 +116,7 @@ func decodeValue(dec *json.Decoder) (Value, error) {
 		case '[':
 			l := []Value{}
 			for dec.More() {
-				v, err := decodeValue(dec)
+				v, err := decodeValue(dec, mk)
 				if err != nil {
 					return nil, err
 				}
@@ -117,6 +130,10 @@ func decodeValue(dec *json.Decoder) (Value, error) {
 			return i, nil
 		}
 		return x.Float64()
+	case string:
+		if mk != nil {
+			return mk.mark(x), nil
+		}
 	}
 	return t, nil // string, bool, nil
 }
@@ -135,7 +152,7 @@ func truthy(v Value) bool {
 		return x != 0
 	case string:
 		return x != ""
-	case marked:
+	case *marked:
 		return x.s != ""
 	case []Value:
 		return len(x) > 0
@@ -152,7 +169,7 @@ func str(v Value) string {
 		return ""
 	case string:
 		return x
-	case marked:
+	case *marked:
 		return x.s
 	case bool:
 		if x {
@@ -188,7 +205,7 @@ func formatFloat(f float64) string {
 // writeRepr prints lists and dicts the way the reference renderer does.
 func writeRepr(b *textBuilder, v Value) {
 	switch x := v.(type) {
-	case string, marked:
+	case string, *marked:
 		m, _ := textOf(x)
 		writeQuoted(b, m)
 	case []Value:
@@ -288,7 +305,7 @@ func writeJSON(b *textBuilder, v Value, indent, depth int) error {
 		b.WriteString(str(x))
 	case float64:
 		b.WriteString(formatFloat(x))
-	case string, marked:
+	case string, *marked:
 		m, _ := textOf(x)
 		writeQuoted(b, m)
 	case []Value:
