@@ -199,7 +199,7 @@ func (r *renderer) execFor(n *forNode, s *scope) error {
 		if err := r.bind(n, inner, item); err != nil {
 			return err
 		}
-		loop := NewMap()
+		loop := &Map{keys: make([]string, 0, 8), vals: make(map[string]Value, 8)} // sized for its 8 entries
 		loop.Set("index0", int64(i))
 		loop.Set("index", int64(i+1))
 		loop.Set("revindex", int64(len(items)-i))
