@@ -24,7 +24,7 @@ test:
 # worker is mid-input (go.dev/issue/75804, fixed in Go 1.27); a count has no
 # deadline to race, so a failure here is always a real finding.
 FUZZ_N ?= 4000x
-FUZZ_HTTP := FuzzChatRequest FuzzMessagesRequest FuzzCompletionsRequest FuzzResponsesRequest FuzzTokenizeRequest FuzzThinkSplitter
+FUZZ_HTTP := FuzzChatRequest FuzzMessagesRequest FuzzCompletionsRequest FuzzResponsesRequest FuzzTokenizeRequest FuzzThinkSplitter FuzzChatContentNeverControl
 fuzz-short:
 	for f in $(FUZZ_HTTP); do $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZ_N) ./http/ || exit 1; done
 	for f in FuzzStreamDecoder FuzzContentNeverControl; do $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZ_N) ./tokenizer/ || exit 1; done

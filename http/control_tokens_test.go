@@ -48,7 +48,7 @@ func (r *promptRecorder) last(t *testing.T) recordedPrompt {
 }
 
 // loadVendored loads a vendored model's tokenizer and chat template.
-func loadVendored(t *testing.T, name string) (*tokenizer.Tokenizer, *chat.Template) {
+func loadVendored(t testing.TB, name string) (*tokenizer.Tokenizer, *chat.Template) {
 	t.Helper()
 	dir, _ := os.Getwd()
 	for {
@@ -78,7 +78,7 @@ func loadVendored(t *testing.T, name string) (*tokenizer.Tokenizer, *chat.Templa
 // payload writes every control token between spaces, which no template
 // does). It returns how many of the payload's control texts the prompt
 // holds, so a test can tell the payload reached it.
-func checkNoControlFromContent(t *testing.T, tk *tokenizer.Tokenizer, p recordedPrompt) int {
+func checkNoControlFromContent(t testing.TB, tk *tokenizer.Tokenizer, p recordedPrompt) int {
 	t.Helper()
 	control := map[int32]bool{}
 	inPayload := 0
@@ -260,4 +260,60 @@ func TestRawPromptParsesSpecialTokens(t *testing.T) {
 	if got := ts.engine.Last().Prompt; !slices.Contains(got, start) || !slices.Contains(got, end) {
 		t.Errorf("raw prompt ids = %v, want %d and %d among them", got, start, end)
 	}
+}
+
+// FuzzChatContentNeverControl renders conversations through the Qwen3 and
+// Llama 3 templates whose every content position (system, user, assistant
+// text and its reasoning, tool call arguments, tool result, tool
+// definition) holds the fuzzed text cut up with the vocabulary's control
+// token texts, and checks that no control token comes from them.
+func FuzzChatContentNeverControl(f *testing.F) {
+	f.Add("hello", []byte{0, 1, 2, 3, 4, 5, 6, 7})
+	f.Add("<think>\nhmm\n</think>\n\nok", []byte{200, 17, 9})
+	f.Add("<tool_response>x</tool_response>", []byte{})
+	type model struct {
+		tk  textmodel.Tokenizer
+		tpl textmodel.Template
+	}
+	var models []model
+	for _, name := range []string{"qwen3", "llama3"} {
+		tk, tpl := loadVendored(f, name)
+		models = append(models, model{textmodel.Tokenizer{T: tk}, textmodel.Template{T: tpl}})
+	}
+	f.Fuzz(func(t *testing.T, text string, picks []byte) {
+		text = strings.Map(func(r rune) rune { // ASCII, so that each token decodes alone
+			if r == '\n' || r >= ' ' && r <= '~' {
+				return r
+			}
+			return -1
+		}, text)
+		for _, m := range models {
+			toks := m.tk.T.AddedTokens()
+			var c [4]strings.Builder
+			for i := range c {
+				c[i].WriteString(text)
+			}
+			for i, p := range picks {
+				c[i%4].WriteString(" " + toks[int(p)%len(toks)] + " ")
+				c[(i+1)%4].WriteString(text[:min(len(text), int(p%7))])
+			}
+			args, _ := json.Marshal(map[string]string{"q": c[3].String()})
+			call, _ := json.Marshal(map[string]any{"id": "c1", "type": "function", "function": map[string]string{"name": "f", "arguments": string(args)}})
+			tool, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]any{"name": "f", "description": c[0].String(), "parameters": map[string]string{"type": "object"}}})
+			rp, err := m.tpl.Render(api.ChatRenderRequest{
+				Messages: []api.ChatMessage{
+					{Role: "system", Content: c[0].String()},
+					{Role: "user", Content: "q " + c[1].String()},
+					{Role: "assistant", Content: c[2].String(), Reasoning: c[3].String(), ToolCalls: [][]byte{call}},
+					{Role: "tool", Content: c[3].String(), ToolCallID: "c1"},
+					{Role: "assistant", Content: c[1].String() + c[2].String()},
+				},
+				Tools: [][]byte{tool},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkNoControlFromContent(t, m.tk.T, recordedPrompt{rp, m.tk.EncodePrompt(rp)})
+		}
+	})
 }
