@@ -140,6 +140,7 @@ func controlPositions() []controlPosition {
 		{"messages assistant history", "/v1/messages", `{"max_tokens":16,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":PAYLOAD},{"role":"user","content":"go on"}]}`, ""},
 		{"messages tool use and result", "/v1/messages", `{"max_tokens":16,"tools":[{"name":"f","description":PAYLOAD,"input_schema":{"type":"object"}}],
 		"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":OBJ}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":PAYLOAD}]}]}`, ""},
+		{"messages count_tokens", "/v1/messages/count_tokens", `{"system":PAYLOAD,"messages":[{"role":"user","content":PAYLOAD}]}`, ""},
 		{"tokenize", "/tokenize", `{"messages":[{"role":"system","content":PAYLOAD},{"role":"user","content":PAYLOAD}]}`, ""},
 		{"apply-template", "/apply-template", `{"messages":[{"role":"user","content":PAYLOAD}],"spans":true}`, ""},
 	}
