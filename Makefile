@@ -17,17 +17,18 @@ test:
 	@if sh scripts/install-qemu-user.sh; then GOARCH=arm64 $(GO) test -c -o bin/cpu-arm64.test ./metal/cpu && qemu-aarch64 bin/cpu-arm64.test -test.count=1; else echo "SKIP: metal/cpu arm64 tests: qemu-aarch64 is not installed and could not be installed"; fi
 	$(MAKE) fuzz-short
 
-# Every request parser, the streaming decoders, the model config parsers and
-# the image decoder, fuzzed a few seconds each.
+# Every request parser, the streaming decoders, prompt encoding (content never
+# yields a control token), the model config parsers and the image decoder,
+# fuzzed a few seconds each.
 # A count, not a duration: Go 1.26's fuzz coordinator can report a bare
 # "context deadline exceeded" failure when a -fuzztime duration ends while a
 # worker is mid-input (go.dev/issue/75804, fixed in Go 1.27); a count has no
 # deadline to race, so a failure here is always a real finding.
 FUZZ_N ?= 4000x
-FUZZ_HTTP := FuzzChatRequest FuzzMessagesRequest FuzzCompletionsRequest FuzzResponsesRequest FuzzTokenizeRequest FuzzThinkSplitter
+FUZZ_HTTP := FuzzChatRequest FuzzMessagesRequest FuzzCompletionsRequest FuzzResponsesRequest FuzzTokenizeRequest FuzzThinkSplitter FuzzChatContentNeverControl
 fuzz-short:
 	for f in $(FUZZ_HTTP); do $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZ_N) ./http/ || exit 1; done
-	$(GO) test -run '^$$' -fuzz '^FuzzStreamDecoder$$' -fuzztime $(FUZZ_N) ./tokenizer/
+	for f in FuzzStreamDecoder FuzzContentNeverControl; do $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZ_N) ./tokenizer/ || exit 1; done
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHybridConfig$$' -fuzztime $(FUZZ_N) ./model/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseVisionConfig$$' -fuzztime $(FUZZ_N) ./model/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_N) ./imageprep/

@@ -40,16 +40,37 @@ var (
 // Tokenizer turns text into the model's token ids and back.
 type Tokenizer interface {
 	// Encode tokenizes text. addSpecial adds the model's BOS-style tokens;
-	// special token text (e.g. "<|im_start|>") is always parsed as special.
+	// special token text (e.g. "<|im_start|>") is always parsed as special:
+	// a raw prompt is the client's own template.
 	Encode(text string, addSpecial bool) []int32
+	// EncodePrompt tokenizes a rendered chat prompt, parsing special and
+	// added tokens (<|im_end|>, <think>, <tool_call>, ...) only in the
+	// template's text: in p.Content their text encodes as ordinary text. A
+	// prompt whose content holds no such text gets Encode's ids. No BOS is
+	// added (the template writes its own).
+	EncodePrompt(p RenderedPrompt) []int32
 	// Decode turns ids into text, dropping special tokens when skipSpecial.
 	Decode(ids []int32, skipSpecial bool) string
 }
 
-// ChatTemplate renders a conversation into the prompt text the model expects.
+// ChatTemplate renders a conversation into the prompt text the model
+// expects, saying which bytes of it came from the request.
 type ChatTemplate interface {
-	Render(req ChatRenderRequest) (string, error)
+	Render(req ChatRenderRequest) (RenderedPrompt, error)
 }
+
+// RenderedPrompt is a rendered conversation.
+type RenderedPrompt struct {
+	Text string
+	// Content are the byte ranges of Text that came from the request
+	// (roles, message texts, reasoning, tool calls and results, tool
+	// definitions, system prompts), sorted and disjoint; the template
+	// wrote the rest, and only the rest may hold control tokens.
+	Content []Span
+}
+
+// Span is the byte range [Start, End) of a text.
+type Span struct{ Start, End int }
 
 // ChatRenderRequest is the dialect-neutral conversation every chat API is
 // parsed into before rendering.

@@ -6,13 +6,16 @@
 // # Seams
 //
 // The package depends on the rest of Splash only through three small
-// interfaces, satisfied by adapters in cmd/splash:
+// interfaces, satisfied by adapters in cmd/splash (Engine) and
+// http/textmodel (Tokenizer, ChatTemplate):
 //
 //   - Engine runs a GenerateRequest and returns a channel of Events (text
 //     already detokenized and stop-string filtered, token ids, logprobs,
 //     finish reasons, and a final event with Usage).
-//   - Tokenizer encodes and decodes text.
-//   - ChatTemplate renders a []ChatMessage conversation to prompt text.
+//   - Tokenizer encodes and decodes text; a rendered chat prompt is
+//     encoded with control tokens parsed only outside its content spans.
+//   - ChatTemplate renders a []ChatMessage conversation to prompt text and
+//     says which bytes of it came from the request (RenderedPrompt).
 //
 // internal/fake holds deterministic stand-ins used by the tests.
 //
@@ -28,7 +31,8 @@
 //	GET  /v1/models                 the served model
 //	POST /tokenize                  {"text"|"content"|"prompt"|"messages"} → {"tokens", "count"}
 //	POST /detokenize                {"tokens"} → {"prompt"}
-//	POST /apply-template            {"messages", "tools", reasoning switches} → {"prompt"}
+//	POST /apply-template            {"messages", "tools", reasoning switches, "spans"} → {"prompt",
+//	                                "content_spans" with "spans": the request's bytes of it}
 //	GET  /health, /ready            liveness; readiness (503 until SetReady(true))
 //	GET  /metrics                   Prometheus text: HTTP counters, then Engine.WriteMetrics
 //

@@ -23,6 +23,8 @@ func (byteTokenizer) Encode(text string, addSpecial bool) []int32 {
 	return ids
 }
 
+func (t byteTokenizer) EncodePrompt(p RenderedPrompt) []int32 { return t.Encode(p.Text, false) }
+
 func (byteTokenizer) Decode(ids []int32, _ bool) string {
 	b := make([]byte, 0, len(ids))
 	for _, id := range ids {
@@ -33,7 +35,7 @@ func (byteTokenizer) Decode(ids []int32, _ bool) string {
 
 type lineTemplate struct{}
 
-func (lineTemplate) Render(r ChatRenderRequest) (string, error) {
+func (lineTemplate) Render(r ChatRenderRequest) (RenderedPrompt, error) {
 	var b strings.Builder
 	for _, m := range r.Messages {
 		b.WriteString(m.Role + ": " + m.Content + "\n")
@@ -41,7 +43,7 @@ func (lineTemplate) Render(r ChatRenderRequest) (string, error) {
 	if r.EnableThinking {
 		b.WriteString("<think>\n")
 	}
-	return b.String(), nil
+	return RenderedPrompt{Text: b.String()}, nil
 }
 
 type idleEngine struct{}

@@ -4,24 +4,29 @@ import "strings"
 
 // prompt is a rendered, tokenized request prompt.
 type prompt struct {
-	ids  []int32
-	text string
+	ids     []int32
+	text    string
+	content []Span // the bytes of text that came from the request
 	// startsInThink is true when the rendered prompt already opened a
 	// <think> block, so the model's first output is reasoning.
 	startsInThink bool
 }
 
-// renderChat renders a conversation with the template and tokenizes it.
-// The template emits any BOS token itself, so none is added here.
+// renderChat renders a conversation with the template and tokenizes it,
+// parsing control tokens only in the template's own text: a message, tool
+// result or system prompt that spells <|im_end|> or <think> cannot end its
+// turn or fake the model's reasoning. The template emits any BOS token
+// itself, so none is added here.
 func (s *Server) renderChat(r ChatRenderRequest) (prompt, error) {
-	text, err := s.opts.Template.Render(r)
+	rp, err := s.opts.Template.Render(r)
 	if err != nil {
 		return prompt{}, invalidf("messages", "rendering the chat template failed: %v", err)
 	}
 	return prompt{
-		ids:           s.opts.Tokenizer.Encode(text, false),
-		text:          text,
-		startsInThink: strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), thinkOpen),
+		ids:           s.opts.Tokenizer.EncodePrompt(rp),
+		text:          rp.Text,
+		content:       rp.Content,
+		startsInThink: strings.HasSuffix(strings.TrimRight(rp.Text, " \t\r\n"), thinkOpen),
 	}, nil
 }
 

@@ -137,14 +137,30 @@ func (s *Server) handleDetokenize(ctx *fasthttp.RequestCtx) {
 	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"prompt": s.opts.Tokenizer.Decode(req.Tokens, req.SkipSpecialTokens)})
 }
 
-// handleApplyTemplate answers {"prompt": rendered chat}.
+// applyTemplateRequest is a POST /apply-template body: a conversation and
+// whether to say which bytes of the prompt came from it.
+type applyTemplateRequest struct {
+	templateRequest
+	Spans bool `json:"spans"`
+}
+
+// applyTemplateResponse is the rendered prompt and, when asked for, the
+// byte ranges [start, end) of it that came from the request's content:
+// control tokens are parsed everywhere else, never there.
+type applyTemplateResponse struct {
+	Prompt  string    `json:"prompt"`
+	Content *[][2]int `json:"content_spans,omitempty"`
+}
+
+// handleApplyTemplate answers {"prompt": rendered chat}, with
+// "content_spans" when the request sets "spans".
 func (s *Server) handleApplyTemplate(ctx *fasthttp.RequestCtx) {
-	var req templateRequest
+	var req applyTemplateRequest
 	if err := decodeJSON(ctx.PostBody(), &req); err != nil {
 		writeError(ctx, dialectOpenAI, err)
 		return
 	}
-	rr, err := s.renderRequest(&req)
+	rr, err := s.renderRequest(&req.templateRequest)
 	if err != nil {
 		writeError(ctx, dialectOpenAI, err)
 		return
@@ -154,5 +170,13 @@ func (s *Server) handleApplyTemplate(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, dialectOpenAI, err)
 		return
 	}
-	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"prompt": p.text})
+	resp := applyTemplateResponse{Prompt: p.text}
+	if req.Spans {
+		spans := make([][2]int, len(p.content))
+		for i, sp := range p.content {
+			spans[i] = [2]int{sp.Start, sp.End}
+		}
+		resp.Content = &spans
+	}
+	writeJSON(ctx, fasthttp.StatusOK, resp)
 }

@@ -60,10 +60,29 @@ func newAddedMatcher(tokens []addedToken) *addedMatcher {
 // split cuts text at added tokens; special tokens are matched only when
 // parseSpecial is set, the other added tokens always.
 func (m *addedMatcher) split(text string, parseSpecial bool) []segment {
+	return m.splitOutside(text, parseSpecial, nil)
+}
+
+// splitOutside is split that matches no added token, special or not, that
+// overlaps one of the content spans (sorted and disjoint): their bytes stay
+// plain text. Plain text is cut only at matched tokens, never at a span's
+// edge, so text without tokens encodes as it would without spans.
+func (m *addedMatcher) splitOutside(text string, parseSpecial bool, content []Span) []segment {
 	var segs []segment
 	start := 0 // start of pending plain text
 	for i := 0; i < len(text); {
-		t := m.at(text, i, parseSpecial)
+		for len(content) > 0 && content[0].End <= i {
+			content = content[1:]
+		}
+		limit := len(text) // a token must end by the next content span
+		if len(content) > 0 {
+			if content[0].Start <= i {
+				i = content[0].End
+				continue
+			}
+			limit = content[0].Start
+		}
+		t := m.at(text, i, limit, parseSpecial)
 		if t == nil {
 			i++
 			continue
@@ -94,10 +113,10 @@ func (m *addedMatcher) split(text string, parseSpecial bool) []segment {
 	return segs
 }
 
-// at returns the added token matching text at i, or nil.
-func (m *addedMatcher) at(text string, i int, parseSpecial bool) *addedToken {
+// at returns the added token matching text at i and ending by limit, or nil.
+func (m *addedMatcher) at(text string, i, limit int, parseSpecial bool) *addedToken {
 	for _, n := range m.lengths[text[i]] {
-		if i+n > len(text) {
+		if i+n > limit {
 			continue
 		}
 		t := m.byContent[text[i:i+n]]

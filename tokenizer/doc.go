@@ -35,6 +35,10 @@
 // word when there is no splitting pre-tokenizer; merging uses a heap
 // (spbpe.go) so that long prompts cost O(n log n).
 //
+// EncodePrompt encodes a rendered chat prompt given the byte ranges that
+// came from the request: special and added tokens are parsed only outside
+// them, so request text is always ordinary text.
+//
 // Decoding turns invalid UTF-8 into U+FFFD as the reference does: per
 // maximal ill-formed subpart for byte-level BPE, one per byte for a run of
 // byte-fallback tokens that is not valid UTF-8. StreamDecoder, fed one

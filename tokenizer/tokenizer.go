@@ -1,6 +1,9 @@
 package tokenizer
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // Tokenizer encodes text to token ids and back. It is safe for concurrent
 // use.
@@ -35,8 +38,27 @@ type Tokenizer struct {
 // that are not special are always recognised. No BOS is added: see
 // AddSpecial.
 func (t *Tokenizer) Encode(text string, parseSpecial bool) []int32 {
+	return t.encode(text, parseSpecial, nil)
+}
+
+// Span is the byte range [Start, End) of a text.
+type Span struct{ Start, End int }
+
+// EncodePrompt tokenizes a rendered chat prompt whose content spans (sorted,
+// disjoint byte ranges) came from a request rather than the chat template.
+// Special and added tokens are parsed only outside them: inside, their text
+// is ordinary text and encodes as its bytes' tokens, so a message, tool
+// result or document can never close a turn or open one, nor fake a
+// <think> block or a <tool_call>. The template's own text parses as Encode
+// with parseSpecial does, and a prompt whose content holds no token's text
+// encodes to exactly Encode's ids.
+func (t *Tokenizer) EncodePrompt(text string, content []Span) []int32 {
+	return t.encode(text, true, content)
+}
+
+func (t *Tokenizer) encode(text string, parseSpecial bool, content []Span) []int32 {
 	var ids []int32
-	for _, seg := range t.added.split(text, parseSpecial) {
+	for _, seg := range t.added.splitOutside(text, parseSpecial, content) {
 		if seg.id >= 0 {
 			ids = append(ids, seg.id)
 			continue
@@ -45,7 +67,9 @@ func (t *Tokenizer) Encode(text string, parseSpecial bool) []int32 {
 		if t.normalizer != nil {
 			s = t.normalizer.normalize(s)
 		}
-		if t.addedNorm == nil {
+		// Tokens matched on normalized text have no byte offsets in the
+		// prompt, so a segment holding content matches none of them.
+		if t.addedNorm == nil || overlaps(content, seg.start, seg.start+len(seg.text)) {
 			ids = t.encodeText(s, seg.start == 0, ids)
 			continue
 		}
@@ -58,6 +82,13 @@ func (t *Tokenizer) Encode(text string, parseSpecial bool) []int32 {
 		}
 	}
 	return ids
+}
+
+// overlaps reports whether any of spans (sorted, disjoint) meets
+// [start, end).
+func overlaps(spans []Span, start, end int) bool {
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].End > start })
+	return i < len(spans) && spans[i].Start < end
 }
 
 // encodeText pre-tokenizes normalized text and BPE-encodes each word.
@@ -165,4 +196,16 @@ func contains(s []int32, v int32) bool {
 		}
 	}
 	return false
+}
+
+// AddedTokens returns the texts of the added tokens matched on the raw
+// text, special or not, sorted: the control tokens a prompt's template
+// text may spell and its content never does (see EncodePrompt).
+func (t *Tokenizer) AddedTokens() []string {
+	out := make([]string, 0, len(t.added.byContent))
+	for s := range t.added.byContent {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
 }

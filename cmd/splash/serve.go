@@ -19,6 +19,7 @@ import (
 	"github.com/splash-inference/splash/actors"
 	"github.com/splash-inference/splash/engine"
 	api "github.com/splash-inference/splash/http"
+	"github.com/splash-inference/splash/http/textmodel"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
 )
@@ -433,8 +434,8 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		return fmt.Errorf("serve: constrained decoding vocabulary: %w", err)
 	}
 	noTools := chooseToolParser(f.toolParser, m.tpl, s.err) == toolParserNone
-	srv, err := api.New(api.Options{NoToolCalls: noTools, Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos, vocab: vocab}, Tokenizer: tokenizerAdapter{m.tok},
-		Template: templateAdapter{m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
+	srv, err := api.New(api.Options{NoToolCalls: noTools, Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos, vocab: vocab}, Tokenizer: textmodel.Tokenizer{T: m.tok},
+		Template: textmodel.Template{T: m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
 		AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, MaxConnections: f.maxConns, MaxConnectionsPerIP: f.maxConnsPerIP, NoWebUI: f.noWebUI, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody),
 		MaxImagePixels: f.maxImagePixels})
 	if err != nil {

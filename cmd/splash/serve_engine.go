@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -15,8 +14,6 @@ import (
 	"github.com/splash-inference/splash/engine/stop"
 	api "github.com/splash-inference/splash/http"
 	"github.com/splash-inference/splash/tokenizer"
-	"github.com/splash-inference/splash/tokenizer/chat"
-	"github.com/splash-inference/splash/tokenizer/jinja"
 )
 
 // engineAdapter serves the HTTP layer's Engine interface with the actor
@@ -290,64 +287,4 @@ func (a *engineAdapter) logprobs(in []actors.TokenLogprobs) []api.TokenLogprob {
 		out[i] = tl
 	}
 	return out
-}
-
-// tokenizerAdapter is the HTTP layer's Tokenizer: special-token text is
-// always parsed, addSpecial applies the post-processor (BOS).
-type tokenizerAdapter struct{ t *tokenizer.Tokenizer }
-
-func (a tokenizerAdapter) Encode(text string, addSpecial bool) []int32 {
-	ids := a.t.Encode(text, true)
-	if addSpecial {
-		ids = a.t.AddSpecial(ids)
-	}
-	return ids
-}
-
-func (a tokenizerAdapter) Decode(ids []int32, skipSpecial bool) string {
-	return a.t.Decode(ids, skipSpecial)
-}
-
-// templateAdapter renders the HTTP layer's conversations with the model's
-// chat template.
-type templateAdapter struct{ t *chat.Template }
-
-func (a templateAdapter) Render(req api.ChatRenderRequest) (string, error) {
-	cr := chat.Request{AddGenerationPrompt: req.AddGenerationPrompt}
-	thinking := req.EnableThinking
-	cr.EnableThinking = &thinking
-	for _, m := range req.Messages {
-		msg := jinja.NewMap()
-		msg.Set("role", m.Role)
-		msg.Set("content", m.Content)
-		if m.Reasoning != "" {
-			msg.Set("reasoning_content", m.Reasoning)
-		}
-		if m.Name != "" {
-			msg.Set("name", m.Name)
-		}
-		if m.ToolCallID != "" {
-			msg.Set("tool_call_id", m.ToolCallID)
-		}
-		if len(m.ToolCalls) > 0 {
-			calls := make([]jinja.Value, len(m.ToolCalls))
-			for i, raw := range m.ToolCalls {
-				v, err := jinja.DecodeJSON(raw)
-				if err != nil {
-					return "", errors.New("chat: a tool call is not valid JSON")
-				}
-				calls[i] = v
-			}
-			msg.Set("tool_calls", calls)
-		}
-		cr.Messages = append(cr.Messages, msg)
-	}
-	for _, raw := range req.Tools {
-		v, err := jinja.DecodeJSON(raw)
-		if err != nil {
-			return "", errors.New("chat: a tool definition is not valid JSON")
-		}
-		cr.Tools = append(cr.Tools, v)
-	}
-	return a.t.Render(cr)
 }

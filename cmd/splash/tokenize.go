@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/goccy/go-json"
 	"github.com/peterbourgon/ff/v4"
 
 	"github.com/splash-inference/splash/tokenizer"
@@ -37,9 +36,7 @@ func newTokenizeCmd(s *stdio) *ff.Command {
 			if ids == nil {
 				ids = []int32{}
 			}
-			out, _ := json.Marshal(ids)
-			_, err = fmt.Fprintf(s.out, "%s\n", out)
-			return err
+			return printJSON(s.out, ids)
 		},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	api "github.com/splash-inference/splash/http"
+	"github.com/splash-inference/splash/http/textmodel"
 	"github.com/splash-inference/splash/tokenizer/chat"
 )
 
@@ -28,11 +29,12 @@ const probeTool = "splash_probe_tool"
 // mean Hermes; a prompt without the tool means the template ignores tools.
 // why says what was found, for the start-up message.
 func detectToolParser(tpl *chat.Template) (parser, why string) {
-	text, err := templateAdapter{tpl}.Render(api.ChatRenderRequest{
+	p, err := textmodel.Template{T: tpl}.Render(api.ChatRenderRequest{
 		Messages:            []api.ChatMessage{{Role: "user", Content: "hi"}},
 		Tools:               [][]byte{[]byte(`{"type":"function","function":{"name":"` + probeTool + `","description":"probe","parameters":{"type":"object","properties":{}}}}`)},
 		AddGenerationPrompt: true,
 	})
+	text := p.Text
 	switch {
 	case err != nil:
 		return toolParserNone, fmt.Sprintf("the chat template fails with tools (%v)", err)

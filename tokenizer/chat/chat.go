@@ -107,15 +107,32 @@ func tokenText(v any) string {
 	return ""
 }
 
+// Prompt is a rendered conversation: its text, and the byte ranges of the
+// text that came from the request's content rather than the template.
+type Prompt struct {
+	Text    string
+	Content []jinja.Span
+}
+
 // Render renders req with the default template, or the "tool_use" template
 // when the request has tools and the model ships one.
 func (t *Template) Render(req Request) (string, error) {
+	p, err := t.RenderPrompt(req)
+	return p.Text, err
+}
+
+// RenderPrompt renders req as Render does and says which bytes came from
+// the request: everything in its messages, tools and extra variables is
+// content (roles, texts, tool calls and their arguments, tool results,
+// tool definitions, documents), so only the template's own text can hold
+// control tokens (see tokenizer.EncodePrompt).
+func (t *Template) RenderPrompt(req Request) (Prompt, error) {
 	tpl := t.def
 	if len(req.Tools) > 0 && t.named["tool_use"] != nil {
 		tpl = t.named["tool_use"]
 	}
 	vars := map[string]jinja.Value{
-		"messages":              req.Messages,
+		"messages":              jinja.MarkContent(req.Messages),
 		"add_generation_prompt": req.AddGenerationPrompt,
 		"bos_token":             t.bos,
 		"eos_token":             t.eos,
@@ -124,7 +141,7 @@ func (t *Template) Render(req Request) (string, error) {
 		vars["messages"] = []jinja.Value{}
 	}
 	if len(req.Tools) > 0 {
-		vars["tools"] = req.Tools
+		vars["tools"] = jinja.MarkContent(req.Tools)
 	} else {
 		vars["tools"] = nil
 	}
@@ -132,20 +149,20 @@ func (t *Template) Render(req Request) (string, error) {
 		vars["enable_thinking"] = *req.EnableThinking
 	}
 	for k, v := range req.Extra {
-		vars[k] = v
+		vars[k] = jinja.MarkContent(v)
 	}
-	out, err := tpl.Render(vars)
+	out, spans, err := tpl.RenderContent(vars)
 	if err != nil {
-		return "", fmt.Errorf("chat: %w", err)
+		return Prompt{}, fmt.Errorf("chat: %w", err)
 	}
-	return out, nil
+	return Prompt{Text: out, Content: spans}, nil
 }
 
 // ParseRequest decodes {"messages": [...], "tools": [...],
 // "add_generation_prompt": bool, "enable_thinking": bool, ...}; other keys
-// become template variables.
+// become template variables. All of it is request content.
 func ParseRequest(data []byte) (Request, error) {
-	v, err := jinja.DecodeJSON(bytes.TrimSpace(data))
+	v, err := jinja.DecodeJSONContent(bytes.TrimSpace(data))
 	if err != nil {
 		return Request{}, fmt.Errorf("chat: %w", err)
 	}

@@ -179,18 +179,19 @@ func (r *renderer) callMacro(m *macro, args []Value, kw map[string]Value, line i
 			s.vars[p] = Undefined{}
 		}
 	}
-	var sb strings.Builder
-	sub := &renderer{out: &sb, globals: r.globals}
+	var b textBuilder
+	sub := &renderer{out: &b, globals: r.globals}
 	if err := sub.exec(m.def.body, s); err != nil {
 		return nil, err
 	}
-	return sb.String(), nil
+	return b.value(), nil
 }
 
 func callMethod(obj Value, name string, a []Value, kw map[string]Value) (Value, error) {
 	switch o := obj.(type) {
-	case string:
-		return stringMethod(o, name, a)
+	case string, *marked:
+		m, _ := textOf(o)
+		return stringMethod(m, name, a)
 	case *Map:
 		switch name {
 		case "items":
@@ -198,7 +199,7 @@ func callMethod(obj Value, name string, a []Value, kw map[string]Value) (Value, 
 		case "keys":
 			out := make([]Value, len(o.keys))
 			for i, k := range o.keys {
-				out[i] = k
+				out[i] = o.key(k)
 			}
 			return out, nil
 		case "values":
@@ -223,14 +224,19 @@ func callMethod(obj Value, name string, a []Value, kw map[string]Value) (Value, 
 	return nil, fmt.Errorf("%s has no method %s", typeName(obj), name)
 }
 
-func stringMethod(s, name string, a []Value) (Value, error) {
-	arg := func(i int) (string, bool) {
+// stringMethod calls a Python str method on m. Methods returning text keep
+// m's content marks on the bytes they keep.
+func stringMethod(m marked, name string, a []Value) (Value, error) {
+	s := m.s
+	argText := func(i int) (marked, bool) {
 		if i < len(a) {
-			if v, ok := a[i].(string); ok {
-				return v, true
-			}
+			return textOf(a[i])
 		}
-		return "", false
+		return marked{}, false
+	}
+	arg := func(i int) (string, bool) {
+		t, ok := argText(i)
+		return t.s, ok
 	}
 	switch name {
 	case "startswith", "endswith":
@@ -244,54 +250,47 @@ func stringMethod(s, name string, a []Value) (Value, error) {
 		return strings.HasSuffix(s, p), nil
 	case "strip", "lstrip", "rstrip":
 		chars, given := arg(0)
-		trim := map[string]func(string, string) string{"strip": strings.Trim, "lstrip": strings.TrimLeft, "rstrip": strings.TrimRight}[name]
-		if !given {
-			f := map[string]func(string, func(rune) bool) string{"strip": strings.TrimFunc, "lstrip": strings.TrimLeftFunc, "rstrip": strings.TrimRightFunc}[name]
-			return f(s, unicode.IsSpace), nil
+		left := func(x string) string { return strings.TrimLeftFunc(x, unicode.IsSpace) }
+		right := func(x string) string { return strings.TrimRightFunc(x, unicode.IsSpace) }
+		if given {
+			left = func(x string) string { return strings.TrimLeft(x, chars) }
+			right = func(x string) string { return strings.TrimRight(x, chars) }
 		}
-		return trim(s, chars), nil
+		keep := func(x string) string { return x }
+		switch name {
+		case "lstrip":
+			right = keep
+		case "rstrip":
+			left = keep
+		}
+		return trimmed(m, left, right).value(), nil
 	case "split":
 		sep, given := arg(0)
 		n := -1
 		if len(a) > 1 {
-			if m, ok := a[1].(int64); ok && m >= 0 {
-				n = int(m) + 1
+			if k, ok := a[1].(int64); ok && k >= 0 {
+				n = int(k) + 1
 			}
 		}
-		var parts []string
-		if !given {
-			parts = strings.Fields(s)
-		} else {
-			if sep == "" {
-				return nil, errors.New("split() separator is empty")
-			}
-			parts = strings.SplitN(s, sep, n)
+		if given && sep == "" {
+			return nil, errors.New("split() separator is empty")
 		}
-		out := make([]Value, len(parts))
-		for i, p := range parts {
-			out[i] = p
-		}
-		return out, nil
+		return split(m, sep, given, n), nil
 	case "upper":
-		return strings.ToUpper(s), nil
+		return caseMapped(m, strings.ToUpper, func(r rune) string { return string(unicode.ToUpper(r)) }), nil
 	case "lower":
-		return strings.ToLower(s), nil
+		return caseMapped(m, strings.ToLower, func(r rune) string { return string(unicode.ToLower(r)) }), nil
 	case "title":
-		return titleCase(s), nil
+		return caseMapped(m, titleCase, titleRunes()), nil
 	case "capitalize":
-		if s == "" {
-			return s, nil
-		}
-		rs := []rune(strings.ToLower(s))
-		rs[0] = unicode.ToUpper(rs[0])
-		return string(rs), nil
+		return caseMapped(m, capitalize, capitalizeRunes()), nil
 	case "replace":
 		old, ok1 := arg(0)
-		nw, ok2 := arg(1)
+		nw, ok2 := argText(1)
 		if !ok1 || !ok2 {
 			return nil, errors.New("replace() needs two strings")
 		}
-		return strings.ReplaceAll(s, old, nw), nil
+		return replaceAll(m, old, nw), nil
 	case "find":
 		p, _ := arg(0)
 		return int64(strings.Index(s, p)), nil
@@ -300,20 +299,125 @@ func stringMethod(s, name string, a []Value) (Value, error) {
 		return int64(strings.Count(s, p)), nil
 	case "join":
 		if len(a) == 1 {
-			items, err := iterate(a[0])
-			if err != nil {
-				return nil, err
-			}
-			parts := make([]string, len(items))
-			for i, it := range items {
-				parts[i] = str(it)
-			}
-			return strings.Join(parts, s), nil
+			return join(a[0], m)
 		}
 	case "isdigit":
 		return s != "" && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) }) < 0, nil
 	}
 	return nil, fmt.Errorf("string has no method %s", name)
+}
+
+// split is Python's str.split keeping marks: on sep when given, at most n
+// parts (n < 0: all), else on runs of whitespace.
+func split(m marked, sep string, given bool, n int) []Value {
+	out := []Value{}
+	if !given {
+		start := -1
+		for i, r := range m.s {
+			switch {
+			case unicode.IsSpace(r) && start >= 0:
+				out = append(out, m.sub(start, i).value())
+				start = -1
+			case !unicode.IsSpace(r) && start < 0:
+				start = i
+			}
+		}
+		if start >= 0 {
+			out = append(out, m.sub(start, len(m.s)).value())
+		}
+		return out
+	}
+	i := 0
+	for n < 0 || len(out) < n-1 {
+		j := strings.Index(m.s[i:], sep)
+		if j < 0 {
+			break
+		}
+		out = append(out, m.sub(i, i+j).value())
+		i += j + len(sep)
+	}
+	return append(out, m.sub(i, len(m.s)).value())
+}
+
+// join concatenates the items of v as strings with sep between them.
+func join(v Value, sep marked) (Value, error) {
+	items, err := iterate(v)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]marked, len(items))
+	hasSpans := len(sep.spans) > 0
+	for i, it := range items {
+		parts[i] = strMarked(it)
+		hasSpans = hasSpans || len(parts[i].spans) > 0
+	}
+	if !hasSpans {
+		strs := make([]string, len(parts))
+		for i, p := range parts {
+			strs[i] = p.s
+		}
+		return strings.Join(strs, sep.s), nil
+	}
+	var b textBuilder
+	for i, p := range parts {
+		if i > 0 {
+			b.write(sep)
+		}
+		b.write(p)
+	}
+	return b.value(), nil
+}
+
+// caseMapped applies a per-character case mapping: whole for plain text,
+// one character at a time (perRune) when marks must follow the characters.
+func caseMapped(m marked, whole func(string) string, perRune func(rune) string) Value {
+	if len(m.spans) == 0 {
+		return whole(m.s)
+	}
+	return m.mapRunes(perRune).value()
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	rs := []rune(strings.ToLower(s))
+	rs[0] = unicode.ToUpper(rs[0])
+	return string(rs)
+}
+
+// capitalizeRunes is capitalize one character at a time.
+func capitalizeRunes() func(rune) string {
+	first := true
+	return func(r rune) string {
+		if first {
+			first = false
+			return string(unicode.ToUpper(unicode.ToLower(r)))
+		}
+		return string(unicode.ToLower(r))
+	}
+}
+
+// titleRunes is titleCase one character at a time.
+func titleRunes() func(rune) string {
+	start := true
+	return func(r rune) string {
+		if !unicode.IsLetter(r) {
+			start = true
+			return string(r)
+		}
+		up := start
+		start = false
+		if up {
+			return string(unicode.ToUpper(r))
+		}
+		return string(unicode.ToLower(r))
+	}
+}
+
+// htmlEscape is the escape filter.
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\"", "&#34;", "'", "&#39;").Replace(s)
 }
 
 func titleCase(s string) string {
@@ -361,7 +465,7 @@ func applyFilter(name string, v Value, a []Value, kw map[string]Value) (Value, e
 		}
 		return toJSON(v, int(indent))
 	case "length", "count":
-		switch x := v.(type) {
+		switch x := plain(v).(type) {
 		case string:
 			return int64(len([]rune(x))), nil
 		case []Value:
@@ -373,22 +477,16 @@ func applyFilter(name string, v Value, a []Value, kw map[string]Value) (Value, e
 		}
 		return nil, fmt.Errorf("%s has no length", typeName(v))
 	case "string":
-		return str(v), nil
+		return strMarked(v).value(), nil
 	case "trim":
-		return strings.TrimSpace(str(v)), nil
-	case "upper":
-		return strings.ToUpper(str(v)), nil
-	case "lower":
-		return strings.ToLower(str(v)), nil
-	case "title":
-		return titleCase(str(v)), nil
-	case "capitalize":
-		return stringMethod(str(v), "capitalize", nil)
+		return stringMethod(strMarked(v), "strip", nil)
+	case "upper", "lower", "title", "capitalize":
+		return stringMethod(strMarked(v), name, nil)
 	case "safe", "e", "escape":
 		if name == "safe" {
 			return v, nil
 		}
-		return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\"", "&#34;", "'", "&#39;").Replace(str(v)), nil
+		return caseMapped(strMarked(v), htmlEscape, func(r rune) string { return htmlEscape(string(r)) }), nil
 	case "default", "d":
 		_, undef := v.(Undefined)
 		boolean := len(a) > 1 && truthy(a[1]) || truthy(kw["boolean"])
@@ -404,15 +502,11 @@ func applyFilter(name string, v Value, a []Value, kw map[string]Value) (Value, e
 		if err != nil {
 			return nil, err
 		}
-		sep := ""
+		var sep marked
 		if len(a) > 0 {
-			sep = str(a[0])
+			sep = strMarked(a[0])
 		}
-		parts := make([]string, len(items))
-		for i, it := range items {
-			parts[i] = str(it)
-		}
-		return strings.Join(parts, sep), nil
+		return join(items, sep)
 	case "first", "last":
 		items, err := iterate(v)
 		if err != nil || len(items) == 0 {
@@ -438,21 +532,21 @@ func applyFilter(name string, v Value, a []Value, kw map[string]Value) (Value, e
 		for i, it := range items {
 			out[len(items)-1-i] = it
 		}
-		if s, ok := v.(string); ok {
-			rs := []rune(s)
-			for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
-				rs[i], rs[j] = rs[j], rs[i]
+		if _, ok := textOf(v); ok {
+			var b textBuilder
+			for _, ch := range out {
+				b.writeValue(ch)
 			}
-			return string(rs), nil
+			return b.value(), nil
 		}
 		return out, nil
 	case "replace":
 		if len(a) < 2 {
 			return nil, errors.New("needs two arguments")
 		}
-		return strings.ReplaceAll(str(v), str(a[0]), str(a[1])), nil
+		return replaceAll(strMarked(v), str(a[0]), strMarked(a[1])), nil
 	case "int":
-		switch x := v.(type) {
+		switch x := plain(v).(type) {
 		case int64:
 			return x, nil
 		case float64:
@@ -524,7 +618,7 @@ func applyFilter(name string, v Value, a []Value, kw map[string]Value) (Value, e
 		sort.Strings(keys)
 		out := make([]Value, len(keys))
 		for i, k := range keys {
-			out[i] = []Value{k, m.vals[k]}
+			out[i] = []Value{m.key(k), m.vals[k]}
 		}
 		return out, nil
 	case "indent":
@@ -533,13 +627,22 @@ func applyFilter(name string, v Value, a []Value, kw map[string]Value) (Value, e
 			width, _ = a[0].(int64)
 		}
 		pad := strings.Repeat(" ", int(width))
-		lines := strings.Split(str(v), "\n")
-		for i := 1; i < len(lines); i++ {
-			if lines[i] != "" {
-				lines[i] = pad + lines[i]
+		m := strMarked(v)
+		var b textBuilder
+		i := 0
+		for {
+			j := strings.IndexByte(m.s[i:], '\n')
+			if j < 0 {
+				break
+			}
+			b.write(m.sub(i, i+j+1)) // the line and its newline, as marked as they were
+			i += j + 1
+			if i < len(m.s) && m.s[i] != '\n' {
+				b.WriteString(pad)
 			}
 		}
-		return strings.Join(lines, "\n"), nil
+		b.write(m.sub(i, len(m.s)))
+		return b.value(), nil
 	}
 	return nil, fmt.Errorf("unknown filter")
 }
@@ -595,7 +698,7 @@ func applyTest(name string, v Value, a []Value) (bool, error) {
 	case "none":
 		return v == nil, nil
 	case "string":
-		_, ok := v.(string)
+		_, ok := textOf(v)
 		return ok, nil
 	case "number":
 		switch v.(type) {
@@ -623,7 +726,7 @@ func applyTest(name string, v Value, a []Value) (bool, error) {
 		return ok, nil
 	case "sequence", "iterable":
 		switch v.(type) {
-		case []Value, string, *Map:
+		case []Value, string, *marked, *Map:
 			return true, nil
 		}
 		return false, nil
@@ -646,7 +749,7 @@ func applyTest(name string, v Value, a []Value) (bool, error) {
 		n, ok := v.(int64)
 		return ok && (n%2 != 0) == (name == "odd"), nil
 	case "lower", "upper":
-		s, ok := v.(string)
+		s, ok := plain(v).(string)
 		if name == "lower" {
 			return ok && s == strings.ToLower(s), nil
 		}

@@ -19,4 +19,9 @@
 //
 // Objects decoded with DecodeJSON keep their key order (Map), which tojson
 // preserves.
+//
+// Content marks: strings from a request (MarkContent, DecodeJSONContent,
+// Content) carry the byte ranges that are content through every string
+// operation, and RenderContent returns the output's content spans, so a
+// tokenizer can parse control tokens in the template's text only.
 package jinja

@@ -26,22 +26,31 @@ func Parse(src string) (*Template, error) {
 }
 
 // Render renders the template with the given variables.
-func (t *Template) Render(vars map[string]Value) (out string, err error) {
+func (t *Template) Render(vars map[string]Value) (string, error) {
+	out, _, err := t.RenderContent(vars)
+	return out, err
+}
+
+// RenderContent renders the template and says which byte ranges of the
+// output came from content: strings the variables carried marked (see
+// MarkContent), through whatever the template did to them. Everything else
+// the template wrote itself.
+func (t *Template) RenderContent(vars map[string]Value) (out string, spans []Span, err error) {
 	defer func() { // a bug here must not take the server down
 		if r := recover(); r != nil {
-			err = fmt.Errorf("jinja: internal error: %v", r)
+			out, spans, err = "", nil, fmt.Errorf("jinja: internal error: %v", r)
 		}
 	}()
 	s := &scope{vars: map[string]Value{}}
 	for k, v := range vars {
 		s.vars[k] = v
 	}
-	var sb strings.Builder
-	r := &renderer{out: &sb, globals: globals()}
+	var b textBuilder
+	r := &renderer{out: &b, globals: globals()}
 	if err := r.exec(t.nodes, s); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return sb.String(), nil
+	return b.String(), b.spans, nil
 }
 
 type scope struct {
@@ -59,7 +68,7 @@ func (s *scope) lookup(name string) (Value, bool) {
 }
 
 type renderer struct {
-	out     *strings.Builder
+	out     *textBuilder
 	globals map[string]Value
 }
 
@@ -87,7 +96,7 @@ func (r *renderer) execNode(n node, s *scope) error {
 		if err != nil {
 			return err
 		}
-		r.out.WriteString(str(v))
+		r.out.writeValue(v)
 	case *ifNode:
 		for i, c := range n.conds {
 			v, err := r.eval(c, s)
@@ -116,12 +125,12 @@ func (r *renderer) execNode(n node, s *scope) error {
 func (r *renderer) execSet(n *setNode, s *scope) error {
 	var v Value
 	if n.body != nil {
-		var sb strings.Builder
-		sub := &renderer{out: &sb, globals: r.globals}
+		var b textBuilder
+		sub := &renderer{out: &b, globals: r.globals}
 		if err := sub.exec(n.body, s); err != nil {
 			return err
 		}
-		v = sb.String()
+		v = b.value()
 	} else {
 		var err error
 		if v, err = r.eval(n.value, s); err != nil {
@@ -162,7 +171,7 @@ func (r *renderer) execFor(n *forNode, s *scope) error {
 	if m, ok := it.(*Map); ok && len(n.vars) == 1 { // iterating a dict yields its keys
 		items = make([]Value, len(m.keys))
 		for i, k := range m.keys {
-			items[i] = k
+			items[i] = m.key(k)
 		}
 	}
 	inner := &scope{vars: map[string]Value{}, parent: s}
@@ -190,7 +199,7 @@ func (r *renderer) execFor(n *forNode, s *scope) error {
 		if err := r.bind(n, inner, item); err != nil {
 			return err
 		}
-		loop := NewMap()
+		loop := &Map{keys: make([]string, 0, 8), vals: make(map[string]Value, 8)} // sized for its 8 entries
 		loop.Set("index0", int64(i))
 		loop.Set("index", int64(i+1))
 		loop.Set("revindex", int64(len(items)-i))
@@ -253,6 +262,10 @@ func (r *renderer) eval(e expr, s *scope) (Value, error) {
 			v, err := r.eval(e.vals[i], s)
 			if err != nil {
 				return nil, err
+			}
+			if km, ok := k.(*marked); ok {
+				m.contentKeys = true // a key from content keeps its mark
+				k = km.s
 			}
 			m.Set(str(k), v)
 		}
@@ -362,14 +375,15 @@ func getItem(obj Value, idx Value) Value {
 				return o[i]
 			}
 		}
-	case string:
+	case string, *marked:
 		if i, ok := idx.(int64); ok {
-			rs := []rune(o)
+			m, _ := textOf(o)
+			chars := m.chars()
 			if i < 0 {
-				i += int64(len(rs))
+				i += int64(len(chars))
 			}
-			if i >= 0 && i < int64(len(rs)) {
-				return string(rs[i])
+			if i >= 0 && i < int64(len(chars)) {
+				return chars[i]
 			}
 		}
 	}
@@ -397,24 +411,22 @@ func (r *renderer) evalSlice(e *sliceExpr, s *scope) (Value, error) {
 		}
 	}
 	var items []Value
-	_, isStr := obj.(string)
+	m, isStr := textOf(obj)
 	switch o := obj.(type) {
 	case []Value:
 		items = o
-	case string:
-		for _, ch := range o {
-			items = append(items, string(ch))
-		}
+	case string, *marked:
+		items = m.chars()
 	default:
 		return nil, errf(e.line, "cannot slice %s", typeName(obj))
 	}
 	out := pySlice(items, bounds[0], bounds[1], bounds[2])
 	if isStr {
-		var sb strings.Builder
+		var b textBuilder
 		for _, v := range out {
-			sb.WriteString(v.(string))
+			b.writeValue(v)
 		}
-		return sb.String(), nil
+		return b.value(), nil
 	}
 	return out, nil
 }
@@ -480,7 +492,7 @@ func (r *renderer) evalBinary(e *binaryExpr, s *scope) (Value, error) {
 	}
 	switch e.op {
 	case "~":
-		return str(l) + str(rv), nil
+		return concat(strMarked(l), strMarked(rv)), nil
 	case "==":
 		return equal(l, rv), nil
 	case "!=":
@@ -512,9 +524,10 @@ func (r *renderer) evalBinary(e *binaryExpr, s *scope) (Value, error) {
 func arith(op string, l, r Value, line int) (Value, error) {
 	if op == "+" {
 		switch a := l.(type) {
-		case string:
-			if b, ok := r.(string); ok {
-				return a + b, nil
+		case string, *marked:
+			if b, ok := textOf(r); ok {
+				am, _ := textOf(a)
+				return concat(am, b), nil
 			}
 		case []Value:
 			if b, ok := r.([]Value); ok {
@@ -523,9 +536,13 @@ func arith(op string, l, r Value, line int) (Value, error) {
 		}
 	}
 	if op == "*" {
-		if a, ok := l.(string); ok {
+		if a, ok := textOf(l); ok {
 			if n, ok := r.(int64); ok {
-				return strings.Repeat(a, int(max(n, 0))), nil
+				parts := make([]marked, max(n, 0))
+				for i := range parts {
+					parts[i] = a
+				}
+				return concat(parts...), nil
 			}
 		}
 	}
@@ -600,6 +617,7 @@ func toFloat(v Value) (float64, bool) {
 }
 
 func equal(a, b Value) bool {
+	a, b = plain(a), plain(b)
 	if fa, ok := toFloat(a); ok {
 		if _, isBool := a.(bool); !isBool {
 			if fb, ok := toFloat(b); ok {
@@ -644,6 +662,7 @@ func equal(a, b Value) bool {
 }
 
 func compare(a, b Value) (int, error) {
+	a, b = plain(a), plain(b)
 	if sa, ok := a.(string); ok {
 		if sb, ok := b.(string); ok {
 			return strings.Compare(sa, sb), nil
@@ -664,7 +683,8 @@ func compare(a, b Value) (int, error) {
 }
 
 func contains(container, item Value) (bool, error) {
-	switch c := container.(type) {
+	item = plain(item)
+	switch c := plain(container).(type) {
 	case string:
 		s, ok := item.(string)
 		if !ok {
@@ -694,15 +714,12 @@ func iterate(v Value) ([]Value, error) {
 	case *Map:
 		out := make([]Value, len(x.keys))
 		for i, k := range x.keys {
-			out[i] = []Value{k, x.vals[k]}
+			out[i] = []Value{x.key(k), x.vals[k]}
 		}
 		return out, nil
-	case string:
-		var out []Value
-		for _, r := range x {
-			out = append(out, string(r))
-		}
-		return out, nil
+	case string, *marked:
+		m, _ := textOf(x)
+		return m.chars(), nil
 	case nil, Undefined:
 		return nil, nil
 	}
@@ -721,7 +738,7 @@ func typeName(v Value) string {
 		return "integer"
 	case float64:
 		return "float"
-	case string:
+	case string, *marked:
 		return "string"
 	case []Value:
 		return "list"

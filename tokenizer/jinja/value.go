@@ -23,6 +23,9 @@ type Undefined struct{}
 type Map struct {
 	keys []string
 	vals map[string]Value
+	// contentKeys marks the keys as request content (a client's JSON
+	// object): the key values iteration yields are marked strings.
+	contentKeys bool
 }
 
 // NewMap returns an empty Map.
@@ -45,6 +48,14 @@ func (m *Map) Get(k string) (Value, bool) {
 // Keys returns the keys in insertion order.
 func (m *Map) Keys() []string { return m.keys }
 
+// key is k as a template value: marked as content when the keys are.
+func (m *Map) key(k string) Value {
+	if m.contentKeys {
+		return content(k)
+	}
+	return k
+}
+
 // Len is the number of entries.
 func (m *Map) Len() int { return len(m.keys) }
 
@@ -54,9 +65,19 @@ type namespace struct{ m *Map }
 // DecodeJSON parses JSON into template values: objects become *Map in key
 // order, integers int64, other numbers float64.
 func DecodeJSON(data []byte) (Value, error) {
+	return decodeJSON(data, nil)
+}
+
+// DecodeJSONContent is DecodeJSON for a request's content: its strings and
+// keys come out marked as MarkContent marks them, without a copy.
+func DecodeJSONContent(data []byte) (Value, error) {
+	return decodeJSON(data, &marker{})
+}
+
+func decodeJSON(data []byte, mk *marker) (Value, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := decodeValue(dec)
+	v, err := decodeValue(dec, mk)
 	if err != nil {
 		return nil, fmt.Errorf("jinja: %w", err)
 	}
@@ -66,7 +87,9 @@ func DecodeJSON(data []byte) (Value, error) {
 	return v, nil
 }
 
-func decodeValue(dec *json.Decoder) (Value, error) {
+// decodeValue decodes the next value, marking strings and keys as content
+// when mk is set.
+func decodeValue(dec *json.Decoder, mk *marker) (Value, error) {
 	t, err := dec.Token()
 	if err != nil {
 		return nil, err
@@ -76,12 +99,13 @@ func decodeValue(dec *json.Decoder) (Value, error) {
 		switch x {
 		case '{':
 			m := NewMap()
+			m.contentKeys = mk != nil
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
 					return nil, err
 				}
-				v, err := decodeValue(dec)
+				v, err := decodeValue(dec, mk)
 				if err != nil {
 					return nil, err
 				}
@@ -92,7 +116,7 @@ func decodeValue(dec *json.Decoder) (Value, error) {
 		case '[':
 			l := []Value{}
 			for dec.More() {
-				v, err := decodeValue(dec)
+				v, err := decodeValue(dec, mk)
 				if err != nil {
 					return nil, err
 				}
@@ -106,6 +130,10 @@ func decodeValue(dec *json.Decoder) (Value, error) {
 			return i, nil
 		}
 		return x.Float64()
+	case string:
+		if mk != nil {
+			return mk.mark(x), nil
+		}
 	}
 	return t, nil // string, bool, nil
 }
@@ -124,6 +152,8 @@ func truthy(v Value) bool {
 		return x != 0
 	case string:
 		return x != ""
+	case *marked:
+		return x.s != ""
 	case []Value:
 		return len(x) > 0
 	case *Map:
@@ -139,6 +169,8 @@ func str(v Value) string {
 		return ""
 	case string:
 		return x
+	case *marked:
+		return x.s
 	case bool:
 		if x {
 			return "true"
@@ -149,9 +181,9 @@ func str(v Value) string {
 	case float64:
 		return formatFloat(x)
 	case []Value, *Map:
-		var sb strings.Builder
-		writeRepr(&sb, x)
-		return sb.String()
+		var b textBuilder
+		writeRepr(&b, x)
+		return b.String()
 	case *namespace:
 		return "[object Object]"
 	}
@@ -171,36 +203,67 @@ func formatFloat(f float64) string {
 }
 
 // writeRepr prints lists and dicts the way the reference renderer does.
-func writeRepr(sb *strings.Builder, v Value) {
+func writeRepr(b *textBuilder, v Value) {
 	switch x := v.(type) {
-	case string:
-		b, _ := marshalString(x)
-		sb.Write(b)
+	case string, *marked:
+		m, _ := textOf(x)
+		writeQuoted(b, m)
 	case []Value:
-		sb.WriteByte('[')
+		b.WriteByte('[')
 		for i, it := range x {
 			if i > 0 {
-				sb.WriteString(", ")
+				b.WriteString(", ")
 			}
-			writeRepr(sb, it)
+			writeRepr(b, it)
 		}
-		sb.WriteByte(']')
+		b.WriteByte(']')
 	case *Map:
-		sb.WriteByte('{')
+		b.WriteByte('{')
 		for i, k := range x.keys {
 			if i > 0 {
-				sb.WriteString(", ")
+				b.WriteString(", ")
 			}
-			writeRepr(sb, k)
-			sb.WriteString(": ")
-			writeRepr(sb, x.vals[k])
+			writeRepr(b, x.key(k))
+			b.WriteString(": ")
+			writeRepr(b, x.vals[k])
 		}
-		sb.WriteByte('}')
+		b.WriteByte('}')
 	case nil:
-		sb.WriteString("null")
+		b.WriteString("null")
 	default:
-		sb.WriteString(str(x))
+		b.WriteString(str(x))
 	}
+}
+
+// writeQuoted writes m as a JSON string. Escaping is per character, so each
+// run of content or template bytes is escaped on its own and the escaped
+// run keeps its mark.
+func writeQuoted(b *textBuilder, m marked) {
+	if len(m.spans) == 0 {
+		q, _ := marshalString(m.s)
+		b.sb.Write(q)
+		return
+	}
+	b.WriteByte('"')
+	run := func(i, j int, isContent bool) {
+		if i >= j {
+			return
+		}
+		q, _ := marshalString(m.s[i:j])
+		start := b.Len()
+		b.sb.Write(q[1 : len(q)-1])
+		if isContent {
+			b.mark(start, b.Len())
+		}
+	}
+	at := 0
+	for _, sp := range m.spans {
+		run(at, sp.Start, false)
+		run(sp.Start, sp.End, true)
+		at = sp.End
+	}
+	run(at, len(m.s), false)
+	b.WriteByte('"')
 }
 
 func marshalString(s string) ([]byte, error) {
@@ -214,20 +277,21 @@ func marshalString(s string) ([]byte, error) {
 }
 
 // toJSON serialises v like Python's json.dumps(ensure_ascii=False) with
-// separators (", ", ": ") or, with indent, an indented layout.
-func toJSON(v Value, indent int) (string, error) {
-	var sb strings.Builder
-	if err := writeJSON(&sb, v, indent, 0); err != nil {
+// separators (", ", ": ") or, with indent, an indented layout. Content
+// strings stay marked in the output.
+func toJSON(v Value, indent int) (Value, error) {
+	var b textBuilder
+	if err := writeJSON(&b, v, indent, 0); err != nil {
 		return "", err
 	}
-	return sb.String(), nil
+	return b.value(), nil
 }
 
-func writeJSON(sb *strings.Builder, v Value, indent, depth int) error {
+func writeJSON(b *textBuilder, v Value, indent, depth int) error {
 	nl := func(d int) {
 		if indent > 0 {
-			sb.WriteByte('\n')
-			sb.WriteString(strings.Repeat(" ", indent*d))
+			b.WriteByte('\n')
+			b.WriteString(strings.Repeat(" ", indent*d))
 		}
 	}
 	sep := ", "
@@ -236,53 +300,53 @@ func writeJSON(sb *strings.Builder, v Value, indent, depth int) error {
 	}
 	switch x := v.(type) {
 	case nil, Undefined:
-		sb.WriteString("null")
+		b.WriteString("null")
 	case bool, int64:
-		sb.WriteString(str(x))
+		b.WriteString(str(x))
 	case float64:
-		sb.WriteString(formatFloat(x))
-	case string:
-		b, _ := marshalString(x)
-		sb.Write(b)
+		b.WriteString(formatFloat(x))
+	case string, *marked:
+		m, _ := textOf(x)
+		writeQuoted(b, m)
 	case []Value:
 		if len(x) == 0 {
-			sb.WriteString("[]")
+			b.WriteString("[]")
 			return nil
 		}
-		sb.WriteByte('[')
+		b.WriteByte('[')
 		for i, it := range x {
 			if i > 0 {
-				sb.WriteString(sep)
+				b.WriteString(sep)
 			}
 			nl(depth + 1)
-			if err := writeJSON(sb, it, indent, depth+1); err != nil {
+			if err := writeJSON(b, it, indent, depth+1); err != nil {
 				return err
 			}
 		}
 		nl(depth)
-		sb.WriteByte(']')
+		b.WriteByte(']')
 	case *Map:
 		if x.Len() == 0 {
-			sb.WriteString("{}")
+			b.WriteString("{}")
 			return nil
 		}
-		sb.WriteByte('{')
+		b.WriteByte('{')
 		for i, k := range x.keys {
 			if i > 0 {
-				sb.WriteString(sep)
+				b.WriteString(sep)
 			}
 			nl(depth + 1)
-			b, _ := marshalString(k)
-			sb.Write(b)
-			sb.WriteString(": ")
-			if err := writeJSON(sb, x.vals[k], indent, depth+1); err != nil {
+			km, _ := textOf(x.key(k))
+			writeQuoted(b, km)
+			b.WriteString(": ")
+			if err := writeJSON(b, x.vals[k], indent, depth+1); err != nil {
 				return err
 			}
 		}
 		nl(depth)
-		sb.WriteByte('}')
+		b.WriteByte('}')
 	case *namespace:
-		return writeJSON(sb, x.m, indent, depth)
+		return writeJSON(b, x.m, indent, depth)
 	default:
 		return fmt.Errorf("cannot serialise %T to JSON", v)
 	}

@@ -26,6 +26,10 @@ func (Tokenizer) Encode(text string, addSpecial bool) []int32 {
 	return ids
 }
 
+// EncodePrompt returns the bytes of the prompt's text: a byte-level
+// tokenizer has no control tokens to keep out of content.
+func (t Tokenizer) EncodePrompt(p api.RenderedPrompt) []int32 { return t.Encode(p.Text, false) }
+
 // Decode turns byte tokens back into text; BOS is "<s>" unless skipped and
 // unknown ids become U+FFFD.
 func (Tokenizer) Decode(ids []int32, skipSpecial bool) string {
