@@ -3,7 +3,6 @@ package jinja
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"time"
@@ -454,197 +453,18 @@ func (r *renderer) evalFilter(e *filterExpr, s *scope) (Value, error) {
 	return v, nil
 }
 
+// applyFilter applies the filter name to v with positional arguments a and
+// keyword arguments kw.
 func applyFilter(name string, v Value, a []Value, kw map[string]Value) (Value, error) {
 	switch name {
-	case "tojson":
-		indent := int64(0)
-		if i, ok := kw["indent"].(int64); ok {
-			indent = i
-		} else if len(a) > 0 {
-			indent, _ = a[0].(int64)
-		}
-		return toJSON(v, int(indent))
-	case "length", "count":
-		switch x := plain(v).(type) {
-		case string:
-			return int64(len([]rune(x))), nil
-		case []Value:
-			return int64(len(x)), nil
-		case *Map:
-			return int64(x.Len()), nil
-		case nil, Undefined:
-			return int64(0), nil
-		}
-		return nil, fmt.Errorf("%s has no length", typeName(v))
-	case "string":
-		return strMarked(v).value(), nil
-	case "trim":
-		return stringMethod(strMarked(v), "strip", nil)
-	case "upper", "lower", "title", "capitalize":
-		return stringMethod(strMarked(v), name, nil)
-	case "safe", "e", "escape":
-		if name == "safe" {
-			return v, nil
-		}
-		return caseMapped(strMarked(v), htmlEscape, func(r rune) string { return htmlEscape(string(r)) }), nil
-	case "default", "d":
-		_, undef := v.(Undefined)
-		boolean := len(a) > 1 && truthy(a[1]) || truthy(kw["boolean"])
-		if undef || boolean && !truthy(v) {
-			if len(a) > 0 {
-				return a[0], nil
-			}
-			return "", nil
-		}
-		return v, nil
-	case "join":
-		items, err := iterate(v)
-		if err != nil {
-			return nil, err
-		}
-		var sep marked
-		if len(a) > 0 {
-			sep = strMarked(a[0])
-		}
-		return join(items, sep)
-	case "first", "last":
-		items, err := iterate(v)
-		if err != nil || len(items) == 0 {
-			return Undefined{}, err
-		}
-		if name == "first" {
-			return items[0], nil
-		}
-		return items[len(items)-1], nil
-	case "list":
-		return iterate(v)
-	case "items":
-		if m, ok := v.(*Map); ok {
-			return iterate(m)
-		}
-		return nil, fmt.Errorf("items needs a dict, not %s", typeName(v))
-	case "reverse":
-		items, err := iterate(v)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]Value, len(items))
-		for i, it := range items {
-			out[len(items)-1-i] = it
-		}
-		if _, ok := textOf(v); ok {
-			var b textBuilder
-			for _, ch := range out {
-				b.writeValue(ch)
-			}
-			return b.value(), nil
-		}
-		return out, nil
-	case "replace":
-		if len(a) < 2 {
-			return nil, errors.New("needs two arguments")
-		}
-		return replaceAll(strMarked(v), str(a[0]), strMarked(a[1])), nil
-	case "int":
-		switch x := plain(v).(type) {
-		case int64:
-			return x, nil
-		case float64:
-			return int64(x), nil
-		case string:
-			var n int64
-			if _, err := fmt.Sscan(strings.TrimSpace(x), &n); err == nil {
-				return n, nil
-			}
-		}
-		return int64(0), nil
-	case "float":
-		if f, ok := toFloat(v); ok {
-			return f, nil
-		}
-		return 0.0, nil
-	case "abs":
-		switch x := v.(type) {
-		case int64:
-			if x < 0 {
-				return -x, nil
-			}
-			return x, nil
-		case float64:
-			return math.Abs(x), nil
-		}
-	case "round":
-		f, _ := toFloat(v)
-		return math.Round(f), nil
-	case "selectattr", "rejectattr":
-		return selectAttr(name == "selectattr", v, a)
-	case "map":
-		items, err := iterate(v)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]Value, len(items))
-		for i, it := range items {
-			if attr, ok := kw["attribute"]; ok {
-				out[i] = getAttr(it, str(attr))
-				if _, undef := out[i].(Undefined); undef && kw["default"] != nil {
-					out[i] = kw["default"]
-				}
-			} else if len(a) > 0 {
-				if out[i], err = applyFilter(str(a[0]), it, a[1:], nil); err != nil {
-					return nil, err
-				}
-			}
-		}
-		return out, nil
-	case "unique":
-		items, err := iterate(v)
-		if err != nil {
-			return nil, err
-		}
-		var out []Value
-		for _, it := range items {
-			if in, _ := contains(out, it); !in {
-				out = append(out, it)
-			}
-		}
-		return out, nil
-	case "dictsort":
-		m, ok := v.(*Map)
-		if !ok {
-			return nil, fmt.Errorf("dictsort needs a dict")
-		}
-		keys := append([]string(nil), m.keys...)
-		sort.Strings(keys)
-		out := make([]Value, len(keys))
-		for i, k := range keys {
-			out[i] = []Value{m.key(k), m.vals[k]}
-		}
-		return out, nil
-	case "indent":
-		width := int64(4)
-		if len(a) > 0 {
-			width, _ = a[0].(int64)
-		}
-		pad := strings.Repeat(" ", int(width))
-		m := strMarked(v)
-		var b textBuilder
-		i := 0
-		for {
-			j := strings.IndexByte(m.s[i:], '\n')
-			if j < 0 {
-				break
-			}
-			b.write(m.sub(i, i+j+1)) // the line and its newline, as marked as they were
-			i += j + 1
-			if i < len(m.s) && m.s[i] != '\n' {
-				b.WriteString(pad)
-			}
-		}
-		b.write(m.sub(i, len(m.s)))
-		return b.value(), nil
+	case "tojson", "string", "trim", "upper", "lower", "title", "capitalize", "safe", "e", "escape", "replace", "indent":
+		return textFilter(name, v, a, kw)
+	case "length", "count", "join", "first", "last", "list", "items", "reverse", "selectattr", "rejectattr", "map", "unique", "dictsort":
+		return sequenceFilter(name, v, a, kw)
+	case "default", "d", "int", "float", "abs", "round":
+		return valueFilter(name, v, a, kw)
 	}
-	return nil, fmt.Errorf("unknown filter")
+	return nil, errUnknownFilter
 }
 
 func selectAttr(keep bool, v Value, a []Value) (Value, error) {
