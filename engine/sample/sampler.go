@@ -276,27 +276,29 @@ func logSumExp(v []float32) float64 {
 }
 
 // topLogprobs appends the n best raw tokens with their logprobs to dst,
-// best first, by one pass with a small insertion-sorted buffer.
+// best first, by one pass with a small insertion-sorted buffer (dst's own
+// entries stay as they are).
 func topLogprobs(dst []TokenLogprob, raw []float32, n int, lse float64) []TokenLogprob {
+	base := len(dst)
 	n = min(n, len(raw))
 	floor := float32(math.Inf(-1)) // the n-th best so far, once there are n
 	for t, l := range raw {
-		if l <= floor && len(dst) == n {
+		if l <= floor && len(dst)-base == n {
 			continue
 		}
-		if len(dst) < n {
+		if len(dst)-base < n {
 			dst = append(dst, TokenLogprob{})
 		}
 		j := len(dst) - 1
-		for ; j > 0 && dst[j-1].Logprob < l; j-- {
+		for ; j > base && dst[j-1].Logprob < l; j-- {
 			dst[j] = dst[j-1]
 		}
 		dst[j] = TokenLogprob{Token: int32(t), Logprob: l}
-		if len(dst) == n {
-			floor = dst[n-1].Logprob
+		if len(dst)-base == n {
+			floor = dst[base+n-1].Logprob
 		}
 	}
-	for i := range dst {
+	for i := base; i < len(dst); i++ {
 		dst[i].Logprob -= float32(lse)
 	}
 	return dst
