@@ -49,7 +49,7 @@ type decidePart struct {
 	toks            []int32
 	lps             []TokenLogprobs
 	top             []sample.TokenLogprob
-	prompt          []float32
+	prompt          []TokenLogprobs
 }
 
 // Decide fills a StepResult for p from logits (p.Batch's NumLogits vectors
@@ -110,7 +110,7 @@ func (d *Decider) work(part *decidePart, p *Plan, logits []float32) {
 		start, lpStart, promptStart := len(part.toks), len(part.lps), len(part.prompt)
 		s := d.samplers[i]
 		if r.PromptLogits && s != nil {
-			part.promptLogprobs(r, vecs)
+			part.promptLogprobs(r, vecs, s.Params().Logprobs)
 		}
 		switch {
 		case s == nil:
@@ -139,7 +139,7 @@ func (d *decidePart) reset(vocab, total int) {
 	if cap(d.toks) < total {
 		d.toks = make([]int32, 0, total)
 		d.lps = make([]TokenLogprobs, 0, total)
-		d.prompt = make([]float32, 0, total)
+		d.prompt = make([]TokenLogprobs, 0, total)
 		d.top = make([]sample.TokenLogprob, 0, total*sample.MaxLogprobs)
 	}
 	if len(d.probs) != vocab {
@@ -174,16 +174,19 @@ func (d *decidePart) emit(s *sample.Sampler, tok int32, vec []float32) {
 }
 
 // promptLogprobs records, for each position of a prompt-logits row, the
-// logprob of the prompt token it predicts.
-func (d *decidePart) promptLogprobs(r *PlanRow, vecs []float32) {
+// logprob of the prompt token it predicts and the top most likely
+// alternatives there.
+func (d *decidePart) promptLogprobs(r *PlanRow, vecs []float32, top int) {
 	v := d.vocab
 	for j := range r.Tokens {
 		next := r.Start + j + 1
 		if next >= r.seq.promptLen {
 			break
 		}
-		lp, _ := sample.Logprobs(vecs[j*v:(j+1)*v], r.seq.tokens[next], 0, nil)
-		d.prompt = append(d.prompt, lp)
+		start := len(d.top)
+		lp, tops := sample.Logprobs(vecs[j*v:(j+1)*v], r.seq.tokens[next], top, d.top)
+		d.top = tops
+		d.prompt = append(d.prompt, TokenLogprobs{Logprob: lp, Top: d.top[start:len(d.top):len(d.top)]})
 	}
 }
 

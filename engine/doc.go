@@ -1,9 +1,10 @@
 // Package engine is the synchronous core of Splash's batching: a scheduler
 // that decides, step by step, which tokens of which sequences the target
 // model evaluates, over a paged KV cache with prefix sharing and speculative
-// decoding. It has no goroutines, actors, kernels or globals; the
-// BatcherActor owns one Scheduler and wraps it the way raft's node wraps
-// RawNode.
+// decoding. It has no actors, kernels or globals, and every call returns
+// with its work done: the one goroutine it starts, Decider.Decide's second
+// worker over a step's rows, ends before Decide returns. The BatcherActor
+// owns one Scheduler and wraps it the way raft's node wraps RawNode.
 //
 // # One step
 //
