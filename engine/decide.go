@@ -21,10 +21,7 @@ import (
 // A step of parallelRows rows or more is decided on two goroutines, each
 // taking the next row left: a row's result depends only on its logits and
 // its own sequence's sampler, so it is the same whichever takes it, and
-// the cores are otherwise idle between forward passes. 16 decode rows at
-// temperature 1 over 152K tokens: 2.8 → 1.55 ms; as verify rows of four
-// drafts each (a full distribution per position for rejection sampling),
-// 10.1 → 5.3 ms (BenchmarkDecide, min of three alternating runs).
+// the cores are otherwise idle between forward passes (BenchmarkDecide).
 type Decider struct {
 	Vocab int
 
@@ -37,8 +34,8 @@ type Decider struct {
 }
 
 // parallelRows is the number of rows from which Decide uses two
-// goroutines: below it the hand-off (a goroutine start and a wait, a few
-// microseconds) is not worth it for greedy rows (4 µs each).
+// goroutines: below it the hand-off (a goroutine start and a wait) costs
+// about as much as the greedy rows it would share.
 const parallelRows = 4
 
 // decidePart is one goroutine's scratch, and the tokens and logprobs of
@@ -199,9 +196,8 @@ func (d *decidePart) verify(r *PlanRow, vecs []float32, s *sample.Sampler) error
 		// Greedy, or no draft to accept (a plain decode row): sample
 		// position by position so penalties see the accepted prefix; stop
 		// at the first disagreement. Sample's own paths are much cheaper
-		// than the full distribution rejection sampling needs: 16 plain
-		// rows at temperature 1 over 152K tokens took 8.2 ms through
-		// Probs and AcceptSample, 2.8 ms through Sample (one thread).
+		// than the full distribution rejection sampling needs
+		// (BenchmarkDecide).
 		for j := 0; j <= len(r.Draft); j++ {
 			res := s.Sample(vec(j))
 			s.Accept(res.Token)

@@ -204,14 +204,11 @@ func (s *Scheduler) Schedule() *Plan {
 	// (younger running ones, and the first waiting one if it can be
 	// admitted, past its cached prefix: those shorter than it, of at most
 	// MaxBatchTokens, such as an agent's next turn), up to half of what is
-	// left. Without this one long prompt held every
-	// request that came while it prefilled, its first token up to 14 s
-	// late behind a 4096-token prompt. Long prompts are still served
+	// left: otherwise one long prompt holds up the first token of every
+	// request that comes while it prefills. Long prompts are still served
 	// oldest first, since sharing between them only delays the first
-	// one's first token (four agent sessions with prompts of 2000-3000
-	// tokens, sharing between all of them and chunks costed by context
-	// together: mean time to first token 6 → 9 s); and the oldest gets at
-	// least half, so nobody starves.
+	// one's first token; and the oldest gets at least half, so nobody
+	// starves.
 	wants := s.wants[:0]
 	for _, q := range s.order {
 		if q.state != Waiting && q.pending() > 1 && q.scheduledAt != s.step {
