@@ -26,6 +26,10 @@ import (
 // values are contiguous for one block only, so the size changes how fast
 // they stream.
 //
+// With blocks of 32 rather than 16 (serve's --kv-block-size default), a
+// decode step of the 0.6B-shaped q4 model at a context of 4096 took 0.92
+// of the time, its attention alone 0.83 (min of five alternating runs).
+//
 // What it measured when the attention code's constants and walks were
 // chosen (AVX-512 unless said; min of three or four alternating runs or
 // binaries):
