@@ -417,7 +417,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// reads the keys and values as float16 in place (scoresHalf2,
 	// weightedSum2Half) instead of widening them: with nobody else to read a
 	// widened chunk, its stores and reloads cost as much as the products
-	// (the AVX2 set took 0.50-0.54 of the time in place). The cache is
+	// (BenchmarkAttention). The cache is
 	// walked in the same order as when widening, one block of one KV head (a
 	// stretch) at a time, and each kernel call prefetches, paced with its
 	// reads, the stretch that comes next.

@@ -196,8 +196,6 @@ const decodeSegmentBytes = 32 << 10
 // decodeAheadBytes is how far ahead of its reads a decode step's kernels
 // prefetch, in whole stretches: the stretch at least this many bytes on
 // (the one after a float16 stretch of 32 positions of 128, two after a q8
-// one). At context 4096 on two threads, a q8 step (4.25 KiB stretches)
-// took 0.82-0.90 of the time prefetching two stretches ahead rather than
-// one (three rounds), while a float16 one (8 KiB) was no faster two ahead
-// (one thread: 1.06-1.11 of the time).
+// one): q8's short stretches gain from the second one ahead, float16's do
+// not (BenchmarkAttention).
 const decodeAheadBytes = 8 << 10
