@@ -32,14 +32,12 @@ type BatcherActor struct {
 	step     uint64 // the step in flight; replies for other steps are stale
 	plan     *engine.Plan
 	started  time.Time
-	scorer   *sample.Sampler // greedy, computes top-k logprobs
 }
 
 // liveRequest is what the batcher keeps per scheduled request.
 type liveRequest struct {
 	reply    *actor.PID
 	sampler  *sample.Sampler
-	logprobs int
 	prompt   []int32
 	mask     TokenMask       // nil: unconstrained
 	promptLP []TokenLogprobs // prompt logprobs gathered over the prefill chunks
@@ -93,7 +91,7 @@ func (b *BatcherActor) submit(ctx actor.Context, m *Submit) {
 		return
 	}
 	s.SetPrompt(m.Req.Prompt)
-	b.live[m.Req.ID] = &liveRequest{reply: m.Reply, sampler: s, logprobs: m.Logprobs, prompt: m.Req.Prompt, mask: m.Mask, first: true}
+	b.live[m.Req.ID] = &liveRequest{reply: m.Reply, sampler: s, prompt: m.Req.Prompt, mask: m.Mask, first: true}
 	b.metrics.promptTokens.Add(int64(len(m.Req.Prompt)))
 	if !b.stepping {
 		ctx.Send(ctx.Self(), &stepNow{})
@@ -181,7 +179,7 @@ func (b *BatcherActor) finishStep(ctx actor.Context, logits []float32) {
 		return
 	}
 	res.Elapsed = time.Since(b.started) // proposals and forward pass: what drafts cost
-	lps := b.logprobs(plan, logits, res)
+	lps := b.logprobs(plan, res)
 	outs, err := b.sched.Update(plan, res)
 	if err != nil {
 		b.abortStep(ctx, err)
@@ -257,9 +255,10 @@ func (b *BatcherActor) samplerOf(seq uint64) *sample.Sampler {
 	if lr, ok := b.live[seq]; ok {
 		return lr.sampler
 	}
-	// A sequence cancelled while its step ran still gets a row result.
-	s, _ := sample.New(sample.Params{}, b.entropy)
-	return s
+	// Cancelled while its step ran (a request leaves live only once the
+	// scheduler has ended it): the Decider leaves its row empty, which
+	// Update ignores.
+	return nil
 }
 
 // applyMasks constrains, in place, the logits each masked request samples

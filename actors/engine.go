@@ -189,8 +189,7 @@ func New(cfg Config) (*Engine, error) {
 		draftProps = actor.PropsFromProducer(func() actor.Actor { return &DraftActor{proposer: newDraft()} })
 	}
 	props := actor.PropsFromProducer(func() actor.Actor {
-		sched, _ := engine.New(cfg.Scheduler, proposer) // same config as the probe: cannot fail
-		return &BatcherActor{sched: sched, decider: engine.Decider{Vocab: cfg.Model.Config().VocabSize},
+		return &BatcherActor{sched: mustScheduler(cfg.Scheduler, proposer), decider: engine.Decider{Vocab: cfg.Model.Config().VocabSize},
 			metrics: e.metrics, entropy: rand.NewPCG(seed, 0x5eed), verifierProps: verifier, draftProps: draftProps}
 	}, actor.WithSupervisor(notifyParent(actor.NewOneForOneStrategy(10, time.Minute, restartAlways))))
 	e.batcher, err = e.system.Root.SpawnNamed(props, "batcher")
@@ -226,7 +225,7 @@ func (e *Engine) Generate(ctx context.Context, req GenerateRequest) (<-chan Even
 	sub := &Submit{
 		Req: engine.Request{ID: id, Prompt: req.Prompt, MaxTokens: req.MaxTokens, StopTokens: req.StopTokens,
 			PromptLogprobs: req.PromptLogprobs},
-		Sampling: req.Sampling, Logprobs: req.Sampling.Logprobs, Mask: req.Mask,
+		Sampling: req.Sampling, Mask: req.Mask,
 	}
 	finished := make(chan struct{})
 	ra := &RequestActor{id: id, submit: sub, batcher: e.batcher, events: events, gone: ctx.Done(),
@@ -265,6 +264,16 @@ func (e *Engine) CheckPool() (idle bool, err error) {
 	}
 	pc := res.(*PoolChecked)
 	return pc.Idle, pc.Err
+}
+
+// mustScheduler builds a fresh scheduler from settings New's probe
+// accepted, so engine.New cannot fail here.
+func mustScheduler(cfg engine.Config, proposer spec.Proposer) *engine.Scheduler {
+	s, err := engine.New(cfg, proposer)
+	if err != nil {
+		panic(err) // the settings changed since the probe: a bug
+	}
+	return s
 }
 
 // mustDraft builds the draft proposer; its settings were checked in New.

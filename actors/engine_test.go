@@ -318,6 +318,12 @@ func TestLogprobs(t *testing.T) {
 	if len(gen) != 5 || len(prompt) != len(promptFor(1))-1 {
 		t.Fatalf("%d generated and %d prompt logprobs", len(gen), len(prompt))
 	}
+	for i, lp := range prompt {
+		// each names the prompt token it is for, with its top 3 best first
+		if lp.Token != promptFor(1)[i+1] || len(lp.Top) != 3 || lp.Logprob > 0 || lp.Top[0].Logprob < lp.Top[2].Logprob {
+			t.Fatalf("prompt logprobs %d: %+v", i, lp)
+		}
+	}
 	for _, lp := range gen {
 		// greedy: the sampled token is the most likely one
 		if len(lp.Top) != 3 || lp.Top[0].Token != lp.Token || lp.Logprob > 0 {

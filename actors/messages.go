@@ -15,10 +15,9 @@ import (
 // finish reason, or with a single Failed.
 type Submit struct {
 	Req      engine.Request
-	Sampling sample.Params
-	Logprobs int        // < 0: none; 0: the sampled token's; k: also the top k
-	Mask     TokenMask  // optional constrained decoding
-	Reply    *actor.PID // the RequestActor
+	Sampling sample.Params // Sampling.Logprobs: < 0 none, 0 the sampled token's, k also the top k
+	Mask     TokenMask     // optional constrained decoding
+	Reply    *actor.PID    // the RequestActor
 }
 
 // Cancel tells the batcher to end a sequence and free its blocks now. Sent
@@ -32,7 +31,7 @@ type Cancel struct {
 // logprobs when asked. Sent by the batcher to the sequence's RequestActor.
 type TokensGenerated struct {
 	Tokens         []int32
-	Logprobs       []TokenLogprobs // one per token when Submit.Logprobs ≥ 0
+	Logprobs       []TokenLogprobs // one per token when Submit.Sampling.Logprobs ≥ 0
 	PromptLogprobs []TokenLogprobs // on the first message, when the request asked for them
 	Reason         stop.Reason     // set on the last message
 	CachedTokens   int             // prompt tokens served from the prefix cache (first message)

@@ -21,10 +21,7 @@ import (
 // A step of parallelRows rows or more is decided on two goroutines, each
 // taking the next row left: a row's result depends only on its logits and
 // its own sequence's sampler, so it is the same whichever takes it, and
-// the cores are otherwise idle between forward passes. 16 decode rows at
-// temperature 1 over 152K tokens: 2.8 → 1.55 ms; as verify rows of four
-// drafts each (a full distribution per position for rejection sampling),
-// 10.1 → 5.3 ms (BenchmarkDecide, min of three alternating runs).
+// the cores are otherwise idle between forward passes (BenchmarkDecide).
 type Decider struct {
 	Vocab int
 
@@ -37,8 +34,8 @@ type Decider struct {
 }
 
 // parallelRows is the number of rows from which Decide uses two
-// goroutines: below it the hand-off (a goroutine start and a wait, a few
-// microseconds) is not worth it for greedy rows (4 µs each).
+// goroutines: below it the hand-off (a goroutine start and a wait) costs
+// about as much as the greedy rows it would share.
 const parallelRows = 4
 
 // decidePart is one goroutine's scratch, and the tokens and logprobs of
@@ -49,7 +46,7 @@ type decidePart struct {
 	toks            []int32
 	lps             []TokenLogprobs
 	top             []sample.TokenLogprob
-	prompt          []float32
+	prompt          []TokenLogprobs
 }
 
 // Decide fills a StepResult for p from logits (p.Batch's NumLogits vectors
@@ -110,7 +107,7 @@ func (d *Decider) work(part *decidePart, p *Plan, logits []float32) {
 		start, lpStart, promptStart := len(part.toks), len(part.lps), len(part.prompt)
 		s := d.samplers[i]
 		if r.PromptLogits && s != nil {
-			part.promptLogprobs(r, vecs)
+			part.promptLogprobs(r, vecs, s.Params().Logprobs)
 		}
 		switch {
 		case s == nil:
@@ -139,7 +136,7 @@ func (d *decidePart) reset(vocab, total int) {
 	if cap(d.toks) < total {
 		d.toks = make([]int32, 0, total)
 		d.lps = make([]TokenLogprobs, 0, total)
-		d.prompt = make([]float32, 0, total)
+		d.prompt = make([]TokenLogprobs, 0, total)
 		d.top = make([]sample.TokenLogprob, 0, total*sample.MaxLogprobs)
 	}
 	if len(d.probs) != vocab {
@@ -174,16 +171,19 @@ func (d *decidePart) emit(s *sample.Sampler, tok int32, vec []float32) {
 }
 
 // promptLogprobs records, for each position of a prompt-logits row, the
-// logprob of the prompt token it predicts.
-func (d *decidePart) promptLogprobs(r *PlanRow, vecs []float32) {
+// logprob of the prompt token it predicts and the top most likely
+// alternatives there.
+func (d *decidePart) promptLogprobs(r *PlanRow, vecs []float32, top int) {
 	v := d.vocab
 	for j := range r.Tokens {
 		next := r.Start + j + 1
 		if next >= r.seq.promptLen {
 			break
 		}
-		lp, _ := sample.Logprobs(vecs[j*v:(j+1)*v], r.seq.tokens[next], 0, nil)
-		d.prompt = append(d.prompt, lp)
+		start := len(d.top)
+		lp, tops := sample.Logprobs(vecs[j*v:(j+1)*v], r.seq.tokens[next], top, d.top)
+		d.top = tops
+		d.prompt = append(d.prompt, TokenLogprobs{Logprob: lp, Top: d.top[start:len(d.top):len(d.top)]})
 	}
 }
 
@@ -196,9 +196,8 @@ func (d *decidePart) verify(r *PlanRow, vecs []float32, s *sample.Sampler) error
 		// Greedy, or no draft to accept (a plain decode row): sample
 		// position by position so penalties see the accepted prefix; stop
 		// at the first disagreement. Sample's own paths are much cheaper
-		// than the full distribution rejection sampling needs: 16 plain
-		// rows at temperature 1 over 152K tokens took 8.2 ms through
-		// Probs and AcceptSample, 2.8 ms through Sample (one thread).
+		// than the full distribution rejection sampling needs
+		// (BenchmarkDecide).
 		for j := 0; j <= len(r.Draft); j++ {
 			res := s.Sample(vec(j))
 			s.Accept(res.Token)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -37,7 +38,7 @@ func TestDeciderLogprobs(t *testing.T) {
 			p := []int32{1, 2, 3, 1, 2, 3, 1, 2}
 			h.add(Request{ID: 1, Prompt: p, MaxTokens: 12, PromptLogprobs: true}, tc.params)
 			toks := append([]int32(nil), p...)
-			var promptLPs []float32
+			var promptLPs []TokenLogprobs
 			for {
 				plan := h.s.Schedule()
 				if plan.Empty() {
@@ -52,7 +53,9 @@ func TestDeciderLogprobs(t *testing.T) {
 					t.Fatal(err)
 				}
 				rr := res.Rows[0]
-				promptLPs = append(promptLPs, rr.PromptLogprobs...)
+				for _, lp := range rr.PromptLogprobs { // valid until the next Decide
+					promptLPs = append(promptLPs, TokenLogprobs{Logprob: lp.Logprob, Top: slices.Clone(lp.Top)})
+				}
 				if len(rr.Logprobs) != len(rr.Tokens) {
 					t.Fatalf("%d logprobs for %d tokens", len(rr.Logprobs), len(rr.Tokens))
 				}
@@ -62,9 +65,7 @@ func TestDeciderLogprobs(t *testing.T) {
 					if want := rawLogprob(prefix, tok); math.Abs(float64(lp.Logprob)-want) > 1e-5 {
 						t.Fatalf("token %d logprob %g, want %g", tok, lp.Logprob, want)
 					}
-					if len(lp.Top) != tc.params.Logprobs || lp.Top[0].Logprob < lp.Top[len(lp.Top)-1].Logprob {
-						t.Fatalf("top %v", lp.Top)
-					}
+					checkTop(t, prefix, lp.Top, tc.params.Logprobs)
 				}
 				if _, err := h.s.Update(plan, res); err != nil {
 					t.Fatal(err)
@@ -75,12 +76,36 @@ func TestDeciderLogprobs(t *testing.T) {
 				t.Fatalf("%d prompt logprobs for a %d-token prompt", len(promptLPs), len(p))
 			}
 			for i, lp := range promptLPs {
-				if want := rawLogprob(p[:i+1], p[i+1]); math.Abs(float64(lp)-want) > 1e-5 {
-					t.Fatalf("prompt token %d logprob %g, want %g", i+1, lp, want)
+				if want := rawLogprob(p[:i+1], p[i+1]); math.Abs(float64(lp.Logprob)-want) > 1e-5 {
+					t.Fatalf("prompt token %d logprob %g, want %g", i+1, lp.Logprob, want)
 				}
+				checkTop(t, p[:i+1], lp.Top, tc.params.Logprobs)
 			}
 			h.checkLeaks()
 		})
+	}
+}
+
+// checkTop checks that top holds the n most likely tokens after prefix
+// under the fake model, best first, with their raw logprobs.
+func checkTop(t *testing.T, prefix []int32, top []sample.TokenLogprob, n int) {
+	t.Helper()
+	l := fakeLogits(prefix, fakeVocab)
+	order := make([]int32, fakeVocab)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(l[b], l[a]) })
+	if len(top) != n {
+		t.Fatalf("%d top logprobs, want %d", len(top), n)
+	}
+	for i, tl := range top {
+		if l[tl.Token] != l[order[i]] {
+			t.Fatalf("top %v: rank %d is token %d, want one as likely as %d", top, i, tl.Token, order[i])
+		}
+		if want := rawLogprob(prefix, tl.Token); math.Abs(float64(tl.Logprob)-want) > 1e-5 {
+			t.Fatalf("top token %d logprob %g, want %g", tl.Token, tl.Logprob, want)
+		}
 	}
 }
 
@@ -167,8 +192,8 @@ func TestPromptLogprobsSurvivePreemption(t *testing.T) {
 			t.Fatalf("sequence %d: %d prompt logprobs for %d tokens", r.ID, len(got), len(r.Prompt))
 		}
 		for i, lp := range got {
-			if want := rawLogprob(r.Prompt[:i+1], r.Prompt[i+1]); math.Abs(float64(lp)-want) > 1e-5 {
-				t.Fatalf("sequence %d position %d: %g, want %g", r.ID, i+1, lp, want)
+			if want := rawLogprob(r.Prompt[:i+1], r.Prompt[i+1]); math.Abs(float64(lp.Logprob)-want) > 1e-5 {
+				t.Fatalf("sequence %d position %d: %g, want %g", r.ID, i+1, lp.Logprob, want)
 			}
 		}
 		if want, _ := referenceGreedy(r, fakeVocab, h.s.Config().MaxModelLen); !slices.Equal(h.out[r.ID], want) {

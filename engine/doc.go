@@ -1,9 +1,10 @@
 // Package engine is the synchronous core of Splash's batching: a scheduler
 // that decides, step by step, which tokens of which sequences the target
 // model evaluates, over a paged KV cache with prefix sharing and speculative
-// decoding. It has no goroutines, actors, kernels or globals; the
-// BatcherActor owns one Scheduler and wraps it the way raft's node wraps
-// RawNode.
+// decoding. It has no actors, kernels or globals, and every call returns
+// with its work done: the one goroutine it starts, Decider.Decide's second
+// worker over a step's rows, ends before Decide returns. The BatcherActor
+// owns one Scheduler and wraps it the way raft's node wraps RawNode.
 //
 // # One step
 //
@@ -39,26 +40,25 @@
 // As in vLLM v1 there is no prefill or decode phase: each sequence has a
 // count of tokens whose keys and values are computed, and each step lets
 // counts catch up with the token lists under one token budget
-// (Config.MaxBatchTokens). Running sequences that need just their last token
-// go first, as decode rows, each widened by up to k draft tokens into a
-// verify row when speculation is on (k from the sequence's acceptance
-// history, starting from its peers', and what a verified token costs,
-// spec.AdaptiveK; 0 for drafts that do not pay, with occasional probes;
-// within the budget left after
-// every decode row's own token; speculation never preempts anyone),
-// ordered by block table so that sequences sharing a prompt prefix are
-// adjacent rows (which attention can serve as one run). The
-// cost is learned from StepResult.Elapsed of steps of decode rows
-// (spec.StepCost) unless Config.DraftCost fixes it. Then prompt chunks of
-// running sequences, then new sequences from the waiting queue in arrival
-// order, each reusing the longest cached prefix of its tokens, while
-// Config.MaxRunning allows; in a step with decode rows the prompt tokens
-// together are at most Config.MaxPrefillWithDecode (when set), so that the
-// streams running are not held up by a long prompt's chunks. (Serving the
-// 0.6B-shaped q4 model, 8 clients sending 1024-token prompts for 64
-// tokens: with 128 against none, the inter-token latency's p99 went from
-// 1.17 to 0.33 s, and output tokens/s and mean time to first token
-// improved by 10% and 18%, in two runs each.) A prompt token deep in a long
+// (Config.MaxBatchTokens).
+//
+// Running sequences that need just their last token go first, as decode
+// rows, ordered by block table so that sequences sharing a prompt prefix
+// are adjacent rows (which attention can serve as one run). When
+// speculation is on, each is widened by up to k draft tokens into a verify
+// row, within the budget left after every decode row's own token
+// (speculation never preempts anyone). k comes from the sequence's
+// acceptance history, starting from its peers', and what a verified token
+// costs (spec.AdaptiveK): 0 for drafts that do not pay, with occasional
+// probes. The cost is learned from StepResult.Elapsed of steps of decode
+// rows (spec.StepCost) unless Config.DraftCost fixes it.
+//
+// Then come prompt chunks of running sequences, then new sequences from
+// the waiting queue in arrival order, each reusing the longest cached
+// prefix of its tokens, while Config.MaxRunning allows. In a step with
+// decode rows the prompt tokens together are at most
+// Config.MaxPrefillWithDecode (when set), so that the streams running are
+// not held up by a long prompt's chunks. A prompt token deep in a long
 // prompt costs more than one at its start (its attention reads every
 // position before it), so with Config.AttentionBreakEven set the cap counts
 // tokens at their cost (prefillBudget): chunks shrink as the prompt
@@ -67,8 +67,8 @@
 // half of what is left, what shorter prompts after it want when that is at
 // most MaxBatchTokens (past a cached prefix): a short request, or an agent's
 // next turn, arriving while a long prompt prefills is not held until that
-// prompt is done. The scenarios in testdata/*.txt show plans step
-// by step (go test -run TestScenarios -rewrite regenerates them).
+// prompt is done. The scenarios in testdata/*.txt show plans step by step
+// (go test -run TestScenarios -rewrite regenerates them).
 //
 // When blocks run out, the youngest running sequence not yet in the plan is
 // preempted: its blocks are freed (committed ones stay in the prefix cache)

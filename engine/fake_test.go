@@ -227,8 +227,8 @@ type harness struct {
 	params   map[uint64]sample.Params
 	samplers map[uint64]*sample.Sampler
 	out      map[uint64][]int32
-	cached   map[uint64][]int     // CachedTokens of each Output, in order
-	prompt   map[uint64][]float32 // prompt logprobs delivered
+	cached   map[uint64][]int           // CachedTokens of each Output, in order
+	prompt   map[uint64][]TokenLogprobs // prompt logprobs delivered
 	reason   map[uint64]stop.Reason
 	steps    int
 	onPlan   func(*Plan) // called with each plan before it runs
@@ -258,7 +258,7 @@ func newHarness(t testing.TB, cfg Config, proposer spec.Proposer) *harness {
 	m.state = c.StateSlots > 0
 	return &harness{t: t, s: s, m: m, kv: model.NewCache(m, c.NumBlocks, c.BlockSize, c.StateSlots, metal.KVF16), dec: Decider{Vocab: fakeVocab},
 		params: map[uint64]sample.Params{}, samplers: map[uint64]*sample.Sampler{},
-		out: map[uint64][]int32{}, cached: map[uint64][]int{}, prompt: map[uint64][]float32{}, reason: map[uint64]stop.Reason{}}
+		out: map[uint64][]int32{}, cached: map[uint64][]int{}, prompt: map[uint64][]TokenLogprobs{}, reason: map[uint64]stop.Reason{}}
 }
 
 // add queues a request sampled with p (greedy when zero).

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/splash-inference/splash/engine/spec"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
@@ -85,17 +83,6 @@ func (p *Plan) onlyDecodeRows() bool {
 		}
 	}
 	return len(p.Rows) > 0
-}
-
-// SetDraft sets row i's draft tokens (a decode row's proposals), keeping at
-// most MaxDraft of them.
-func (p *Plan) SetDraft(i int, draft []int32) error {
-	r := &p.Rows[i]
-	if r.Kind != DecodeRow {
-		return fmt.Errorf("engine: row %d is a prefill row and takes no draft", i)
-	}
-	r.Draft = append(r.Draft[:0], draft[:min(len(draft), r.MaxDraft)]...)
-	return nil
 }
 
 // Wants returns one proposal request per row with room for drafts, for a

@@ -12,9 +12,8 @@ import "math"
 // which a token's attention costs as much as its products) a chunk of n
 // tokens from position c costs n·(1 + (c + n/2)/C). Charging that keeps the
 // time a chunk holds the decoding streams up about the same however deep
-// in its prompt it is: without it a 128-token chunk 4096 positions in took
-// 4.8× the time of one at the start (BenchmarkPrefillChunk0_6BQ4), so the
-// streams stalled for 0.64 s instead of 0.13. It is opt-in (splash serve
+// in its prompt it is (BenchmarkPrefillChunk0_6BQ4 measures how much
+// deeper chunks cost). It is opt-in (splash serve
 // --prefill-by-attention): the smaller, more numerous steps cost the agent
 // workload throughput.
 type prefillBudget struct {

@@ -158,9 +158,25 @@ func (s *Scheduler) Schedule() *Plan {
 	s.step++
 	p := &s.plan
 	p.reset(s.step)
-	budget := s.cfg.MaxBatchTokens
+	// Iterate over a snapshot: fit may preempt sequences out of s.running.
+	s.order = append(s.order[:0], s.running...)
+	budget := s.addDecodeRows(s.cfg.MaxBatchTokens)
+	// Prompt chunks of running sequences, within what is left of the
+	// budget and, when the step decodes, of MaxPrefillWithDecode.
+	pb := s.prefillBudget(budget, len(s.plan.Rows) > 0)
+	s.addPromptChunks(&pb)
+	clear(s.order) // hold no sequence past its step
+	s.admitWaiting(&pb)
+	s.finishPlan(p)
+	return p
+}
 
-	// Decode rows first. Each gets its own token before any gets drafts.
+// addDecodeRows adds the decode rows of the running sequences in s.order
+// that need just their last token, each with room for drafts, within
+// budget tokens, and returns what is left of it. Each gets its own token
+// before any gets drafts.
+func (s *Scheduler) addDecodeRows(budget int) int {
+	p := &s.plan
 	decoding := 0
 	for _, q := range s.running {
 		if q.pending() == 1 {
@@ -169,8 +185,6 @@ func (s *Scheduler) Schedule() *Plan {
 	}
 	draftBudget := max(budget-decoding, 0)
 	cost := s.draftCost(decoding)
-	// Iterate over a snapshot: fit may preempt sequences out of s.running.
-	s.order = append(s.order[:0], s.running...)
 	for _, q := range s.order {
 		if budget <= 0 {
 			break
@@ -196,22 +210,21 @@ func (s *Scheduler) Schedule() *Plan {
 	// shared-prefix runs take consecutive rows only). Rows are computed
 	// independently, so the order changes no result.
 	slices.SortStableFunc(p.Rows, func(a, b PlanRow) int { return slices.Compare(a.Blocks, b.Blocks) })
+	return budget
+}
 
-	// Prompt chunks of running sequences, within what is left of the
-	// budget and, when the step decodes, of MaxPrefillWithDecode.
-	pb := s.prefillBudget(budget, len(s.plan.Rows) > 0)
+// addPromptChunks adds a prompt chunk of each running sequence in s.order
+// that has more than its last token to compute, within pb.
+func (s *Scheduler) addPromptChunks(pb *prefillBudget) {
 	// A running prompt leaves aside what the short prompts after it want
 	// (younger running ones, and the first waiting one if it can be
 	// admitted, past its cached prefix: those shorter than it, of at most
 	// MaxBatchTokens, such as an agent's next turn), up to half of what is
-	// left. Without this one long prompt held every
-	// request that came while it prefilled, its first token up to 14 s
-	// late behind a 4096-token prompt. Long prompts are still served
+	// left: otherwise one long prompt holds up the first token of every
+	// request that comes while it prefills. Long prompts are still served
 	// oldest first, since sharing between them only delays the first
-	// one's first token (four agent sessions with prompts of 2000-3000
-	// tokens, sharing between all of them and chunks costed by context
-	// together: mean time to first token 6 → 9 s); and the oldest gets at
-	// least half, so nobody starves.
+	// one's first token; and the oldest gets at least half, so nobody
+	// starves.
 	wants := s.wants[:0]
 	for _, q := range s.order {
 		if q.state != Waiting && q.pending() > 1 && q.scheduledAt != s.step {
@@ -245,10 +258,12 @@ func (s *Scheduler) Schedule() *Plan {
 		start := q.computed
 		pb.take(start, s.addChunk(q, chunk))
 	}
-	clear(s.order)
 	clear(s.wants) // hold no sequence past its step
+}
 
-	// Admit waiting sequences, oldest first; stop at the first that does not fit.
+// admitWaiting admits waiting sequences, oldest first, each with a first
+// chunk within pb; it stops at the first that does not fit.
+func (s *Scheduler) admitWaiting(pb *prefillBudget) {
 	for len(s.waiting) > 0 && !pb.spent() && len(s.running) < s.cfg.MaxRunning {
 		q := s.waiting[0]
 		cached := q.cachedTokens()
@@ -274,7 +289,12 @@ func (s *Scheduler) Schedule() *Plan {
 		s.insertRunning(q)
 		pb.take(hit, s.addChunk(q, chunk))
 	}
+}
 
+// finishPlan makes the step's block copies part of the plan, gives the
+// decode rows their draft slices and, with a proposer of its own, fills
+// them.
+func (s *Scheduler) finishPlan(p *Plan) {
 	p.copies = s.kv.TakeCopies(p.copies[:0]) // after the last allocation of the step
 	p.reserveDrafts()
 	if s.proposer != nil {
@@ -283,7 +303,6 @@ func (s *Scheduler) Schedule() *Plan {
 		}
 		// A failed proposal only costs speculation: the rows stay plain decodes.
 	}
-	return p
 }
 
 // draftCost is what one verified draft token costs relative to a decode

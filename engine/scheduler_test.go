@@ -254,8 +254,8 @@ func TestUpdateRejectsMalformedResults(t *testing.T) {
 	h.add(Request{ID: 1, Prompt: prompt(3, 1), MaxTokens: 5}, greedy())
 	h.step()
 	p := h.s.Schedule()
-	if err := p.SetDraft(0, []int32{4, 5}); err != nil || len(p.Rows[0].Draft) != 0 {
-		t.Fatalf("draft beyond MaxDraft 0 kept: %v %v", err, p.Rows[0].Draft)
+	if p.SetDrafts([]spec.Want{{Seq: 1, Draft: []int32{4, 5}}}); len(p.Rows[0].Draft) != 0 {
+		t.Fatalf("draft beyond MaxDraft 0 kept: %v", p.Rows[0].Draft)
 	}
 	for _, tc := range []struct {
 		name string

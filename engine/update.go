@@ -30,8 +30,10 @@ type RowResult struct {
 	// token of Tokens. Update does not read them.
 	Logprobs []TokenLogprobs
 	// PromptLogprobs, filled by Decider for rows with prompt logits: the
-	// raw logprob of each prompt token the row's positions predict.
-	PromptLogprobs []float32
+	// raw logprob of each prompt token the row's positions predict, in
+	// order, with the request's Logprobs most likely alternatives (none
+	// when it asks for none).
+	PromptLogprobs []TokenLogprobs
 }
 
 // TokenLogprobs is one emitted token's raw logprob and the most likely

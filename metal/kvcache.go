@@ -143,10 +143,10 @@ func KVCacheElems(t KVType, layers, numBlocks, blockSize, kvHeads, headDim int) 
 // sequence that grows into a new block, or a prefill that fills some,
 // first writes a few pages (a few huge pages), where with each layer's
 // keys and values apart it would write two in every layer: 56 for a
-// 28-layer model, each a page fault the first time. (Attention reads one
-// layer's blocks a whole block of all layers apart: on two Zen 5 cores a
-// decode step's attention took 1.00-1.05 of the time at a context of 256,
-// the same at 4096.)
+// 28-layer model, each a page fault the first time. Attention then reads
+// one layer's blocks a whole block of all layers apart, which costs it
+// nothing measurable (BenchmarkDecode0_6BQ4 at 256, BenchmarkDecodeLong0_6BQ4
+// at 4096).
 func NewKVCacheIn(buf []uint16, t KVType, layers, numBlocks, blockSize, kvHeads, headDim int) *KVCache {
 	if err := t.Check(blockSize, headDim); err != nil {
 		panic(err)

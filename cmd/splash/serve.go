@@ -96,11 +96,9 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.StringVar(&f.maxMemory, 0, "max-memory", "", "memory budget for weights, KV cache and scratch, e.g. 28G (default: 60% of physical memory)")
 	fs.StringVar(&f.kvMemory, 0, "kv-memory", "", "cap on the KV cache within the budget, e.g. 512M (default: all that is left)")
 	// 32 rather than vLLM's 16: attention reads one KV head of a block at a
-	// time, and a decode step at a context of 4096 took 0.92 of the time
-	// with blocks of 32 (the 0.6B-shaped q4 model, min of five alternating
-	// runs; attention alone 0.83), from half the hand-offs between
-	// stretches and stretches twice as long for the prefetchers. The
-	// price is prefix-cache hits in steps of 32 tokens.
+	// time, so larger blocks halve the hand-offs between stretches and give
+	// the prefetchers stretches twice as long (BenchmarkAttention's bs=16
+	// cases). The price is prefix-cache hits in steps of 32 tokens.
 	fs.IntVar(&f.kvBlockSize, 0, "kv-block-size", 32, "tokens per KV cache block")
 	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values: auto (bf16 where the CPU's bf16 attention is faster than f16's, as with AVX512_BF16, and the model's head size allows it; else f16); f16; bf16 (float32's range, queries and attention weights rounded to bfloat16 too, as vLLM and FlashAttention compute bf16 models: faster prompts and speculative verification on CPUs with AVX512_BF16, emulated bit for bit on other AVX2 and NEON CPUs at about f16's speed; head sizes that are multiples of 32, block sizes of 8); q8 (int8 with a scale per 32, as llama.cpp's q8_0: about twice the tokens in the same memory and faster decoding at long contexts, somewhat slower prompts; head sizes that are multiples of 32); or f32 (nothing rounded, the reference: twice f16's memory, never auto's choice)")
 	fs.IntVar(&f.maxBatchTokens, 0, "max-batch-tokens", 512, "tokens evaluated per step (prefill chunks and decode rows)")

@@ -257,9 +257,9 @@ func (s *Sampler) candidates(adj []float32) (cands []int32, total float64) {
 // logSumExp returns ln Σ exp(v): the max m plus the log of Σ exp(v − m),
 // the weights of vec.ExpWeights (float32, each within 3e-7 of its
 // exponential, so the result within 3e-7; logprobs are reported in
-// float32) summed in float64, a stack buffer's length at a time. Logprobs
-// need it over the whole vocabulary for every token: 0.8 ms over Qwen3's
-// 151,936 logits with float64 exponentials.
+// float32) summed in float64, a stack buffer's length at a time: logprobs
+// need it over the whole vocabulary for every token, where float64
+// exponentials cost about as much as sampling itself (BenchmarkExpWeights).
 func logSumExp(v []float32) float64 {
 	m := v[argmax(v)]
 	if math.IsInf(float64(m), -1) {
@@ -276,27 +276,29 @@ func logSumExp(v []float32) float64 {
 }
 
 // topLogprobs appends the n best raw tokens with their logprobs to dst,
-// best first, by one pass with a small insertion-sorted buffer.
+// best first, by one pass with a small insertion-sorted buffer (dst's own
+// entries stay as they are).
 func topLogprobs(dst []TokenLogprob, raw []float32, n int, lse float64) []TokenLogprob {
+	base := len(dst)
 	n = min(n, len(raw))
 	floor := float32(math.Inf(-1)) // the n-th best so far, once there are n
 	for t, l := range raw {
-		if l <= floor && len(dst) == n {
+		if l <= floor && len(dst)-base == n {
 			continue
 		}
-		if len(dst) < n {
+		if len(dst)-base < n {
 			dst = append(dst, TokenLogprob{})
 		}
 		j := len(dst) - 1
-		for ; j > 0 && dst[j-1].Logprob < l; j-- {
+		for ; j > base && dst[j-1].Logprob < l; j-- {
 			dst[j] = dst[j-1]
 		}
 		dst[j] = TokenLogprob{Token: int32(t), Logprob: l}
-		if len(dst) == n {
-			floor = dst[n-1].Logprob
+		if len(dst)-base == n {
+			floor = dst[base+n-1].Logprob
 		}
 	}
-	for i := range dst {
+	for i := base; i < len(dst); i++ {
 		dst[i].Logprob -= float32(lse)
 	}
 	return dst
@@ -316,7 +318,7 @@ func Logprobs(logits []float32, tok int32, n int, dst []TokenLogprob) (float32, 
 // everyToken is candidates with no min-p or top-k filter, the default
 // (OpenAI's temperature 1, nothing else): every token with a finite logit
 // is a candidate. The weights of the whole vocabulary are one SIMD pass
-// (vec.ExpWeights, in float32: 1.1 → 0.1 ms over Qwen3's 151,936 logits),
+// (vec.ExpWeights, in float32),
 // and top-p looks only at the tokens within nucleusNear tempered nats of
 // the max when their mass reaches it, which for any useful top-p it does:
 // the nucleus, bucket by bucket from the best, is then decided before the

@@ -248,6 +248,44 @@ func TestLogprobsAreRawLogSoftmax(t *testing.T) {
 	}
 }
 
+// TestLogprobsAppend checks that Logprobs appends a position's top tokens
+// after those already in dst, leaving them as they were, as the Decider
+// does for the positions of one step.
+func TestLogprobsAppend(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		name string
+		n    int // top tokens per position
+		vecs int
+	}{
+		{"one position", 3, 1},
+		{"three positions", 3, 3},
+		{"more than the vocabulary", 9, 2},
+		{"none", 0, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var dst []TokenLogprob
+			var want [][]TokenLogprob
+			for range tc.vecs {
+				logits := randomLogits(rng, 6)
+				_, alone := Logprobs(logits, 0, tc.n, nil)
+				want = append(want, alone)
+				_, dst = Logprobs(logits, 0, tc.n, dst)
+			}
+			for i, w := range want {
+				got := dst[:len(w)]
+				dst = dst[len(w):]
+				if !slices.Equal(got, w) {
+					t.Fatalf("position %d: %v, want %v", i, got, w)
+				}
+			}
+			if len(dst) != 0 {
+				t.Fatalf("%d entries left over", len(dst))
+			}
+		})
+	}
+}
+
 func TestSampleDoesNotAllocate(t *testing.T) {
 	logits := randomLogits(rand.New(rand.NewPCG(1, 1)), 5000)
 	for _, p := range []Params{

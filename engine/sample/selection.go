@@ -72,8 +72,8 @@ func sortBest(idx []int32, vals []float32) {
 
 // argmax returns the index of the largest value, the lowest on ties (0
 // when there is none, e.g. all NaN). It runs over the whole vocabulary for
-// every greedy token, so it is vec.Argmax (AVX2 where the CPU has it:
-// 12× the Go scan's speed over Qwen3's 151,936 logits).
+// every greedy token, so it is vec.Argmax (AVX2 where the CPU has it;
+// BenchmarkArgmax).
 func argmax(vals []float32) int32 { return int32(vec.Argmax(vals)) }
 
 // topKScan appends to dst the ids of the k best entries of vals that are at

@@ -32,9 +32,9 @@ func (t *tiledActs) size(rows, cols int) {
 // straight into the sized buffers, with the biases of weights read as u =
 // q + 2^shift. Within a chunk a group's rows are adjacent, so a split by
 // groups gives each worker its own stretches of t (a split by rows would
-// have workers writing the 32-byte halves of the same cache lines). (Packing
-// the row-major quants in a second pass cost a 256-token prefill about 3%
-// of its time.)
+// have workers writing the 32-byte halves of the same cache lines), and
+// the quants are written in their tiled order here rather than packed from
+// row-major ones in a second pass, which a prefill would pay for.
 func (t *tiledActs) quantizeGroups(x []float32, rows, cols int, groups quantGroupsFunc, shift uint, g0, g1 int) {
 	if g1 <= g0 {
 		return

@@ -13,14 +13,10 @@ import (
 // instruction window covers little memory beyond its loads (a matrix
 // product does work between them) cannot hide either. Packing many small
 // matrices into one chunk lets them share huge pages too: most of a
-// 0.6B model's matrices are under 2 MiB. (On two Zen 5 cores, the two
-// page sizes taking turns in one process, BenchmarkHugePages0_6BQ4: a
-// decode pass 1.07–1.30× as fast and a k=4 verify pass 1.03–1.12× in 15
-// of 20 runs; 0.88–0.94× and 0.94–0.97× in the other five, one stretch
-// of time on this shared machine. At a context of 4096 a decode pass is
-// 1.04–1.05× as fast. The KV cache in huge pages gained nothing, 0.98–1.06×
-// for attention at 1024 and 4096: attention touches each cache stretch
-// ahead of its kernel, decodeLead.)
+// 0.6B model's matrices are under 2 MiB (BenchmarkHugePages0_6BQ4
+// measures the gain). Attention gains nothing from huge pages, since it
+// touches each cache stretch ahead of its kernel (decodeLead); the KV
+// cache is in huge pages for its page faults (KVBuffer).
 //
 // Chunks are ordinary Go memory, so the garbage collector frees a chunk
 // once no packed matrix in it is reachable; huge pages are only advice,

@@ -17,9 +17,7 @@ import (
 // the caches between one step's writes and the next, and each slot's KV
 // heads are 2·KVHeads short stretches far apart, each stored only once its
 // lines came from memory. So the lines of the next writeKVLead slots are
-// asked for before the current one is written (BenchmarkWriteKV, three
-// rounds of two binaries: 16 rows 685-765 → 481-505 µs a pass over 28
-// layers, one row 35-60 → 29-32 µs).
+// asked for before the current one is written (BenchmarkWriteKV).
 func (b *Backend) WriteKV(kv *metal.KVLayer, k, v []float32, slots []int32) {
 	if kv.Type == metal.KVBF16 {
 		b.writeBF16(kv, k, v, slots)
@@ -104,37 +102,28 @@ const (
 	attnGrain = 4
 	// attnRunTokens bounds a run: each run widens every chunk of the
 	// context once, and its scores (tokens × the worker's query heads ×
-	// context floats) are the worker's scratch. Against 8 (min of four
-	// runs, two threads), 16 took 0.91 of the time for a 512-token chunk
-	// at context 2560-3072 and for 64 tokens at 576-640; 32 took 0.89 and
-	// 0.86 but doubles the scratch again (8 MiB per worker at context
-	// 8192).
+	// context floats) are the worker's scratch. Longer runs widen each
+	// chunk fewer times, but past 16 the gain is small and the scratch
+	// doubles again (8 MiB per worker at context 8192 for 32).
 	attnRunTokens = 16
 	// attnChunk is the number of positions (whole cache blocks, at least
 	// one) of one KV head widened to float32 at a time, or for a decode
 	// step read in place before moving to the next KV head: each kernel
-	// call covers a chunk (or a block of it). Against 32 positions (min of
-	// three runs, two threads, BenchmarkAttention and a prefill-like run
-	// of eight tokens), 128 took 0.81 of the time for one token at context
-	// 1024, 0.83 for five at 256, 0.81 for eight at 512: fewer calls, and
-	// longer runs in each KV head's stretch of the cache. The widened chunk
-	// (64 KiB at a head size of 128) is read from L2 at that size; 64
-	// positions measured about the same. Walking one block of all the
-	// worker's KV heads at a time (sequential reads) was no faster on one
-	// thread and 1.27× slower on two.
+	// call covers a chunk (or a block of it). Longer chunks mean fewer
+	// calls and longer runs in each KV head's stretch of the cache, and
+	// the widened chunk (64 KiB at a head size of 128) is still read from
+	// L2. Walking one block of all the worker's KV heads at a time
+	// (sequential reads) instead is slower on two threads.
 	attnChunk = 128
 	// decodeLead and decodeLeadBytes: a decode step, as it starts on a
 	// stretch of the cache, asks for the first decodeLeadBytes of the
 	// stretch decodeLead further on. Each kernel call prefetches the whole
-	// next stretch as it reads (without that a step read 0.65 as fast), but
-	// a stretch (a block of one KV head, 4 KiB at 16 positions of 128) takes
-	// less time to compute than memory takes to answer; the first lines,
-	// asked for early, start the hardware's stream through the rest of its
-	// page. Against none (BenchmarkAttention, four alternating runs, one
-	// token at context 4096): 22.3-22.8 → 25.5-26.7 KV GB/s on one thread,
-	// 37.1-37.6 → 43.3-44.0 on two (with a disturbed run at 29); two,
-	// four or six stretches ahead measured alike, 256 bytes no better, and
-	// a whole stretch (64 lines) two ahead the same as none.
+	// next stretch as it reads, but a stretch (a block of one KV head,
+	// 4 KiB at 16 positions of 128) takes less time to compute than memory
+	// takes to answer; the first lines, asked for early, start the
+	// hardware's stream through the rest of its page. A whole stretch
+	// asked for early gains nothing: it is the stream's start that
+	// counts.
 	decodeLead      = 3
 	decodeLeadBytes = 128
 )
@@ -428,7 +417,7 @@ func (t *attentionTask) tokens(run, kh0, kh1, worker int) {
 	// reads the keys and values as float16 in place (scoresHalf2,
 	// weightedSum2Half) instead of widening them: with nobody else to read a
 	// widened chunk, its stores and reloads cost as much as the products
-	// (the AVX2 set took 0.50-0.54 of the time in place). The cache is
+	// (BenchmarkAttention). The cache is
 	// walked in the same order as when widening, one block of one KV head (a
 	// stretch) at a time, and each kernel call prefetches, paced with its
 	// reads, the stretch that comes next.

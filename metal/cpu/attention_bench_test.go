@@ -25,6 +25,65 @@ import (
 // (--kv-block-size), except for cases named bs=16: a KV head's keys or
 // values are contiguous for one block only, so the size changes how fast
 // they stream.
+//
+// With blocks of 32 rather than 16 (serve's --kv-block-size default), a
+// decode step of the 0.6B-shaped q4 model at a context of 4096 took 0.92
+// of the time, its attention alone 0.83 (min of five alternating runs).
+//
+// What it measured when the attention code's constants and walks were
+// chosen (AVX-512 unless said; min of three or four alternating runs or
+// binaries):
+//
+//   - attnRunTokens: against runs of 8 tokens on two threads, 16 took 0.91
+//     of the time for a 512-token chunk at context 2560-3072 and for 64
+//     tokens at 576-640; 32 took 0.89 and 0.86.
+//   - attnChunk: against 32 positions on two threads, 128 took 0.81 of the
+//     time for one token at context 1024, 0.83 for five at 256, 0.81 for
+//     eight at 512; 64 about the same as 128. Walking one block of all a
+//     worker's KV heads at a time was no faster on one thread and 1.27×
+//     slower on two.
+//   - decodeLead: against none, one token at context 4096, 22.3-22.8 →
+//     25.5-26.7 KV GB/s on one thread, 37.1-37.6 → 43.3-44.0 on two; two,
+//     four or six stretches ahead alike, 256 bytes no better, a whole
+//     stretch two ahead the same as none. Without the kernels' own
+//     prefetch of the next stretch a step read 0.65 as fast.
+//   - Decode in place rather than widened (attention.go), AVX2: 0.50-0.54
+//     of the time.
+//   - decodeAheadBytes, context 4096, two threads: a q8 step (4.25 KiB
+//     stretches) took 0.82-0.90 of the time prefetching two stretches
+//     ahead rather than one; float16 (8 KiB) no faster two ahead (one
+//     thread: 1.06-1.11 of the time).
+//   - Stretch tables (attention_tables.go) against the one-stretch walk,
+//     32-token blocks: in cache, one thread, context 1024, 82-86 → 60-68 µs
+//     a layer for float16 (71 at 64-token blocks without tables) and 96-98
+//     → 76-79 for q8; from memory at context 4096, q8 12.2-12.5 →
+//     10.5-10.9 ms on one thread and 7.3-8.4 → 5.7-6.0 on two, float16
+//     unchanged (13.4-14.8 and 7.7-8.3 ms). AVX2 in cache: float16 107 →
+//     96 µs a layer, q8 154 → 134 (16-token blocks: 123 → 98 and 173 →
+//     136).
+//   - decodeSegmentBytes, context 4096, two threads: q8 5.5-5.6 ms with a
+//     KV head's whole context, 5.7-6.0 at 224 positions, 5.8-6.3 at 128;
+//     float16 7.7-8.2 ms at 128 positions (32 KiB), 7.8-9.7 at 512, 8.9-10.1
+//     whole (one thread: 13.6-13.8 at 128, 15.7-17.4 whole).
+//   - Shared-prefix runs (attention_shared.go), 28 layers, without → with:
+//     8 sequences at 4096 sharing 3584, 119-141 → 95-100 ms on one thread,
+//     86-107 → 61-69 on two; 16 at 2048 sharing 1792, 105 → 92 and 59 →
+//     36; 16 at 1024 sharing 768, 47-54 → 39-46 and 27-35 → 27-32. Over a
+//     float16 cache (tokens), 8 at 4096 sharing 3584, 148-149 → 89-111 and
+//     90-108 → 53-65; 16 at 2048 sharing 1792, 126-132 → 107-129 and 70-84
+//     → 65-71; q8 about even (119-129 → 107-130, 66-67 → 61-72).
+//   - Fused multiply-adds in the score and value loops (scoresRef's
+//     order), Zen 5: score loops 1.2-1.25× faster, value loops up to 1.45×.
+//   - bf16 (attention_bf16.go, Zen 5): VDPBF16PS 471 GFLOPS a core against
+//     253 for VFMADD231PS in a register loop. Prefetching decodeLead blocks
+//     on in a run: 16-token runs at 4096 read 9.4-13.1 KV GB/s against
+//     8.1-11.8 without (two threads; five-token runs alike). The near
+//     group tables: one token at context 4096, 21.5-24.0 against 17.7-20.8
+//     KV GB/s on one thread, 30.8-39.2 against 27.6-34.6 on two, but five
+//     tokens at 1024 13.1-14.8 against 15.2-18.3. Two-head value sums
+//     against four calls of 32 dimensions, one token: 24.9-32.0 →
+//     30.3-37.6 KV GB/s at 256 on one thread, 18.9-23.0 → 19.8-24.6 at
+//     4096.
 func BenchmarkAttention(b *testing.B) {
 	const layers, heads, kvHeads, hd = 28, 16, 8, 128
 	cases := []struct {
@@ -97,6 +156,10 @@ func BenchmarkAttention(b *testing.B) {
 // the same model's cache, with the caches cleared of them between passes
 // (the probe reads 64 MiB, untimed), as the weights streaming through a
 // forward pass leave them.
+//
+// Prefetching the next writeKVLead slots' lines (WriteKV) took a pass over
+// 28 layers from 685-765 to 481-505 µs for 16 rows, 35-60 to 29-32 µs for
+// one (three rounds of two binaries).
 func BenchmarkWriteKV(b *testing.B) {
 	const layers, kvHeads, hd, bs = 28, 8, 128, 16
 	for _, rows := range []int{1, 16} {

@@ -9,12 +9,12 @@ import (
 
 // Attention over a KVBF16 cache (metal.KVBF16). Its arithmetic is
 // VDPBF16PS's, which on AVX512_BF16 CPUs does two multiply-adds per
-// float32 lane per instruction (on Zen 5, 471 GFLOPS a core against 253
-// for VFMADD231PS, in a register loop) and needs no conversion of the
+// float32 lane per instruction (about twice VFMADD231PS's rate in a
+// register loop) and needs no conversion of the
 // cached keys and values: one lane takes two bfloat16 products, the odd
 // element's first, each a fused multiply-add rounded to nearest even with
 // subnormal results (and a subnormal accumulator) flushed to zero (dpBF16;
-// Intel's definition, which this Zen 5 computes bit for bit). So:
+// Intel's definition, which Zen 5 computes bit for bit). So:
 //
 //   - queries are rounded to bfloat16 once per call (narrow), and a
 //     score is the dot product of 16-dimension blocks in eight lanes, lane
@@ -223,9 +223,8 @@ func (t *attentionTask) tokensBF16(run, kh0, kh1, worker int) {
 	// table of groups (positions c..end-1 rounded up to a whole group),
 	// having listed the heads of every token that sees it (list). As a
 	// decode step's walk does (decodeLead), it asks for the first lines
-	// of the block decodeLead blocks on as it starts each block: 16-token
-	// runs at 4096 read 9.4-13.1 KV GB/s against 8.1-11.8 without (two
-	// threads, three alternating runs; five-token runs alike).
+	// of the block decodeLead blocks on as it starts each block, which
+	// long runs gain from (BenchmarkAttention).
 	//
 	// A run of several sequences (attention_shared.go) walks its segments
 	// in turn, each with its table: the shared positions, then each
@@ -326,10 +325,8 @@ func (t *attentionTask) decodeBF16(r, kh0, kh1 int, hl *headLists, room func(r, 
 // positions on, in KV head nkh (itself when there are none). With near,
 // the group a block later in the walk instead (the next block of the
 // same KV head, or the first of the chunk read next): a decode step reads
-// the cache faster so (bf16, one token at context 4096, three alternating
-// runs: 21.5-24.0 against 17.7-20.8 KV GB/s on one thread, 30.8-39.2
-// against 27.6-34.6 on two), but a run of five tokens slower (13.1-14.8
-// against 15.2-18.3 at 1024 on one thread).
+// the cache faster so, but a run of several tokens slower
+// (BenchmarkAttention).
 func (t *attentionTask) groupTable(hl *headLists, src []uint16, blocks []int32, c, p1, d, nkh, kh, nmax int, near bool) []halfGroup {
 	bs, hd, he := t.kv.BlockSize, t.hd, t.kv.HeadElems()
 	stride := t.kv.BlockStride

@@ -134,10 +134,8 @@ func scoresHeadsBF16AVX512(out [][]float32, q [][]uint16, tab []halfGroup, hd in
 
 // sumsHeadsBF16AVX512 is sumsHeadsBF16Ref: up to ten heads a call, 32
 // dimensions a call; or for up to four heads of 128 (a decode step's),
-// two heads a call, whole (sumsRowsBF16x2AVX512): against four calls of
-// 32 dimensions, three alternating runs of BenchmarkAttention (bf16, one
-// token) took the KV GB/s at context 256 from 24.9-32.0 to 30.3-37.6 on
-// one thread, at 4096 from 18.9-23.0 to 19.8-24.6.
+// two heads a call, whole (sumsRowsBF16x2AVX512), which reads the cache
+// faster than four calls of 32 dimensions (BenchmarkAttention).
 func sumsHeadsBF16AVX512(o [][]float32, w [][]uint16, tab []halfGroup, pairs, hd int) {
 	if !checkSumsBF16(o, w, tab, pairs, hd) {
 		return

@@ -11,21 +11,13 @@ import "github.com/splash-inference/splash/metal"
 // sequence's own positions through its own table. A token's arithmetic is
 // unchanged (its scores are independent dot products and its value sums
 // add the positions in order, the shared ones first), so its result is
-// the same bits as when it is computed alone.
-//
-// Measured (BenchmarkAttention, 28 layers, alternating binaries without
-// and with shared runs): 8 sequences at 4096 sharing 3584 positions,
-// 119-141 → 95-100 ms on one thread, 86-107 → 61-69 ms on two; 16 at 2048
-// sharing 1792, 105 → 92 and 59 → 36 ms; 16 at 1024 sharing 768 (whose
-// shared blocks stay in the last-level cache between the rows that read
-// them), 47-54 → 39-46 and 27-35 → 27-32 ms.
-//
-// Runs over a float16 or q8 cache (tokens) walk segments the same way
-// (two rounds of alternating binaries without and with): float16, 8 at
-// 4096 sharing 3584, 148-149 → 89-111 ms on one thread, 90-108 → 53-65 on
-// two; 16 at 2048 sharing 1792, 126-132 → 107-129 and 70-84 → 65-71; q8,
-// whose decode rows alone read the cache in place and in a run widen it,
-// 16 at 2048 sharing 1792 about even (119-129 → 107-130, 66-67 → 61-72).
+// the same bits as when it is computed alone. Runs over a float16 or q8
+// cache (tokens) walk segments the same way. The shared positions are
+// read once for the run rather than once per sequence, which pays most
+// when they do not stay in the last-level cache between the rows that
+// read them; q8, whose decode rows alone read the cache in place and in a
+// run widen it, comes out about even (BenchmarkAttention's doc has the
+// numbers).
 
 const (
 	// attnShareMin is the fewest shared positions worth a shared run: a

@@ -5,25 +5,16 @@ import "github.com/splash-inference/splash/metal"
 // A decode step's attention reads each KV head's keys and values as a run
 // of stretches, one per cache block, in position order. Handing the
 // kernels one stretch per call costs a Go walk, a call and the kernel's
-// set-up per stretch: at the default 32-token blocks that was a quarter
-// of the step's attention with everything in cache (one thread, context
-// 1024: 83 µs a layer for float16 against 71 at 64-token blocks and more,
-// 98 against 76-79 for q8). Sets with stretchKernels instead take a table
+// set-up per stretch, a large share of the step's attention at the
+// default 32-token blocks with everything in cache. Sets with
+// stretchKernels instead take a table
 // of stretches (decodeStretch), a segment of a KV head at a time
 // (decodeSegmentBytes), and walk it themselves: the scores run on from
 // stretch to stretch, the value sums stay in registers through the
 // segment, and each stretch is read exactly as the one-stretch kernels
-// read it, so the results are theirs bit for bit.
-//
-// Measured against the one-stretch walk (AVX-512, 32-token blocks,
-// alternating binaries): in cache, one thread, context 1024, 82-86 →
-// 60-68 µs a layer for float16 and 96-98 → 76-79 for q8. From memory at
-// context 4096 (BenchmarkAttention, three rounds), q8 took 12.2-12.5 →
-// 10.5-10.9 ms on one thread and 7.3-8.4 → 5.7-6.0 on two; float16,
-// bound by memory there, measured the same (13.4-14.8 ms on one thread,
-// 7.7-8.3 on two, either way). The AVX2 set, in cache: float16 107 → 96
-// µs a layer, q8 154 → 134 (16-token blocks: 123 → 98 and 173 → 136). The
-// NEON set has them too (tested under qemu; not timed on Apple hardware).
+// read it, so the results are theirs bit for bit (BenchmarkAttention's doc
+// has the gain). The AVX-512, AVX2 and NEON sets have them (NEON tested
+// under qemu; not timed on Apple hardware).
 
 // decodeStretch is one stretch of a table: the first element of a cache
 // block's rows of one KV head (a q8 stretch: its int8 rows, then their
@@ -197,19 +188,14 @@ func segments(n, seg, bs, kh0, kh1 int, visit func(c, e, kh, i, nst int)) {
 
 // decodeSegmentBytes is how much of one KV head's keys (values) a decode
 // step reads before it moves to the next KV head: whole blocks, at least
-// one. Longer segments mean fewer calls. From memory, at context 4096 on
-// two threads, q8 was fastest with the longest (a KV head's whole context:
-// 5.5-5.6 ms, 224 positions 5.7-6.0, 128 positions 5.8-6.3), but float16
-// was slower with segments of 512 positions (128 KiB, 7.8-9.7 ms) or the
-// whole context (8.9-10.1) than with 128 (32 KiB, 7.7-8.2, the one-stretch
-// walk's chunks), also on one thread (15.7-17.4 ms whole against 13.6-13.8).
+// one. Longer segments mean fewer calls; q8 gains a little from longer
+// ones, but float16, bound by memory, is slower with segments past 32 KiB
+// (128 positions of 128, the one-stretch walk's chunks).
 const decodeSegmentBytes = 32 << 10
 
 // decodeAheadBytes is how far ahead of its reads a decode step's kernels
 // prefetch, in whole stretches: the stretch at least this many bytes on
 // (the one after a float16 stretch of 32 positions of 128, two after a q8
-// one). At context 4096 on two threads, a q8 step (4.25 KiB stretches)
-// took 0.82-0.90 of the time prefetching two stretches ahead rather than
-// one (three rounds), while a float16 one (8 KiB) was no faster two ahead
-// (one thread: 1.06-1.11 of the time).
+// one): q8's short stretches gain from the second one ahead, float16's do
+// not (BenchmarkAttention).
 const decodeAheadBytes = 8 << 10

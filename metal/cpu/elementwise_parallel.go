@@ -2,8 +2,8 @@ package cpu
 
 // The elementwise steps of a forward pass (norms, RoPE, the SwiGLU gate,
 // residual adds, quantizing a matrix product's activations) are cheap per
-// token but were run by the calling goroutine alone while the other
-// workers spun: about a quarter of a 256-token prefill chunk's time. Over
+// token, but together too much of a prefill chunk's time for the calling
+// goroutine to run them alone while the other workers spin. Over
 // parallelMin elements they run on the pool, split by whole rows (groups
 // of 32 columns for the quantization, elemUnit-element units of flat
 // arrays); every element is computed exactly as by the serial loop, so
@@ -11,24 +11,19 @@ package cpu
 
 const (
 	// parallelMin is the size, in float32 elements, from which an
-	// elementwise step is worth handing to the pool (a hot hand-off costs
-	// about 0.2 µs; a step this size about 4 µs on one core).
+	// elementwise step is worth handing to the pool: a step this size
+	// costs many times a hot hand-off (BenchmarkPoolHandOff).
 	parallelMin = 4096
 	// quantParallelMin is parallelMin for quantizing a product's
 	// activations, whose split by column groups has both workers write
-	// every row: two threads quantized 5 rows of 1024 in 3.8 µs against
-	// 1.7-1.9 µs for one, 64 rows in 52 µs against 21 µs, and gained only
-	// from about 256 rows (73 µs against 87 µs, with one range per worker).
+	// every row, so two threads gain only on large batches.
 	quantParallelMin = 128 * 1024
 	// normParallelMin is parallelMin for RMSNorm and RoPE, whose rows are
-	// short (Qwen3's per-head norms: 128 elements) so that a split costs
-	// more than the rows: a verify pass of five tokens (norms of 5120 and
-	// 10240 elements) spent, min of 40 passes, 0.31 ms in norms and 0.16
-	// ms in RoPE on two threads, 0.21 and 0.06 on one.
+	// short (Qwen3's per-head norms: 128 elements), so that a split costs
+	// more than the rows of a verify pass.
 	normParallelMin = 16 * 1024
-	// addParallelMin is parallelMin for a residual add, which in SIMD
-	// is about 0.05 ns an element: one thread added 16 rows of 1024 in
-	// 0.77 µs, two in 0.93 µs.
+	// addParallelMin is parallelMin for a residual add, so cheap in SIMD
+	// that a second thread loses on a decode batch.
 	addParallelMin = 64 * 1024
 	// elemUnit is the unit of work of the flat-array steps (SiLUMul, Add).
 	elemUnit = 1024

@@ -261,10 +261,9 @@ func widenRef(dst []float32, width int, src []uint16, stride int) {
 }
 
 // scoresRef is dot's order with each product added by a fused
-// multiply-add (fma32), as attention's SIMD loops do: on Zen 5 the fused
-// form left the FP pipes free for the float16 conversions and shuffles
-// around it (score loops 1.2-1.25× faster, value loops up to 1.45×), and
-// Apple cores issue four FMAs a cycle.
+// multiply-add (fma32), as attention's SIMD loops do: the fused form
+// leaves the FP pipes free for the float16 conversions and shuffles around
+// it (BenchmarkAttention), and Apple cores issue four FMAs a cycle.
 func scoresRef(out, q, k []float32, stride int, scale float32) {
 	n := len(q)
 	for p := range out {

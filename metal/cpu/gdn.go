@@ -24,10 +24,8 @@ const (
 	// form. Shorter chunks, and so short calls (decode, a verify pass),
 	// take the token loop, which does each token's arithmetic exactly as
 	// a call for that token alone: a verify pass leaves the state
-	// bit-identical to decoding its tokens one by one. (The chunked form was already faster from 2
-	// rows: 16+16 heads of 128, one thread, min of 6 runs: 1 row 45 µs a
-	// head-token in the loop against 50 chunked, 2 rows 45 against 38, 8
-	// rows 44 against 32.)
+	// bit-identical to decoding its tokens one by one, which is worth more
+	// than the chunked form's speed on short calls (BenchmarkGatedDeltaRule).
 	deltaChunkMinRows = 16
 	// l2NormEps is transformers' l2norm eps, added to Σx² under the root
 	// (the FLA library's convention).

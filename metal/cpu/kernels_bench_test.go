@@ -192,6 +192,14 @@ func dramCopies(w *metal.Tensor) []*metal.Tensor {
 // the read bandwidth the probe measures between the products (probeGB/s),
 // and of the probe's best of three before them (bestGB/s, bestfrac); also
 // with the weights prepared (packed) for the kernel set, as models do.
+//
+// Measured for the packed layout (packed.go): a loop of only the loads of
+// a one-row product took 1.26-1.5× as long with the scales in a second
+// stream as without them, for 12% more bytes (four alternating pairs, two
+// threads); with the kernels' work in between, one stream and two measured
+// alike (three pairs). Prefetching the start of each claimed range of
+// tiles (prefetchTiles) took a decode step's frac on two threads from
+// 0.53–0.59 to 0.55–0.61 (four rounds of two binaries taking turns).
 func BenchmarkMatVecDRAM(b *testing.B) {
 	const out, in = 32768, 2048
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -269,6 +277,25 @@ func TestReadProbeSums(t *testing.T) {
 // 16 activation rows on all threads: x1row is the time per call over the
 // one-row time of the same run, the cost of a verify pass or a batch in
 // the matrix products alone.
+//
+// Measured when the packed kernels' prefetch distances were chosen
+// (packedNearLead, packedFarLead, packedVNNIFarRows, packedAVX2FarRows),
+// three rounds of alternating binaries, one and two threads:
+//
+//   - AVX-512 VNNI, one row: 1 to 16 KiB ahead alike at first; 16 KiB
+//     later took 1.03-1.5× as long on one thread (four rounds).
+//   - AVX-512 VNNI, rows5: 1.35× the one-row time near, 1.0-1.15× with
+//     16 KiB (a slow-memory day). A whole k=4 verify pass of the 0.6B
+//     model (BenchmarkVerifyRatio0_6BQ4) then took 1.27-1.33× a decode
+//     pass instead of 1.41-1.43× on one thread, 1.46-1.56× instead of
+//     1.50-1.59× on two; actors.BenchmarkConcurrentDecode c=4 ran at
+//     378-436 tokens/s instead of 320-360.
+//   - AVX-512 VNNI, 12 to 32 rows: 16 KiB gained nothing (0.92-1.16×).
+//   - AVX2 (about 2.6× slower per row than AVX-512 VNNI): one row took
+//     0.75-0.85× as long far on two threads, about 0.92× on one; three
+//     rows were 1.0-1.5× slower far, five and eight 1.05-1.2×.
+//   - AVX-VNNI (about 2.2× slower per row): two rows alike either way,
+//     three slower far.
 func BenchmarkMatMatDRAM(b *testing.B) {
 	const out, in = 32768, 2048
 	rng := rand.New(rand.NewPCG(5, 6))

@@ -23,11 +23,9 @@ import (
 // 4k..4k+3, each stored as q+128, an unsigned byte for VPDPBUSD, or as q
 // for SDOT (kernels.q8Signed). The scales follow their group's quants
 // rather than forming a stream of their own, so a tile is one sequential
-// stream: a loop of only the loads of a one-row product took 1.26-1.5× as
-// long with the scales in a second stream as without them, for 12% more
-// bytes (four alternating pairs, two threads). With the kernels' work in
-// between, one stream and two measured alike (three pairs); what holds
-// those kernels is in quantdot_packed32row_amd64.s. Only whole tiles are
+// stream: a second stream for the scales slows the loads alone
+// (BenchmarkMatVecDRAM's doc has the numbers; what holds the kernels is in
+// quantdot_packed32row_amd64.s). Only whole tiles are
 // packed: rows past the last whole tile are read from the original tensor
 // by the row kernels.
 type packedMatrix struct {
@@ -83,30 +81,16 @@ func packQuant(w *metal.Tensor, height int, signed bool, alloc func(n int) []byt
 // to the hardware.)
 //
 // AVX-512 VNNI: calls for 2 to packedVNNIFarRows rows prefetch far. Its
-// row kernel waits on memory whatever the distance (1 to 16 KiB measured
-// alike at first; 16 KiB later took 1.03-1.5× as long on one thread,
-// four rounds), so it stays near. A kernel for a few rows reads more
-// slowly, busy with its products, and 4 KiB ahead was too close for it.
-// The products of a verify row at k=4 took about 1.35× those of one row
-// from memory, where the work alone fits in the time of the reads; with
-// 16 KiB, 1.0-1.15× (64 MiB matrices, BenchmarkMatMatDRAM rows5, one and
-// two threads, three rounds of alternating binaries, on a slow-memory
-// day). A whole k=4 verify pass of the 0.6B-shaped model
-// (BenchmarkVerifyRatio0_6BQ4, four rounds) then took 1.27-1.33× a decode
-// pass instead of 1.41-1.43× on one thread, and 1.46-1.56× instead of
-// 1.50-1.59× on two; batched decode of 4 sequences
-// (actors.BenchmarkConcurrentDecode c=4, two rounds) ran at 378-436
-// tokens/s instead of 320-360. From 12 rows up the kernel is bound by its
-// products and 16 KiB gained nothing (0.92-1.16× in the same streamed
-// products, 12 to 32 rows), so those calls, a prefill chunk's included,
-// stay near.
+// row kernel waits on memory whatever the distance, so it stays near. A
+// kernel for a few rows reads more slowly, busy with its products, and
+// 4 KiB ahead is too close for it. From 12 rows up the kernel is bound by
+// its products and a far lead gains nothing, so those calls, a prefill
+// chunk's included, stay near.
 //
-// AVX2 and AVX-VNNI (tiles of 8 rows, about 2.6× and 2.2× slower per row
-// than AVX-512 VNNI): one row prefetches far. With AVX2 the streamed
-// products of one row took 0.75-0.85× as long on two threads and about
-// 0.92× on one; three rows were 1.0-1.5× slower with 16 KiB, five and
-// eight 1.05-1.2× (three rounds). AVX-VNNI measured two rows alike either
-// way and three slower far (three rounds).
+// AVX2 and AVX-VNNI (tiles of 8 rows, slower per row than AVX-512 VNNI):
+// one row prefetches far; more rows are faster near.
+//
+// BenchmarkMatMatDRAM's doc has the measurements behind these numbers.
 const (
 	packedNearLead    = 4096
 	packedFarLead     = 16384
@@ -118,11 +102,9 @@ const (
 // kernel's distance (kernels.packedLead). A worker calls it as it claims
 // a range of tiles: the kernel's own prefetch runs lead bytes ahead of
 // its reads, so the bytes before that came cold from memory at every
-// claim, and a 0.6B decode step makes a few hundred claims. (Two threads,
-// a decode step's fraction of the bandwidth bound against the probe read
-// beside it: 0.53–0.59 → 0.55–0.61 in four rounds of two binaries taking
-// turns, each round gaining; in an earlier four, switched by a variable,
-// 0.49–0.51 → 0.57–0.65.)
+// claim, and a 0.6B decode step makes a few hundred claims
+// (BenchmarkMatVecDRAM's frac, the fraction of the read bandwidth reached,
+// measures the gain).
 func (p *packedMatrix) prefetchTiles(lo, lead int) {
 	if lo >= p.tiles {
 		return // a partial last tile, read by the row kernels

@@ -26,13 +26,10 @@ type task interface {
 //
 // Every claim of a matrix product starts a new stream of weight reads,
 // which the hardware prefetchers take a while to follow, and a decode
-// step's products are small (a 0.6B model's: 0.6-3.5 MB, tens of
-// microseconds): with claims of 1/(2·workers) of the rest, two threads
-// read its products at 38-55 GB/s against 58-65 for one of 19 MB. Claims
-// of 1/workers made the 0.6B decode step's fraction of the bandwidth bound
-// higher in 10 of 11 rounds of the two taking turns (0.53-0.61 →
-// 0.60-0.67, 119-138 → 128-148 tokens/s); prefill and verify measured
-// the same. The price: a worker the OS deschedules early may hold half
+// step's products are small (a 0.6B model's: 0.6-3.5 MB), so claims are
+// 1/workers of the rest rather than smaller: fewer, longer streams read
+// closer to the bandwidth bound (BenchmarkDecode0_6BQ4's frac; its doc has
+// the numbers). The price: a worker the OS deschedules early may hold half
 // the range rather than a quarter.
 type job struct {
 	t       task

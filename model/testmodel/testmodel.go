@@ -1,7 +1,3 @@
-// Package testmodel writes deterministic random-weight Hugging Face
-// checkpoints of any dimensions (Qwen3 and Llama), with the real Qwen3 (or
-// Llama 3) tokenizer vendored in the repository's testdata/, so any test can
-// build a working model in milliseconds.
 package testmodel
 
 import (

@@ -1,6 +1,3 @@
-// Package chat renders a model's chat template (the Jinja "chat_template"
-// of its tokenizer_config.json) for a conversation, the way transformers'
-// apply_chat_template does.
 package chat
 
 import (

@@ -1,10 +1,3 @@
-// Command fakellm serves the benchtest fake LLM on a local port, so that
-// `splash bench` can be tried end to end without a model:
-//
-//	go run ./bench/benchtest/fakellm --addr 127.0.0.1:8099 --ttft 50ms --itl 10ms &
-//	go run ./cmd/splash bench --base-url http://127.0.0.1:8099 --concurrency 1,2,4 --requests 16
-//
-// Every request gets the scripted delays and max_tokens tokens (or --tokens).
 package main
 
 import (
