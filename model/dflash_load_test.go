@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -47,10 +48,8 @@ func TestParseDFlashConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		want.Layers.ModelType = "qwen3"
-		gj, _ := json.Marshal(got)
-		wj, _ := json.Marshal(want)
-		if string(gj) != string(wj) {
-			t.Errorf("%s parsed as\n%s\nwant\n%s", kind, gj, wj)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s parsed as\n%+v\nwant\n%+v", kind, got, want)
 		}
 	}
 	for _, tc := range []struct {

@@ -40,8 +40,9 @@ func IsDFlashArchitecture(arch string) bool {
 // layers (Layers, Qwen3-shaped: no embeddings or head, it uses the
 // target's) and its dflash_config.
 type DFlashConfig struct {
-	Kind   DFlashKind `json:"kind"`
-	Layers Config     `json:"layers"`
+	Kind DFlashKind `json:"kind"`
+	// Layers is in a package manifest the draft's WeightsManifest.Config.
+	Layers Config `json:"-"`
 	// TargetLayerIDs are the target layers whose outputs, concatenated,
 	// feed fc.
 	TargetLayerIDs []int `json:"target_layer_ids"`
