@@ -37,6 +37,7 @@ type dflashRun struct {
 	// DFlash2's selector
 	hp, vals, pred, succ []float32
 	cand                 []int32
+	products             [3]metal.Product
 }
 
 // AddContext fuses each row's features (fc, then hidden_norm) and writes
@@ -250,7 +251,8 @@ func (d *DFlashDraft) blockLogits(rows int) []float32 {
 // the backend can.
 func (d *DFlashDraft) products(x []float32, rows int, ps ...metal.Product) {
 	if sm, ok := d.be.(metal.SharedInputMatMul); ok {
-		sm.MatMuls(x, rows, ps)
+		n := copy(d.run.products[:], ps) // ps itself would escape through the interface
+		sm.MatMuls(x, rows, d.run.products[:n])
 		return
 	}
 	for _, p := range ps {
