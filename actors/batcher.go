@@ -294,15 +294,20 @@ func (b *BatcherActor) applyMasks(plan *engine.Plan, logits []float32) {
 	}
 }
 
-// sendFeatures gives the draft actor a copy of the step's features at the
-// positions it committed: a prefill row's every position, a decode row's
-// last token and its accepted drafts (the target's own token after them
-// has not been run yet: it is the next block's anchor).
+// sendFeatures gives the draft actor the step's committed features.
 func (b *BatcherActor) sendFeatures(ctx actor.Context, plan *engine.Plan, res engine.StepResult) {
-	if b.features == nil || b.draft == nil {
-		return
+	if b.features != nil && b.draft != nil {
+		w := len(b.features.Out) / max(b.features.Rows(), 1)
+		ctx.Send(b.draft, &FeaturesCommitted{Features: committedFeatures(b.features.Out, w, plan, res)})
 	}
-	w := len(b.features.Out) / max(b.features.Rows(), 1)
+}
+
+// committedFeatures copies a step's features at the positions it
+// committed: a prefill row's every position, a decode row's last token and
+// its accepted drafts (the target's own token after them has not been run
+// yet: it is the next block's anchor). out holds w floats per position
+// the batch fed.
+func committedFeatures(out []float32, w int, plan *engine.Plan, res engine.StepResult) []spec.Features {
 	var fs []spec.Features
 	off := 0
 	for i := range plan.Rows {
@@ -312,10 +317,10 @@ func (b *BatcherActor) sendFeatures(ctx actor.Context, plan *engine.Plan, res en
 			fed, keep = 1+len(r.Draft), min(len(res.Rows[i].Tokens), 1+len(r.Draft))
 		}
 		if keep > 0 {
-			rows := append([]float32(nil), b.features.Out[off*w:(off+keep)*w]...)
+			rows := append([]float32(nil), out[off*w:(off+keep)*w]...)
 			fs = append(fs, spec.Features{Seq: r.Seq, Start: r.Start, Rows: rows})
 		}
 		off += fed
 	}
-	ctx.Send(b.draft, &FeaturesCommitted{Features: fs})
+	return fs
 }

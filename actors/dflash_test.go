@@ -11,6 +11,7 @@ import (
 
 	"github.com/splash-inference/splash/engine"
 	"github.com/splash-inference/splash/engine/sample"
+	"github.com/splash-inference/splash/engine/spec"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model"
@@ -103,4 +104,38 @@ func generateAll(e *Engine, conc, n int) []result {
 	}
 	wg.Wait()
 	return results
+}
+
+// TestCommittedFeatures: of a step's captured features, a prefill row's
+// all positions are committed, a decode row's anchor and accepted drafts,
+// each from its own place in the batch.
+func TestCommittedFeatures(t *testing.T) {
+	const w = 2
+	plan := &engine.Plan{Rows: []engine.PlanRow{
+		{Seq: 1, Kind: engine.DecodeRow, Start: 10, Tokens: []int32{5}, Draft: []int32{6, 7, 8}},
+		{Seq: 2, Kind: engine.DecodeRow, Start: 4, Tokens: []int32{9}},
+		{Seq: 3, Kind: engine.PrefillRow, Start: 0, Tokens: []int32{1, 2, 3}},
+		{Seq: 4, Kind: engine.DecodeRow, Start: 7, Tokens: []int32{5}, Draft: []int32{6, 7}},
+	}}
+	res := engine.StepResult{Rows: []engine.RowResult{
+		{Tokens: []int32{6, 1}}, // one draft accepted
+		{Tokens: []int32{3}},
+		{},
+		{Tokens: []int32{6, 7, 2}}, // all accepted and the bonus
+	}}
+	// 4 + 1 + 3 + 3 positions, each row of features holding its index twice
+	var out []float32
+	for i := range 11 {
+		out = append(out, float32(i), float32(i))
+	}
+	got := committedFeatures(out, w, plan, res)
+	want := []spec.Features{
+		{Seq: 1, Start: 10, Rows: []float32{0, 0, 1, 1}},
+		{Seq: 2, Start: 4, Rows: []float32{4, 4}},
+		{Seq: 3, Start: 0, Rows: []float32{5, 5, 6, 6, 7, 7}},
+		{Seq: 4, Start: 7, Rows: []float32{8, 8, 9, 9, 10, 10}},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("committed %v, want %v", got, want)
+	}
 }
