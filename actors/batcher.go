@@ -317,8 +317,12 @@ func committedFeatures(out []float32, w int, plan *engine.Plan, res engine.StepR
 			fed, keep = 1+len(r.Draft), min(len(res.Rows[i].Tokens), 1+len(r.Draft))
 		}
 		if keep > 0 {
-			rows := append([]float32(nil), out[off*w:(off+keep)*w]...)
-			fs = append(fs, spec.Features{Seq: r.Seq, Start: r.Start, Rows: rows})
+			ft := spec.Features{Seq: r.Seq, Start: r.Start, Rows: append([]float32(nil), out[off*w:(off+keep)*w]...)}
+			if toks := r.SeqTokens(); r.Kind == engine.PrefillRow && len(toks) >= r.Start+keep {
+				// the prompt's context is shared by prefix, and a prefix hit's taken from there
+				ft.Tokens = append([]int32(nil), toks[:r.Start+keep]...)
+			}
+			fs = append(fs, ft)
 		}
 		off += fed
 	}

@@ -34,6 +34,7 @@ type dflashRun struct {
 	q, k, v, att       []float32
 	gate, up           []float32
 	y, logits          []float32
+	nLogits            int // of the last Propose
 	// DFlash2's selector
 	hp, vals, pred, succ []float32
 	cand                 []int32
@@ -129,6 +130,11 @@ func (d *DFlashDraft) Propose(rows []DFlashBlock, kv *metal.KVCache, out []int32
 	}
 	return nil
 }
+
+// Logits returns the last Propose's logits (through the target's
+// lm_head): BlockSize−1 vectors of VocabSize per row, rows in order. They
+// are reused by the next Propose.
+func (d *DFlashDraft) Logits() []float32 { return d.run.logits[:d.run.nLogits] }
 
 func (d *DFlashDraft) checkKV(kv *metal.KVCache) error {
 	lc := &d.cfg.Layers
@@ -244,6 +250,7 @@ func (d *DFlashDraft) blockLogits(rows int) []float32 {
 	d.be.RMSNorm(y, y, d.norm, h, float32(lc.RMSNormEps))
 	logits := r.logits[:nw*lc.VocabSize]
 	d.be.MatMul(logits, y, nw, d.target.lmHead)
+	r.nLogits = len(logits)
 	return logits
 }
 

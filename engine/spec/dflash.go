@@ -16,6 +16,12 @@ type Features struct {
 	Seq   uint64
 	Start int
 	Rows  []float32
+	// Tokens, when set, are the sequence's tokens at positions 0 … at least
+	// the last of Rows: the context of their full blocks is shared with
+	// later sequences of the same prefix, and a sequence first seen after
+	// a prefix-cache hit (Start > 0) takes its context before Start from
+	// there.
+	Tokens []int32
 }
 
 // FeatureSink takes the target's features of committed positions; the
@@ -28,9 +34,11 @@ type FeatureSink interface {
 // batched pass per step gives every drafting sequence BlockSize−1 tokens
 // after its last token, conditioned on the target's features at all its
 // earlier positions, which the draft keeps as context in its own paged
-// cache (positions as the target's). A sequence drafts only while its
-// context is complete: positions the target never ran (a prefix-cache hit)
-// have no features, so such a sequence proposes nothing. Greedy drafting
+// cache (positions as the target's), shared between sequences by prefix
+// like the target's. A sequence drafts only while its context is
+// complete: positions the target never ran (its prefix-cache hit) come
+// from the draft's prefix cache, and a sequence whose hit that cache does
+// not cover proposes nothing. Greedy drafting
 // makes proposals deterministic (q = one-hot for rejection sampling).
 type DFlash struct {
 	d      *model.DFlashDraft
@@ -42,6 +50,7 @@ type DFlash struct {
 	active []int
 	out    []int32
 	ctx    []model.DFlashContext
+	copies []metal.BlockCopy
 }
 
 type dflashSeq struct {
@@ -63,20 +72,36 @@ func NewDFlash(d *model.DFlashDraft, numBlocks, blockSize int, t metal.KVType) (
 }
 
 // AddFeatures adds context: features starting at or before a sequence's
-// context end overwrite and extend it; features after a gap are dropped,
-// and the sequence stops drafting.
+// context end overwrite and extend it; a new sequence's features after a
+// prefix-cache hit take the context before them from the draft's own
+// prefix cache (Features.Tokens); features after a gap that cannot fill
+// are dropped, and the sequence stops drafting.
 func (f *DFlash) AddFeatures(fs []Features) error {
 	fw := f.d.FeatureWidth()
 	f.ctx = f.ctx[:0]
+	type commit struct {
+		ds     *dflashSeq
+		tokens []int32
+		end    int
+	}
+	var commits []commit
 	for _, ft := range fs {
 		if len(ft.Rows) == 0 || len(ft.Rows)%fw != 0 {
 			return fmt.Errorf("spec: dflash features of sequence %d: %d floats, not a multiple of %d", ft.Seq, len(ft.Rows), fw)
 		}
+		end := ft.Start + len(ft.Rows)/fw
+		if ft.Tokens != nil && len(ft.Tokens) < end {
+			return fmt.Errorf("spec: dflash features of sequence %d end at %d, its tokens at %d", ft.Seq, end, len(ft.Tokens))
+		}
 		ds := f.seq(ft.Seq)
+		if ft.Start > ds.ctxLen && ds.blocks.Len() == 0 && ft.Tokens != nil {
+			if err := f.reuse(ds, ft.Tokens[:ft.Start+1]); err != nil {
+				return err
+			}
+		}
 		if ft.Start > ds.ctxLen {
 			continue
 		}
-		end := ft.Start + len(ft.Rows)/fw
 		if err := f.blocks.Allocate(&ds.blocks, end); err != nil {
 			if errors.Is(err, kvcache.ErrOutOfBlocks) {
 				f.blocks.Free(&ds.blocks)
@@ -87,10 +112,34 @@ func (f *DFlash) AddFeatures(fs []Features) error {
 		}
 		ds.ctxLen = end
 		f.ctx = append(f.ctx, model.DFlashContext{Start: ft.Start, Features: ft.Rows, Blocks: ds.blocks.Table()})
+		if ft.Tokens != nil {
+			commits = append(commits, commit{ds, ft.Tokens, end})
+		}
 	}
 	if err := f.d.AddContext(f.ctx, f.kv); err != nil {
 		return fmt.Errorf("spec: dflash: %w", err)
 	}
+	for _, c := range commits {
+		if err := f.blocks.Commit(&c.ds.blocks, c.tokens, c.end); err != nil {
+			return fmt.Errorf("spec: %w", err)
+		}
+	}
+	return nil
+}
+
+// reuse attaches to the empty ds the draft's cached context of the
+// longest prefix of tokens (all but the last), making the partial block
+// copies that owes. ds's context then covers the hit.
+func (f *DFlash) reuse(ds *dflashSeq, tokens []int32) error {
+	hit, err := f.blocks.Reuse(&ds.blocks, tokens)
+	if err != nil {
+		return fmt.Errorf("spec: %w", err)
+	}
+	f.copies = f.blocks.TakeCopies(f.copies[:0])
+	if err := f.kv.CopyBlocks(f.copies); err != nil {
+		return fmt.Errorf("spec: dflash cache: %w", err)
+	}
+	ds.ctxLen = hit
 	return nil
 }
 
