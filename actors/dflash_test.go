@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -138,4 +140,72 @@ func TestCommittedFeatures(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("committed %v, want %v", got, want)
 	}
+}
+
+// TestGreedyDFlashSharedPrefix: requests sharing a long system prompt,
+// served from the prefix cache after the first, answer as each does alone
+// with DFlash speculation, and draft (the draft's context of the shared
+// prefix comes from its own prefix cache).
+func TestGreedyDFlashSharedPrefix(t *testing.T) {
+	m := tinyModel(t)
+	d := tinyDFlash(t, m, model.DFlash)
+	system := make([]int32, 300)
+	for j := range system {
+		system[j] = int32(100 + (j*13)%50)
+	}
+	prompt := func(i int) []int32 { return append(slices.Clone(system), promptFor(i)...) }
+	const n, conc = 12, 8
+	e, err := New(Config{Model: m, DFlash: d, Spec: "dflash", NewDecoder: func() TextDecoder { return idDecoder{} },
+		Scheduler: engine.Config{NumBlocks: 128, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 64},
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	proposed := func() int {
+		var sb strings.Builder
+		e.WriteMetrics(&sb)
+		for _, line := range strings.Split(sb.String(), "\n") {
+			if v, ok := strings.CutPrefix(line, "splash_spec_proposed_tokens_total "); ok {
+				n, _ := strconv.Atoi(v)
+				return n
+			}
+		}
+		t.Fatal("no proposed-token metric")
+		return 0
+	}
+	gen := func(i int) result {
+		ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: prompt(i), MaxTokens: n, Sampling: sample.Params{Logprobs: -1}})
+		if err != nil {
+			return result{err: err}
+		}
+		return collect(ch)
+	}
+	results := []result{gen(0)}
+	waitIdle(t, e)
+	before := proposed()
+	var wg sync.WaitGroup
+	more := make([]result, conc)
+	for i := range conc {
+		wg.Go(func() { more[i] = gen(i + 1) })
+	}
+	wg.Wait()
+	results = append(results, more...)
+	cached := 0
+	for i, r := range results {
+		if r.err != nil {
+			t.Fatalf("request %d: %v", i, r.err)
+		}
+		if want := greedyAlone(t, m, prompt(i), n); fmt.Sprint(r.tokens) != fmt.Sprint(want) {
+			t.Fatalf("request %d: %v, alone %v", i, r.tokens, want)
+		}
+		cached += r.usage.CachedTokens
+	}
+	if cached < conc*288 {
+		t.Fatalf("%d prompt tokens from the prefix cache, want the system prompt's 288 for every later request", cached)
+	}
+	if after := proposed(); after-before < conc {
+		t.Fatalf("requests with a prefix-cache hit proposed %d tokens in all", after-before)
+	}
+	waitIdle(t, e)
 }
