@@ -37,6 +37,19 @@ func tinyDFlash(t testing.TB, m model.Model, k model.DFlashKind) *model.DFlashDr
 	return d
 }
 
+// newDFlashEngine is an engine over m speculating with d.
+func newDFlashEngine(t *testing.T, m model.Model, d *model.DFlashDraft) *Engine {
+	t.Helper()
+	e, err := New(Config{Model: m, DFlash: d, Spec: "dflash", NewDecoder: func() TextDecoder { return idDecoder{} },
+		Scheduler: engine.Config{NumBlocks: 128, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 64},
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
 // TestGreedyDFlashIsSpecInvariant: with DFlash and DFlash2 speculation,
 // greedy output equals the plain loop's, alone and among 8 and 64
 // concurrent requests, and drafts were proposed (so the target's features
@@ -52,13 +65,7 @@ func TestGreedyDFlashIsSpecInvariant(t *testing.T) {
 		d := tinyDFlash(t, m, kind)
 		for _, conc := range []int{1, 8, 64} {
 			t.Run(fmt.Sprintf("%s/%d", kind, conc), func(t *testing.T) {
-				e, err := New(Config{Model: m, DFlash: d, Spec: "dflash", NewDecoder: func() TextDecoder { return idDecoder{} },
-					Scheduler: engine.Config{NumBlocks: 128, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 64},
-					Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(e.Close)
+				e := newDFlashEngine(t, m, d)
 				for i, r := range generateAll(e, conc, n) {
 					if r.err != nil {
 						t.Fatalf("request %d: %v", i, r.err)
@@ -155,13 +162,7 @@ func TestGreedyDFlashSharedPrefix(t *testing.T) {
 	}
 	prompt := func(i int) []int32 { return append(slices.Clone(system), promptFor(i)...) }
 	const n, conc = 12, 8
-	e, err := New(Config{Model: m, DFlash: d, Spec: "dflash", NewDecoder: func() TextDecoder { return idDecoder{} },
-		Scheduler: engine.Config{NumBlocks: 128, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 64},
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
+	e := newDFlashEngine(t, m, d)
 	proposed := func() int {
 		var sb strings.Builder
 		e.WriteMetrics(&sb)
