@@ -103,7 +103,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.StringVar(&f.maxBody, 0, "max-body", "8M", "largest request body (413 beyond it)")
 	fs.IntVar(&f.maxImagePixels, 0, "max-image-pixels", api.DefaultMaxImagePixels, "largest input image, width × height in pixels (the served models are text-only: images are refused either way, this says when one is also too large)")
 	fs.StringVar(&f.spec, 0, "spec", "auto", "speculative decoding: auto (the package's DFlash draft; else its draft model and n-gram lookup, whichever predicts better), draft, dflash (the package's DFlash or DFlash2 block-diffusion draft), ngram or off")
-	fs.IntVar(&f.specTokens, 0, "spec-tokens", 4, "most draft tokens verified per step")
+	fs.IntVar(&f.specTokens, 0, "spec-tokens", 0, "most draft tokens verified per step (0: a DFlash draft's whole block after its anchor, else 4)")
 	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads (0: every core)")
 	fs.BoolVar(&f.portable, 0, "portable-kernels", "use the portable Go kernels even where assembly ones exist")
 	fs.DurationVar(&f.grace, 0, "shutdown-grace", 10*time.Second, "how long in-flight streams may finish on SIGINT/SIGTERM")
