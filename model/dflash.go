@@ -107,6 +107,10 @@ func NewDFlashDraft(cfg *DFlashConfig, w Tensors, target Model, be metal.Backend
 	if l.has("model.fc.weight") {
 		p = "model."
 	}
+	if l.has(p + "mask_embedding") {
+		// vLLM substitutes it for the mask token's embedding (MiMo drafts)
+		return nil, fmt.Errorf("model: dflash draft: a separate mask_embedding tensor is not supported")
+	}
 	d := &DFlashDraft{cfg: cfg, be: be, target: tm, invFreq: ropeInvFreq(lc)}
 	d.fc = l.matrix(p+"fc.weight", h, len(cfg.TargetLayerIDs)*tm.cfg.HiddenSize)
 	d.hidNorm = l.vector(p+"hidden_norm.weight", h)

@@ -123,6 +123,7 @@ func TestNewDFlashDraftRejects(t *testing.T) {
 		{"codebook", func(_ *DFlashConfig, w memTensors) {
 			w["candidate_selector.successor_codebook"] = w["candidate_selector.hidden_projection.weight"]
 		}, "successor_codebook"},
+		{"mask embedding", func(_ *DFlashConfig, w memTensors) { w["mask_embedding"] = w["norm.weight"] }, "mask_embedding"},
 		{"layer outside target", func(dc *DFlashConfig, _ memTensors) { dc.TargetLayerIDs = []int{1, 4} }, "layer 4"},
 		{"hidden", func(dc *DFlashConfig, _ memTensors) { dc.Layers.HiddenSize = 32 }, "hidden_size 32"},
 		{"vocab", func(dc *DFlashConfig, _ memTensors) { dc.Layers.VocabSize, dc.MaskTokenID = 90, 89 }, "vocab_size 90"},
