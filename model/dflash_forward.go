@@ -23,6 +23,18 @@ type DFlashBlock struct {
 	Start  int
 	Anchor int32
 	Blocks []int32 // covering positions 0 … Start+BlockSize−1
+	// N is how many proposals are wanted (the first N masked positions
+	// go through the lm_head, the block's cost beyond its layers); 0 or
+	// more than BlockSize−1 means all.
+	N int
+}
+
+// proposals is how many tokens b asks of a block of size B.
+func (b *DFlashBlock) proposals(B int) int {
+	if b.N <= 0 || b.N > B-1 {
+		return B - 1
+	}
+	return b.N
 }
 
 // dflashRun is the scratch of the draft's passes, grown to the largest
@@ -34,7 +46,8 @@ type dflashRun struct {
 	q, k, v, att       []float32
 	gate, up           []float32
 	y, logits          []float32
-	nLogits            int // of the last Propose
+	nLogits            int   // of the last Propose
+	nw                 []int // proposals of each row of the last Propose
 	// DFlash2's selector
 	hp, vals, pred, succ []float32
 	cand                 []int32
@@ -97,7 +110,8 @@ func (d *DFlashDraft) AddContext(rows []DFlashContext, kv *metal.KVCache) error 
 }
 
 // Propose runs one block pass over every row and writes each row's
-// BlockSize−1 proposed tokens, in row order, to out. DFlash proposes the
+// proposed tokens to out, BlockSize−1 places per row in row order, the
+// first DFlashBlock.N of them filled and the rest −1. DFlash proposes the
 // greedy token of each masked position (logits through the target's
 // lm_head); DFlash2 takes each position's top selector_top_k tokens and
 // walks them greedily by the candidate selector's pairwise scores.
@@ -120,20 +134,26 @@ func (d *DFlashDraft) Propose(rows []DFlashBlock, kv *metal.KVCache, out []int32
 	}
 	d.blockLayers(n, kv)
 	logits := d.blockLogits(len(rows))
+	for i := range out {
+		out[i] = -1
+	}
 	if d.sel != nil {
 		d.selectPaths(rows, logits, out)
 		return nil
 	}
-	V := d.cfg.Layers.VocabSize
-	for i := range out {
-		out[i] = argmax(logits[i*V : (i+1)*V])
+	V, j := d.cfg.Layers.VocabSize, 0
+	for i, n := range d.run.nw {
+		for l := range n {
+			out[i*(B-1)+l] = argmax(logits[j*V : (j+1)*V])
+			j++
+		}
 	}
 	return nil
 }
 
 // Logits returns the last Propose's logits (through the target's
-// lm_head): BlockSize−1 vectors of VocabSize per row, rows in order. They
-// are reused by the next Propose.
+// lm_head): each row's N vectors of VocabSize, rows in order. They are
+// reused by the next Propose.
 func (d *DFlashDraft) Logits() []float32 { return d.run.logits[:d.run.nLogits] }
 
 func (d *DFlashDraft) checkKV(kv *metal.KVCache) error {
@@ -150,8 +170,11 @@ func (d *DFlashDraft) checkKV(kv *metal.KVCache) error {
 // block's last position, a causal one's up to their own.
 func (d *DFlashDraft) prepareBlocks(rows []DFlashBlock, kv *metal.KVCache) error {
 	B, lc, r := d.cfg.BlockSize, &d.cfg.Layers, &d.run
-	r.tokens, r.pos, r.slots, r.attnRows = r.tokens[:0], r.pos[:0], r.slots[:0], r.attnRows[:0]
+	r.tokens, r.pos, r.slots, r.attnRows, r.nw = r.tokens[:0], r.pos[:0], r.slots[:0], r.attnRows[:0], r.nw[:0]
+	nw := 0
 	for ri, row := range rows {
+		r.nw = append(r.nw, row.proposals(B))
+		nw += r.nw[ri]
 		if row.Anchor < 0 || int(row.Anchor) >= lc.VocabSize {
 			return fmt.Errorf("model: dflash block %d: anchor token %d out of vocabulary [0, %d)", ri, row.Anchor, lc.VocabSize)
 		}
@@ -178,7 +201,6 @@ func (d *DFlashDraft) prepareBlocks(rows []DFlashBlock, kv *metal.KVCache) error
 		}
 	}
 	n := len(r.tokens)
-	nw := len(rows) * (B - 1)
 	grow(&r.x, n*lc.HiddenSize)
 	grow(&r.h, n*lc.HiddenSize)
 	grow(&r.conv, n*lc.HiddenSize)
@@ -237,16 +259,18 @@ func (d *DFlashDraft) blockLayers(n int, kv *metal.KVCache) {
 	}
 }
 
-// blockLogits normalises the masked positions of the rows' blocks (all
-// but each anchor) and returns their logits through the target's head.
+// blockLogits normalises the wanted masked positions of the rows' blocks
+// (each row's first N after its anchor) and returns their logits through
+// the target's head.
 func (d *DFlashDraft) blockLogits(rows int) []float32 {
 	B, lc, r := d.cfg.BlockSize, &d.cfg.Layers, &d.run
 	h := lc.HiddenSize
-	nw := rows * (B - 1)
-	y := r.y[:nw*h]
-	for i := range rows {
-		copy(y[i*(B-1)*h:(i+1)*(B-1)*h], r.x[(i*B+1)*h:(i+1)*B*h])
+	nw := 0
+	for i, n := range r.nw[:rows] {
+		copy(r.y[nw*h:(nw+n)*h], r.x[(i*B+1)*h:(i*B+1+n)*h])
+		nw += n
 	}
+	y := r.y[:nw*h]
 	d.be.RMSNorm(y, y, d.norm, h, float32(lc.RMSNormEps))
 	logits := r.logits[:nw*lc.VocabSize]
 	d.be.MatMul(logits, y, nw, d.target.lmHead)
@@ -340,7 +364,7 @@ func (d *DFlashDraft) groupedConv(out, x, coef, base []float32, side, n int) {
 func (d *DFlashDraft) selectPaths(rows []DFlashBlock, logits []float32, out []int32) {
 	cfg, r, be := d.cfg, &d.run, d.be
 	B, K, R, V := cfg.BlockSize, cfg.SelectorTopK, cfg.SelectorRank, cfg.Layers.VocabSize
-	nw := len(rows) * (B - 1)
+	nw := len(logits) / V
 	hp := r.hp[:nw*R]
 	be.MatMul(hp, r.y[:nw*cfg.Layers.HiddenSize], nw, d.sel.proj)
 	grow(&r.vals, K)
@@ -350,10 +374,10 @@ func (d *DFlashDraft) selectPaths(rows []DFlashBlock, logits []float32, out []in
 		r.cand = make([]int32, K)
 	}
 	cand, vals, pred, succ := r.cand[:K], r.vals[:K], r.pred[:R], r.succ[:K*R]
+	i := 0 // the wanted position's index among the logits
 	for ri, row := range rows {
 		prev := row.Anchor
-		for l := range B - 1 {
-			i := ri*(B-1) + l
+		for l := range r.nw[ri] {
 			topK(logits[i*V:(i+1)*V], cand, vals)
 			be.Embed(pred, d.sel.pred, []int32{prev})
 			be.Embed(succ, d.sel.succ, cand)
@@ -373,7 +397,8 @@ func (d *DFlashDraft) selectPaths(rows []DFlashBlock, logits []float32, out []in
 				}
 			}
 			prev = cand[best]
-			out[i] = prev
+			out[ri*(B-1)+l] = prev
+			i++
 		}
 	}
 }

@@ -151,7 +151,34 @@ func proposeAndCheck(t *testing.T, d *DFlashDraft, dkv *metal.KVCache, tcfg *Con
 	if err := d.Propose(blocks, dkv, out); err != nil {
 		t.Fatal(err)
 	}
-	logits := append([]float32(nil), d.run.logits[:len(out)*tcfg.VocabSize]...)
+	logits := append([]float32(nil), d.Logits()...)
+	// fewer proposals per row: the same first ones, from the same logits
+	V := tcfg.VocabSize
+	few := make([]int32, len(out))
+	for i := range blocks {
+		blocks[i].N = 1 + i%(B-1)
+	}
+	if err := d.Propose(blocks, dkv, few); err != nil {
+		t.Fatal(err)
+	}
+	j := 0
+	for i, b := range blocks {
+		for l := range B - 1 {
+			want := out[i*(B-1)+l]
+			if l >= b.N {
+				want = -1
+			}
+			if few[i*(B-1)+l] != want {
+				t.Fatalf("%d proposals of row %d: %v, all of them %v", b.N, i, few[i*(B-1):(i+1)*(B-1)], out[i*(B-1):(i+1)*(B-1)])
+			}
+			if l < b.N {
+				if !slices.Equal(d.Logits()[j*V:(j+1)*V], logits[(i*(B-1)+l)*V:(i*(B-1)+l+1)*V]) {
+					t.Fatalf("row %d position %d: logits differ with %d proposals", i, l+1, b.N)
+				}
+				j++
+			}
+		}
+	}
 	for i, s := range seqs {
 		n := len(s.tokens) - 1
 		_, feats := refForwardFeatures(tcfg, tw, true, s.tokens[:n], kvExact, d.FeatureLayers())
@@ -240,7 +267,7 @@ func TestDFlashBatchInvariant(t *testing.T) {
 				var logits [][]float32
 				for j := range idx {
 					toks = append(toks, out[j*(B-1):(j+1)*(B-1)])
-					logits = append(logits, append([]float32(nil), d.run.logits[j*(B-1)*V:(j+1)*(B-1)*V]...))
+					logits = append(logits, append([]float32(nil), d.Logits()[j*(B-1)*V:(j+1)*(B-1)*V]...))
 				}
 				return toks, logits
 			}

@@ -51,6 +51,10 @@ type DFlash struct {
 	out    []int32
 	ctx    []model.DFlashContext
 	copies []metal.BlockCopy
+	// pending are features not added to the context yet (AddFeatures).
+	pending     []Features
+	pendingRows int
+	commits     []dflashCommit
 }
 
 type dflashSeq struct {
@@ -71,30 +75,54 @@ func NewDFlash(d *model.DFlashDraft, numBlocks, blockSize int, t metal.KVType) (
 	return &DFlash{d: d, kv: d.NewKVCache(numBlocks, blockSize, t), blocks: blocks, seqs: make(map[uint64]*dflashSeq)}, nil
 }
 
-// AddFeatures adds context: features starting at or before a sequence's
-// context end overwrite and extend it; a new sequence's features after a
-// prefix-cache hit take the context before them from the draft's own
-// prefix cache (Features.Tokens); features after a gap that cannot fill
-// are dropped, and the sequence stops drafting.
+// flushPositions bounds the features AddFeatures keeps pending: past it
+// they are added at once (a sequence drafting rarely must not hold its
+// whole output's features).
+const flushPositions = 4096
+
+// AddFeatures takes context, kept pending until the next Propose or
+// Release adds it in one batched pass: the engine sends features while
+// the target runs its next step, and a draft pass beside it would only
+// slow it down on shared cores. Features starting at or before a
+// sequence's context end overwrite and extend it; a new sequence's
+// features after a prefix-cache hit take the context before them from the
+// draft's own prefix cache (Features.Tokens); features after a gap that
+// cannot fill are dropped, and the sequence stops drafting.
 func (f *DFlash) AddFeatures(fs []Features) error {
 	fw := f.d.FeatureWidth()
-	f.ctx = f.ctx[:0]
-	type commit struct {
-		ds     *dflashSeq
-		tokens []int32
-		end    int
-	}
-	var commits []commit
 	for _, ft := range fs {
 		if len(ft.Rows) == 0 || len(ft.Rows)%fw != 0 {
 			return fmt.Errorf("spec: dflash features of sequence %d: %d floats, not a multiple of %d", ft.Seq, len(ft.Rows), fw)
 		}
-		end := ft.Start + len(ft.Rows)/fw
-		if ft.Tokens != nil && len(ft.Tokens) < end {
+		if end := ft.Start + len(ft.Rows)/fw; ft.Tokens != nil && len(ft.Tokens) < end {
 			return fmt.Errorf("spec: dflash features of sequence %d end at %d, its tokens at %d", ft.Seq, end, len(ft.Tokens))
 		}
+		f.pending = append(f.pending, ft)
+		f.pendingRows += len(ft.Rows) / fw
+	}
+	if f.pendingRows > flushPositions {
+		return f.flush()
+	}
+	return nil
+}
+
+// flush adds the pending features to the context in one pass.
+func (f *DFlash) flush() error {
+	if len(f.pending) == 0 {
+		return nil
+	}
+	fw := f.d.FeatureWidth()
+	fs := f.pending
+	f.pending, f.pendingRows = f.pending[:0], 0
+	f.ctx, f.commits = f.ctx[:0], f.commits[:0]
+	for _, ft := range fs {
+		end := ft.Start + len(ft.Rows)/fw
 		ds := f.seq(ft.Seq)
 		if ft.Start > ds.ctxLen && ds.blocks.Len() == 0 && ft.Tokens != nil {
+			// the context gathered so far may hold the prefix this one reuses
+			if err := f.apply(); err != nil {
+				return err
+			}
 			if err := f.reuse(ds, ft.Tokens[:ft.Start+1]); err != nil {
 				return err
 			}
@@ -113,17 +141,31 @@ func (f *DFlash) AddFeatures(fs []Features) error {
 		ds.ctxLen = end
 		f.ctx = append(f.ctx, model.DFlashContext{Start: ft.Start, Features: ft.Rows, Blocks: ds.blocks.Table()})
 		if ft.Tokens != nil {
-			commits = append(commits, commit{ds, ft.Tokens, end})
+			f.commits = append(f.commits, dflashCommit{ds, ft.Tokens, end})
 		}
 	}
+	return f.apply()
+}
+
+// dflashCommit is a sequence's context to index for prefix reuse once
+// written: its first end positions, of tokens.
+type dflashCommit struct {
+	ds     *dflashSeq
+	tokens []int32
+	end    int
+}
+
+// apply writes the gathered context and indexes the prompts' full blocks.
+func (f *DFlash) apply() error {
 	if err := f.d.AddContext(f.ctx, f.kv); err != nil {
 		return fmt.Errorf("spec: dflash: %w", err)
 	}
-	for _, c := range commits {
+	for _, c := range f.commits {
 		if err := f.blocks.Commit(&c.ds.blocks, c.tokens, c.end); err != nil {
 			return fmt.Errorf("spec: %w", err)
 		}
 	}
+	f.ctx, f.commits = f.ctx[:0], f.commits[:0]
 	return nil
 }
 
@@ -146,6 +188,9 @@ func (f *DFlash) reuse(ds *dflashSeq, tokens []int32) error {
 // Propose fills each want whose context is complete with up to K (at most
 // BlockSize−1) draft tokens from one batched block pass.
 func (f *DFlash) Propose(wants []Want) error {
+	if err := f.flush(); err != nil {
+		return err
+	}
 	B := f.d.Config().BlockSize
 	f.rows, f.active = f.rows[:0], f.active[:0]
 	for i := range wants {
@@ -161,7 +206,7 @@ func (f *DFlash) Propose(wants []Want) error {
 			}
 			return fmt.Errorf("spec: %w", err)
 		}
-		f.rows = append(f.rows, model.DFlashBlock{Start: n - 1, Anchor: w.Tokens[n-1], Blocks: ds.blocks.Table()})
+		f.rows = append(f.rows, model.DFlashBlock{Start: n - 1, Anchor: w.Tokens[n-1], Blocks: ds.blocks.Table(), N: min(w.K, B-1)})
 		f.active = append(f.active, i)
 	}
 	if len(f.rows) == 0 {
@@ -192,8 +237,11 @@ func (f *DFlash) seq(id uint64) *dflashSeq {
 	return ds
 }
 
-// Release frees a finished sequence's context cache.
+// Release frees a finished sequence's context cache, once the pending
+// features (its own among them: its prompt's context is shared) are
+// added.
 func (f *DFlash) Release(seq uint64) {
+	_ = f.flush() // an error only costs speculation
 	if ds, ok := f.seqs[seq]; ok {
 		f.blocks.Free(&ds.blocks)
 		delete(f.seqs, seq)
