@@ -52,9 +52,9 @@ type DFlash struct {
 	ctx    []model.DFlashContext
 	copies []metal.BlockCopy
 	// pending are features not added to the context yet (AddFeatures).
-	pending     []Features
-	pendingRows int
-	commits     []dflashCommit
+	pending       []Features
+	pendingFloats int
+	commits       []dflashCommit
 }
 
 type dflashSeq struct {
@@ -75,10 +75,11 @@ func NewDFlash(d *model.DFlashDraft, numBlocks, blockSize int, t metal.KVType) (
 	return &DFlash{d: d, kv: d.NewKVCache(numBlocks, blockSize, t), blocks: blocks, seqs: make(map[uint64]*dflashSeq)}, nil
 }
 
-// flushPositions bounds the features AddFeatures keeps pending: past it
-// they are added at once (a sequence drafting rarely must not hold its
-// whole output's features).
-const flushPositions = 4096
+// flushFloats bounds the features AddFeatures keeps pending (64 MiB):
+// past it they are added at once, so sequences drafting rarely do not
+// hold their whole output's features (a position of an 8B target's five
+// layers is 80 KiB).
+const flushFloats = 1 << 24
 
 // AddFeatures takes context, kept pending until the next Propose or
 // Release adds it in one batched pass: the engine sends features while
@@ -98,9 +99,9 @@ func (f *DFlash) AddFeatures(fs []Features) error {
 			return fmt.Errorf("spec: dflash features of sequence %d end at %d, its tokens at %d", ft.Seq, end, len(ft.Tokens))
 		}
 		f.pending = append(f.pending, ft)
-		f.pendingRows += len(ft.Rows) / fw
+		f.pendingFloats += len(ft.Rows)
 	}
-	if f.pendingRows > flushPositions {
+	if f.pendingFloats > flushFloats {
 		return f.flush()
 	}
 	return nil
@@ -113,7 +114,7 @@ func (f *DFlash) flush() error {
 	}
 	fw := f.d.FeatureWidth()
 	fs := f.pending
-	f.pending, f.pendingRows = f.pending[:0], 0
+	f.pending, f.pendingFloats = f.pending[:0], 0
 	f.ctx, f.commits = f.ctx[:0], f.commits[:0]
 	for _, ft := range fs {
 		end := ft.Start + len(ft.Rows)/fw
