@@ -9,7 +9,9 @@ import (
 
 	"github.com/splash-inference/splash/engine"
 	"github.com/splash-inference/splash/engine/sample"
+	"github.com/splash-inference/splash/engine/spec"
 	"github.com/splash-inference/splash/engine/stop"
+	"github.com/splash-inference/splash/model"
 )
 
 // verifyTimeout bounds one forward pass; a crash is reported at once by
@@ -26,6 +28,10 @@ type BatcherActor struct {
 	verifier      *actor.PID
 	draftProps    *actor.Props // nil without draft-model speculation
 	draft         *actor.PID
+	// features, for DFlash speculation, captures the target's hidden
+	// states in every pass; finishStep sends the committed ones to the
+	// draft actor.
+	features *model.FeatureCapture
 
 	live     map[uint64]*liveRequest
 	stepping bool   // a Verify is outstanding
@@ -142,7 +148,14 @@ func (b *BatcherActor) runStep(ctx actor.Context) {
 // verify hands the step's batch to the verifier.
 func (b *BatcherActor) verify(ctx actor.Context, step uint64) {
 	plan := b.plan // masked requests have no drafts: see submit
-	f := ctx.RequestFuture(b.verifier, &Verify{Step: step, Batch: plan.Batch()}, verifyTimeout)
+	batch := plan.Batch()
+	if b.features != nil {
+		batch.Features = b.features
+		for i := range batch.Rows {
+			batch.Rows[i].Capture = true
+		}
+	}
+	f := ctx.RequestFuture(b.verifier, &Verify{Step: step, Batch: batch}, verifyTimeout)
 	ctx.ReenterAfter(f, func(res any, err error) {
 		if step != b.step || !b.stepping {
 			return // this step was aborted
@@ -185,6 +198,7 @@ func (b *BatcherActor) finishStep(ctx actor.Context, logits []float32) {
 		b.abortStep(ctx, err)
 		return
 	}
+	b.sendFeatures(ctx, plan, res)
 	b.metrics.stepSeconds.observe(time.Since(b.started).Seconds())
 	for i := range res.Rows {
 		if plan.Rows[i].Kind == engine.DecodeRow && len(plan.Rows[i].Draft) > 0 {
@@ -277,4 +291,39 @@ func (b *BatcherActor) applyMasks(plan *engine.Plan, logits []float32) {
 		}
 		off += n
 	}
+}
+
+// sendFeatures gives the draft actor the step's committed features.
+func (b *BatcherActor) sendFeatures(ctx actor.Context, plan *engine.Plan, res engine.StepResult) {
+	if b.features != nil && b.draft != nil {
+		w := len(b.features.Out) / max(b.features.Rows(), 1)
+		ctx.Send(b.draft, &FeaturesCommitted{Features: committedFeatures(b.features.Out, w, plan, res)})
+	}
+}
+
+// committedFeatures copies a step's features at the positions it
+// committed: a prefill row's every position, a decode row's last token and
+// its accepted drafts (the target's own token after them has not been run
+// yet: it is the next block's anchor). out holds w floats per position
+// the batch fed.
+func committedFeatures(out []float32, w int, plan *engine.Plan, res engine.StepResult) []spec.Features {
+	var fs []spec.Features
+	off := 0
+	for i := range plan.Rows {
+		r := &plan.Rows[i]
+		fed, keep := len(r.Tokens), len(r.Tokens)
+		if r.Kind == engine.DecodeRow {
+			fed, keep = 1+len(r.Draft), min(len(res.Rows[i].Tokens), 1+len(r.Draft))
+		}
+		if keep > 0 {
+			ft := spec.Features{Seq: r.Seq, Start: r.Start, Rows: append([]float32(nil), out[off*w:(off+keep)*w]...)}
+			if toks := r.SeqTokens(); r.Kind == engine.PrefillRow && len(toks) >= r.Start+keep {
+				// the prompt's context is shared by prefix, and a prefix hit's taken from there
+				ft.Tokens = append([]int32(nil), toks[:r.Start+keep]...)
+			}
+			fs = append(fs, ft)
+		}
+		off += fed
+	}
+	return fs
 }

@@ -57,6 +57,13 @@ func benchEngine(b *testing.B, m model.Model, specName string, p spec.Proposer) 
 }
 
 func benchEngineBlocks(b *testing.B, m model.Model, specName string, p spec.Proposer, blocks int) *Engine {
+	cfg := benchConfig(b, m, specName, blocks)
+	cfg.Proposer = p
+	return benchEngineOf(b, cfg)
+}
+
+// benchConfig is the engine configuration of the benchmarks.
+func benchConfig(b *testing.B, m model.Model, specName string, blocks int) Config {
 	// The cache type serve picks by default for these kernels, or the one
 	// SPLASH_KV_CACHE_TYPE names.
 	be := cpu.NewWithOptions(cpu.Options{Threads: 1, Kernels: os.Getenv("SPLASH_KERNELS")})
@@ -66,10 +73,15 @@ func benchEngineBlocks(b *testing.B, m model.Model, specName string, p spec.Prop
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := New(Config{Model: touchedKV{m}, Spec: specName, Proposer: p, NewDecoder: func() TextDecoder { return idDecoder{} },
+	return Config{Model: touchedKV{m}, Spec: specName, NewDecoder: func() TextDecoder { return idDecoder{} },
 		KVType:    kvType,
 		Scheduler: engine.Config{NumBlocks: blocks, BlockSize: benchBlockSize, MaxBatchTokens: 512, MaxRunning: 64},
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))}
+}
+
+// benchEngineOf starts an engine of cfg, stopped when the benchmark ends.
+func benchEngineOf(b *testing.B, cfg Config) *Engine {
+	e, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

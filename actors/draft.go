@@ -24,6 +24,11 @@ func (d *DraftActor) Receive(ctx actor.Context) {
 		if o, ok := d.proposer.(spec.Observer); ok {
 			o.Observe(m.Seq, m.Proposed, m.Accepted)
 		}
+	case *FeaturesCommitted:
+		if fs, ok := d.proposer.(spec.FeatureSink); ok {
+			// An error only costs speculation: the sequence stops drafting.
+			_ = fs.AddFeatures(m.Features)
+		}
 	case *Released:
 		if r, ok := d.proposer.(spec.Releaser); ok {
 			r.Release(m.Seq)

@@ -37,6 +37,10 @@ type Config struct {
 	Proposer spec.Proposer
 	// Draft is an optional small model with the target's vocabulary.
 	Draft model.Model
+	// DFlash is an optional block-diffusion draft bound to Model: Spec
+	// "dflash" (or "auto", which prefers it) proposes with it, the target
+	// capturing its features in every pass.
+	DFlash *model.DFlashDraft
 	// DraftBlocks sizes the draft model's own KV cache (default: as many
 	// blocks as the target's).
 	DraftBlocks int
@@ -117,7 +121,9 @@ func New(cfg Config) (*Engine, error) {
 	var newDraft func() spec.Proposer // runs in the DraftActor
 	switch cfg.Spec {
 	case "", "auto":
-		if cfg.Draft == nil {
+		if cfg.DFlash != nil {
+			cfg.Spec, newDraft = "dflash", func() spec.Proposer { return mustDFlash(cfg) }
+		} else if cfg.Draft == nil {
 			cfg.Spec, proposer = "ngram", spec.Ngram{}
 		} else {
 			cfg.Spec = "auto"
@@ -130,14 +136,22 @@ func New(cfg Config) (*Engine, error) {
 			return nil, errors.New("actors: --spec draft needs a draft model")
 		}
 		newDraft = func() spec.Proposer { return mustDraft(cfg) }
+	case "dflash":
+		if cfg.DFlash == nil {
+			return nil, errors.New("actors: --spec dflash needs a DFlash draft")
+		}
+		newDraft = func() spec.Proposer { return mustDFlash(cfg) }
 	case "off":
 		cfg.Scheduler.MaxDraft = 0
 	default:
-		return nil, fmt.Errorf("actors: speculation %q is not supported (auto, ngram, draft or off)", cfg.Spec)
+		return nil, fmt.Errorf("actors: speculation %q is not supported (auto, ngram, draft, dflash or off)", cfg.Spec)
 	}
 	if cfg.Proposer != nil {
 		proposer, newDraft = cfg.Proposer, nil
 		cfg.Spec = "custom"
+	}
+	if cfg.Spec == "dflash" && cfg.Scheduler.MaxDraft == 0 {
+		cfg.Scheduler.MaxDraft = cfg.DFlash.Config().BlockSize - 1 // one block's proposals
 	}
 	if cfg.Spec != "off" && cfg.Scheduler.MaxDraft == 0 {
 		cfg.Scheduler.MaxDraft = 4
@@ -183,14 +197,22 @@ func New(cfg Config) (*Engine, error) {
 			cfg.DraftBlocks = sc.NumBlocks
 		}
 		cfg.Scheduler.BlockSize = sc.BlockSize
-		if _, err := spec.NewDraftModel(cfg.Draft, cfg.DraftBlocks, sc.BlockSize, cfg.KVType); err != nil {
+		if cfg.Spec == "dflash" {
+			if _, err := spec.NewDFlash(cfg.DFlash, cfg.DraftBlocks, sc.BlockSize, cfg.KVType); err != nil {
+				return nil, fmt.Errorf("actors: dflash draft: %w", err)
+			}
+		} else if _, err := spec.NewDraftModel(cfg.Draft, cfg.DraftBlocks, sc.BlockSize, cfg.KVType); err != nil {
 			return nil, fmt.Errorf("actors: draft model: %w", err)
 		}
 		draftProps = actor.PropsFromProducer(func() actor.Actor { return &DraftActor{proposer: newDraft()} })
 	}
 	props := actor.PropsFromProducer(func() actor.Actor {
-		return &BatcherActor{sched: mustScheduler(cfg.Scheduler, proposer), decider: engine.Decider{Vocab: cfg.Model.Config().VocabSize},
+		b := &BatcherActor{sched: mustScheduler(cfg.Scheduler, proposer), decider: engine.Decider{Vocab: cfg.Model.Config().VocabSize},
 			metrics: e.metrics, entropy: rand.NewPCG(seed, 0x5eed), verifierProps: verifier, draftProps: draftProps}
+		if cfg.Spec == "dflash" {
+			b.features = &model.FeatureCapture{Layers: cfg.DFlash.FeatureLayers()}
+		}
+		return b
 	}, actor.WithSupervisor(notifyParent(actor.NewOneForOneStrategy(10, time.Minute, restartAlways))))
 	e.batcher, err = e.system.Root.SpawnNamed(props, "batcher")
 	if err != nil {
@@ -279,6 +301,15 @@ func mustScheduler(cfg engine.Config, proposer spec.Proposer) *engine.Scheduler 
 // mustDraft builds the draft proposer; its settings were checked in New.
 func mustDraft(cfg Config) *spec.DraftModel {
 	d, err := spec.NewDraftModel(cfg.Draft, cfg.DraftBlocks, cfg.Scheduler.BlockSize, cfg.KVType)
+	if err != nil {
+		panic(err) // a (re)started DraftActor cannot work: supervision reports it
+	}
+	return d
+}
+
+// mustDFlash builds the DFlash proposer; its settings were checked in New.
+func mustDFlash(cfg Config) *spec.DFlash {
+	d, err := spec.NewDFlash(cfg.DFlash, cfg.DraftBlocks, cfg.Scheduler.BlockSize, cfg.KVType)
 	if err != nil {
 		panic(err) // a (re)started DraftActor cannot work: supervision reports it
 	}

@@ -190,21 +190,7 @@ func checkGreedyInvariant(t *testing.T, m, draft model.Model, kvType metal.KVTyp
 					d = draft
 				}
 				e := newEngineKV(t, m, d, spec, 128, nil, kvType)
-				var wg sync.WaitGroup
-				results := make([]result, conc)
-				for i := 0; i < conc; i++ {
-					wg.Add(1)
-					go func(i int) {
-						defer wg.Done()
-						ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: promptFor(i), MaxTokens: n, Sampling: sample.Params{Logprobs: -1}})
-						if err != nil {
-							results[i].err = err
-							return
-						}
-						results[i] = collect(ch)
-					}(i)
-				}
-				wg.Wait()
+				results := generateAll(e, conc, n)
 				for i, r := range results {
 					if r.err != nil {
 						t.Fatalf("request %d: %v", i, r.err)

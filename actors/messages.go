@@ -111,3 +111,9 @@ type Observed struct {
 type Released struct {
 	Seq uint64
 }
+
+// FeaturesCommitted gives the draft actor the target's features at the
+// positions a step committed (DFlash speculation). Sent by the batcher.
+type FeaturesCommitted struct {
+	Features []spec.Features
+}

@@ -42,6 +42,15 @@ type PlanRow struct {
 	seq *sequence
 }
 
+// SeqTokens is the row's sequence's whole token list (prompt and
+// accepted output), read-only; nil for a row the scheduler did not plan.
+func (r *PlanRow) SeqTokens() []int32 {
+	if r.seq == nil {
+		return nil
+	}
+	return r.seq.tokens
+}
+
 // NumLogits is how many logit vectors the row gets back from the model.
 func (r *PlanRow) NumLogits() int {
 	if r.Kind == DecodeRow {

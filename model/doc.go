@@ -21,6 +21,15 @@
 // HybridModel is not a Model yet and Build refuses these architectures:
 // the engine has no per-sequence state to give it.
 //
+// DFlash and DFlash2 block-diffusion drafts (DFlashDraftModel,
+// DFlash2DraftModel; dflashconfig.go, dflash*.go) have no embeddings or
+// head: DFlashDraft binds one to its dense target, whose Forward captures
+// the configured layers' hidden states (Batch.Features, Row.Capture); the
+// draft fuses them into its own paged context K/V (AddContext) and
+// proposes BlockSize−1 tokens per sequence in one batched pass (Propose).
+// Sliding-window and attention-sink drafts, interleaved RoPE, hybrid
+// targets and sampling from the draft's distribution are not supported.
+//
 // # Sources
 //
 // Open reads either a Hugging Face checkpoint directory (config.json plus
@@ -47,7 +56,9 @@
 // multiple of 32 is stored as bf16 in a q8/q4 package.
 //
 // splash.json holds: format_version; name; quant (f32, bf16, q8, q4);
-// context_length; draft_block_size; target and draft, each with the model
+// context_length; draft_block_size; draft_kind ("model", absent in older
+// packages, or "dflash"/"dflash2", whose draft also holds its dflash
+// config); target and draft, each with the model
 // config (HF field names), the weights file and, per tensor, name, dtype,
 // rows, cols, offset and size; tokenizer and chat_template file names; and
 // files, the size and SHA-256 of every file. OpenPackage checks the format

@@ -44,6 +44,10 @@ type Batch struct {
 	// Copies are KV cache block copies Forward makes, in order, before the
 	// rows run: a row may read positions a copy brought into its blocks.
 	Copies []metal.BlockCopy
+	// Features, when not nil, receives the hidden states of chosen layers
+	// at every position of the rows that set Capture (dflash_features.go);
+	// nil costs nothing.
+	Features *FeatureCapture
 }
 
 // Row is a run of consecutive tokens of one sequence.
@@ -58,6 +62,8 @@ type Row struct {
 	// none (a prefill chunk that is not the prompt's last), 1 for the next
 	// token, len(Tokens) for every position (verification, prompt logprobs).
 	Logits int
+	// Capture asks for the row's hidden states in Batch.Features.
+	Capture bool
 }
 
 // NumLogits returns the number of logit vectors Forward returns for b; they

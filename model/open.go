@@ -19,7 +19,11 @@ type Source struct {
 	Tensors     Tensors
 	DraftConfig *Config // nil without a draft model
 	Draft       Tensors
-	Package     *Package // nil for a checkpoint
+	// DraftKind is "model", "dflash" or "dflash2" (Manifest.DraftKind);
+	// a DFlash draft's config is DFlash and it is built by BuildDFlash.
+	DraftKind string
+	DFlash    *DFlashConfig
+	Package   *Package // nil for a checkpoint
 }
 
 // Open opens the package or checkpoint in dir, telling them apart by
@@ -34,6 +38,10 @@ func Open(dir string, opts OpenOptions) (*Source, error) {
 			Tensors: p.Target, Draft: p.Draft, Package: p}
 		if p.Manifest.Draft != nil {
 			s.DraftConfig = &p.Manifest.Draft.Config
+			s.DraftKind, s.DFlash = DraftKindModel, p.Manifest.Draft.DFlash
+			if s.DFlash != nil {
+				s.DraftKind = string(s.DFlash.Kind)
+			}
 		}
 		return s, nil
 	}
@@ -52,12 +60,25 @@ func (s *Source) Build(be metal.Backend) (Model, error) {
 	return Architectures().Build(s.Config, s.Tensors, be)
 }
 
-// BuildDraft constructs the draft model, or returns nil without one.
+// BuildDraft constructs the draft model, or returns nil without one. A
+// DFlash draft is not a Model: it is refused here (see BuildDFlash).
 func (s *Source) BuildDraft(be metal.Backend) (Model, error) {
 	if s.Draft == nil {
 		return nil, nil
 	}
+	if s.DFlash != nil {
+		return nil, fmt.Errorf("model: %s's draft is a %s draft, not a draft model", s.Name, s.DraftKind)
+	}
 	return Architectures().Build(s.DraftConfig, s.Draft, be)
+}
+
+// BuildDFlash binds the package's DFlash draft to target (built by
+// Build), or returns nil without one.
+func (s *Source) BuildDFlash(target Model, be metal.Backend) (*DFlashDraft, error) {
+	if s.DFlash == nil {
+		return nil, nil
+	}
+	return NewDFlashDraft(s.DFlash, s.Draft, target, be)
 }
 
 // Close releases the weights; models built from s must not be used after.

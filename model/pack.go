@@ -61,7 +61,7 @@ func Pack(src, dst string, opts PackOptions) (PackStats, error) {
 
 	m := Manifest{FormatVersion: PackageFormatVersion, Name: opts.Name, Quant: opts.Quant.String(),
 		DraftBlockSize: opts.DraftBlockSize, Tokenizer: "tokenizer.json", Files: map[string]FileEntry{}}
-	target, err := packWeights(src, tmp, "target", opts.Quant, m.Files, &st)
+	target, err := packWeights(src, tmp, "target", opts.Quant, m.Files, &st, buildCheck)
 	if err != nil {
 		return st, err
 	}
@@ -69,14 +69,14 @@ func Pack(src, dst string, opts PackOptions) (PackStats, error) {
 	m.ContextLength = target.Config.MaxPositionEmbeddings
 	progress(opts.Progress, "target", target, m.Files)
 	if opts.Draft != "" {
-		draft, err := packWeights(opts.Draft, tmp, "draft", opts.Quant, m.Files, &st)
+		draft, kind, err := packDraft(src, opts.Draft, tmp, opts.Quant, m.Files, &st)
 		if err != nil {
 			return st, err
 		}
 		if draft.Config.VocabSize != target.Config.VocabSize {
 			return st, fmt.Errorf("model: pack: draft vocab_size %d differs from the target's %d", draft.Config.VocabSize, target.Config.VocabSize)
 		}
-		m.Draft = draft
+		m.Draft, m.DraftKind = draft, kind
 		progress(opts.Progress, "draft", draft, m.Files)
 	}
 	for _, f := range []string{"tokenizer.json", "tokenizer_config.json", "generation_config.json"} {
@@ -110,15 +110,60 @@ func progress(w io.Writer, what string, wm *WeightsManifest, files map[string]Fi
 	}
 }
 
-// packWeights converts the checkpoint in src into dir/<sub>/weights.bin.
-func packWeights(src, dir, sub string, quant metal.DType, files map[string]FileEntry, st *PackStats) (*WeightsManifest, error) {
+// packDraft packs the draft checkpoint in draftDir as dir/draft: a causal
+// LM (kind "model"), or a DFlash or DFlash2 draft, whose config is
+// recorded and whose weights are checked against the target in src.
+func packDraft(src, draftDir, dir string, quant metal.DType, files map[string]FileEntry, st *PackStats) (*WeightsManifest, string, error) {
+	raw, err := os.ReadFile(filepath.Join(draftDir, "config.json"))
+	if err != nil {
+		return nil, "", fmt.Errorf("model: pack draft: %s is not a Hugging Face checkpoint: %w", draftDir, err)
+	}
+	var arch struct {
+		Architectures []string `json:"architectures"`
+	}
+	if json.Unmarshal(raw, &arch) != nil || len(arch.Architectures) == 0 || !IsDFlashArchitecture(arch.Architectures[0]) {
+		wm, err := packWeights(draftDir, dir, "draft", quant, files, st, buildCheck)
+		return wm, DraftKindModel, err
+	}
+	dc, err := ParseDFlashConfig(raw)
+	if err != nil {
+		return nil, "", fmt.Errorf("model: pack draft: %w", err)
+	}
+	tcfg, tts, err := OpenCheckpoint(src)
+	if err != nil {
+		return nil, "", fmt.Errorf("model: pack draft: %w", err)
+	}
+	defer tts.Close()
+	target, err := Architectures().Build(tcfg, tts, nil)
+	if err != nil {
+		return nil, "", fmt.Errorf("model: pack draft: target: %w", err)
+	}
+	wm, err := packWeights(draftDir, dir, "draft", quant, files, st, func(_ *Config, ts Tensors) error {
+		_, err := NewDFlashDraft(dc, ts, target, nil)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	wm.DFlash = dc
+	return wm, string(dc.Kind), nil
+}
+
+// buildCheck checks every tensor the config's architecture needs.
+func buildCheck(cfg *Config, ts Tensors) error {
+	_, err := Architectures().Build(cfg, ts, nil)
+	return err
+}
+
+// packWeights converts the checkpoint in src into dir/<sub>/weights.bin
+// once check accepts its tensors.
+func packWeights(src, dir, sub string, quant metal.DType, files map[string]FileEntry, st *PackStats, check func(*Config, Tensors) error) (*WeightsManifest, error) {
 	cfg, ts, err := OpenCheckpoint(src)
 	if err != nil {
 		return nil, fmt.Errorf("model: pack %s: %w", sub, err)
 	}
 	defer ts.Close()
-	if _, err := Architectures().Build(cfg, ts, nil); err != nil {
-		// Build checks every tensor the architecture needs against the config.
+	if err := check(cfg, ts); err != nil {
 		return nil, fmt.Errorf("model: pack %s: %w", sub, err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {

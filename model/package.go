@@ -21,16 +21,20 @@ const ManifestName = "splash.json"
 
 // Manifest is a package's splash.json (see the package documentation).
 type Manifest struct {
-	FormatVersion  int                  `json:"format_version"`
-	Name           string               `json:"name"`
-	Quant          string               `json:"quant"`
-	ContextLength  int                  `json:"context_length"`
-	DraftBlockSize int                  `json:"draft_block_size,omitempty"`
-	Target         WeightsManifest      `json:"target"`
-	Draft          *WeightsManifest     `json:"draft,omitempty"`
-	Tokenizer      string               `json:"tokenizer"`
-	ChatTemplate   string               `json:"chat_template"` // tokenizer_config.json, which holds the template
-	Files          map[string]FileEntry `json:"files"`
+	FormatVersion  int              `json:"format_version"`
+	Name           string           `json:"name"`
+	Quant          string           `json:"quant"`
+	ContextLength  int              `json:"context_length"`
+	DraftBlockSize int              `json:"draft_block_size,omitempty"`
+	Target         WeightsManifest  `json:"target"`
+	Draft          *WeightsManifest `json:"draft,omitempty"`
+	// DraftKind is what Draft holds: "model" (a causal LM, the default
+	// when absent), or "dflash" or "dflash2" (a block-diffusion draft whose
+	// config is Draft.DFlash).
+	DraftKind    string               `json:"draft_kind,omitempty"`
+	Tokenizer    string               `json:"tokenizer"`
+	ChatTemplate string               `json:"chat_template"` // tokenizer_config.json, which holds the template
+	Files        map[string]FileEntry `json:"files"`
 }
 
 // WeightsManifest describes one model's weight file.
@@ -38,6 +42,8 @@ type WeightsManifest struct {
 	Config  Config        `json:"config"`
 	File    string        `json:"file"`
 	Tensors []TensorEntry `json:"tensors"`
+	// DFlash is a DFlash draft's config (its layers are Config).
+	DFlash *DFlashConfig `json:"dflash,omitempty"`
 }
 
 // TensorEntry locates one tensor inside a weight file.
@@ -89,6 +95,9 @@ func OpenPackage(dir string, opts OpenOptions) (_ *Package, err error) {
 	m := &p.Manifest
 	if m.FormatVersion != PackageFormatVersion {
 		return nil, fmt.Errorf("model: %s: package format version %d, this Splash reads version %d", dir, m.FormatVersion, PackageFormatVersion)
+	}
+	if err := m.checkDraftKind(); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", dir, err)
 	}
 	for _, f := range []string{m.Target.File, m.Tokenizer} {
 		if _, ok := m.Files[f]; !ok {
@@ -206,4 +215,28 @@ func (p *Package) Close() error {
 		}
 	}
 	return err
+}
+
+// Draft kinds of Manifest.DraftKind.
+const (
+	DraftKindModel = "model"
+)
+
+// checkDraftKind checks that the draft kind names what the draft holds.
+func (m *Manifest) checkDraftKind() error {
+	switch m.DraftKind {
+	case "", DraftKindModel:
+		if m.Draft != nil && m.Draft.DFlash != nil {
+			return fmt.Errorf("draft has a dflash config but draft_kind %q", m.DraftKind)
+		}
+	case string(DFlash), string(DFlash2):
+		if m.Draft == nil || m.Draft.DFlash == nil || string(m.Draft.DFlash.Kind) != m.DraftKind {
+			return fmt.Errorf("draft_kind %q needs a draft with a dflash config of that kind", m.DraftKind)
+		}
+		m.Draft.DFlash.Layers = m.Draft.Config
+		return m.Draft.DFlash.Check()
+	default:
+		return fmt.Errorf("draft_kind %q is not model, dflash or dflash2", m.DraftKind)
+	}
+	return nil
 }

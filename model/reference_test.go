@@ -42,33 +42,8 @@ type refWeights map[string][]float64
 // always f32), and their exact float64 values (dequantized, so the reference
 // sees precisely what the model sees).
 func randomModel(cfg *Config, d metal.DType, seed uint64, qkNorm bool) (memTensors, refWeights) {
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	mt, rw := memTensors{}, refWeights{}
-	add := func(name string, rows, cols int, std float64, norm bool) {
-		v := make([]float32, rows*cols)
-		for i := range v {
-			if norm {
-				v[i] = float32(1 + 0.1*rng.NormFloat64())
-			} else {
-				v[i] = float32(std * rng.NormFloat64())
-			}
-		}
-		dt := d
-		if norm {
-			dt = metal.F32
-		}
-		t, err := metal.Quantize(dt, v, rows, cols)
-		if err != nil {
-			panic(err)
-		}
-		mt[name] = t
-		deq := t.Dequantize()
-		f := make([]float64, len(deq))
-		for i, x := range deq {
-			f[i] = float64(x)
-		}
-		rw[name] = f
-	}
+	g := newWeightGen(d, seed)
+	add := g.add
 	h, q, kv, in := cfg.HiddenSize, cfg.QDim(), cfg.KVDim(), cfg.IntermediateSize
 	add("model.embed_tokens.weight", cfg.VocabSize, h, 1, false)
 	add("model.norm.weight", 1, h, 0, true)
@@ -91,7 +66,48 @@ func randomModel(cfg *Config, d metal.DType, seed uint64, qkNorm bool) (memTenso
 		add(p+"mlp.up_proj.weight", in, h, 0.2, false)
 		add(p+"mlp.down_proj.weight", h, in, 0.1, false)
 	}
-	return mt, rw
+	return g.mt, g.rw
+}
+
+// weightGen draws random weights stored as dtype d (norm vectors always
+// f32, near 1) and keeps their exact float64 values.
+type weightGen struct {
+	rng *rand.Rand
+	d   metal.DType
+	mt  memTensors
+	rw  refWeights
+}
+
+func newWeightGen(d metal.DType, seed uint64) *weightGen {
+	return &weightGen{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), d: d, mt: memTensors{}, rw: refWeights{}}
+}
+
+// add draws the named rows×cols tensor: N(0, std²) entries, or 1+N(0, 0.01)
+// for a norm.
+func (g *weightGen) add(name string, rows, cols int, std float64, norm bool) {
+	v := make([]float32, rows*cols)
+	for i := range v {
+		if norm {
+			v[i] = float32(1 + 0.1*g.rng.NormFloat64())
+		} else {
+			v[i] = float32(std * g.rng.NormFloat64())
+		}
+	}
+	dt := g.d
+	if norm {
+		dt = metal.F32
+	}
+	t, err := metal.Quantize(dt, v, rows, cols)
+	if err != nil {
+		panic(err)
+	}
+	g.mt[name] = t
+	deq := t.Dequantize()
+	f := make([]float64, len(deq))
+	for i, x := range deq {
+		f[i] = float64(x)
+	}
+	g.rw[name] = f
 }
 
 // kvExact is refForward's kvType for keys and values kept exact.
@@ -101,6 +117,14 @@ const kvExact metal.KVType = 255
 // from position 0 with a contiguous cache whose keys and values are
 // rounded as a cache of type kvType rounds them (kvExact: not at all).
 func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType metal.KVType) [][]float64 {
+	logits, _ := refForwardFeatures(cfg, w, qkNorm, tokens, kvType, nil)
+	return logits
+}
+
+// refForwardFeatures is refForward that also returns, at every position,
+// the outputs of the given layers concatenated in their order (the
+// features a DFlash draft reads).
+func refForwardFeatures(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType metal.KVType, layers []int) (logits, feats [][]float64) {
 	h, hd, nh, nkv := cfg.HiddenSize, cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads
 	eps := cfg.RMSNormEps
 	n := len(tokens)
@@ -192,7 +216,7 @@ func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType m
 		}
 		return x
 	}
-	xs := make([][]float64, n)
+	xs, feats := make([][]float64, n), make([][]float64, n)
 	E := w["model.embed_tokens.weight"]
 	for t, tok := range tokens {
 		xs[t] = append([]float64(nil), E[int(tok)*h:(int(tok)+1)*h]...)
@@ -260,6 +284,13 @@ func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType m
 				xs[t][i] += d[i]
 			}
 		}
+		for _, c := range layers {
+			if c == l {
+				for t := range xs {
+					feats[t] = append(feats[t], xs[t]...)
+				}
+			}
+		}
 	}
 	head := "lm_head.weight"
 	if cfg.TieWordEmbeddings {
@@ -269,5 +300,5 @@ func refForward(cfg *Config, w refWeights, qkNorm bool, tokens []int32, kvType m
 	for t := range xs {
 		out[t] = lin(head, rms(xs[t], w["model.norm.weight"]), cfg.VocabSize)
 	}
-	return out
+	return out, feats
 }

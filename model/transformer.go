@@ -65,7 +65,7 @@ func newTransformer(cfg *Config, w Tensors, be metal.Backend, qkNorm bool) (*tra
 		return nil, fmt.Errorf("model: %s: %w", cfg.Architecture, err)
 	}
 	l := weightLoader{w: w}
-	hidden, inter, q, kv := cfg.HiddenSize, cfg.IntermediateSize, cfg.QDim(), cfg.KVDim()
+	hidden := cfg.HiddenSize
 	m := &transformer{cfg: cfg, be: be, qkNorm: qkNorm, invFreq: ropeInvFreq(cfg)}
 	m.embed = l.matrix("model.embed_tokens.weight", cfg.VocabSize, hidden)
 	m.norm = l.vector("model.norm.weight", hidden)
@@ -75,21 +75,7 @@ func newTransformer(cfg *Config, w Tensors, be metal.Backend, qkNorm bool) (*tra
 	}
 	m.layers = make([]layer, cfg.NumHiddenLayers)
 	for i := range m.layers {
-		p := fmt.Sprintf("model.layers.%d.", i)
-		ly := &m.layers[i]
-		ly.attnNorm = l.vector(p+"input_layernorm.weight", hidden)
-		ly.wq = l.matrix(p+"self_attn.q_proj.weight", q, hidden)
-		ly.wk = l.matrix(p+"self_attn.k_proj.weight", kv, hidden)
-		ly.wv = l.matrix(p+"self_attn.v_proj.weight", kv, hidden)
-		ly.wo = l.matrix(p+"self_attn.o_proj.weight", hidden, q)
-		if qkNorm {
-			ly.qNorm = l.vector(p+"self_attn.q_norm.weight", cfg.HeadDim)
-			ly.kNorm = l.vector(p+"self_attn.k_norm.weight", cfg.HeadDim)
-		}
-		ly.mlpNorm = l.vector(p+"post_attention_layernorm.weight", hidden)
-		ly.gate = l.matrix(p+"mlp.gate_proj.weight", inter, hidden)
-		ly.up = l.matrix(p+"mlp.up_proj.weight", inter, hidden)
-		ly.down = l.matrix(p+"mlp.down_proj.weight", hidden, inter)
+		m.layers[i] = l.layer(fmt.Sprintf("model.layers.%d.", i), cfg, qkNorm)
 	}
 	if l.err != nil {
 		return nil, fmt.Errorf("model: %s: %w", cfg.Architecture, l.err)
@@ -100,6 +86,28 @@ func newTransformer(cfg *Config, w Tensors, be metal.Backend, qkNorm bool) (*tra
 		}
 	}
 	return m, nil
+}
+
+// layer reads the weights of one decoder layer whose tensor names start
+// with p.
+func (l *weightLoader) layer(p string, cfg *Config, qkNorm bool) layer {
+	hidden, inter, q, kv := cfg.HiddenSize, cfg.IntermediateSize, cfg.QDim(), cfg.KVDim()
+	ly := layer{
+		attnNorm: l.vector(p+"input_layernorm.weight", hidden),
+		wq:       l.matrix(p+"self_attn.q_proj.weight", q, hidden),
+		wk:       l.matrix(p+"self_attn.k_proj.weight", kv, hidden),
+		wv:       l.matrix(p+"self_attn.v_proj.weight", kv, hidden),
+		wo:       l.matrix(p+"self_attn.o_proj.weight", hidden, q),
+		mlpNorm:  l.vector(p+"post_attention_layernorm.weight", hidden),
+		gate:     l.matrix(p+"mlp.gate_proj.weight", inter, hidden),
+		up:       l.matrix(p+"mlp.up_proj.weight", inter, hidden),
+		down:     l.matrix(p+"mlp.down_proj.weight", hidden, inter),
+	}
+	if qkNorm {
+		ly.qNorm = l.vector(p+"self_attn.q_norm.weight", cfg.HeadDim)
+		ly.kNorm = l.vector(p+"self_attn.k_norm.weight", cfg.HeadDim)
+	}
+	return ly
 }
 
 // matrices lists the weight matrices Forward passes to MatMul.
@@ -137,6 +145,9 @@ func (m *transformer) Forward(b *Batch, kv *metal.KVCache) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := b.Features.prepare(b, m.cfg.NumHiddenLayers, m.cfg.HiddenSize); err != nil {
+		return nil, err
+	}
 	if err := kv.CopyBlocks(b.Copies); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
@@ -169,6 +180,9 @@ func (m *transformer) Forward(b *Batch, kv *metal.KVCache) ([]float32, error) {
 		be.SiLUMul(gate, up)
 		be.MatMul(h, gate, n, ly.down)
 		be.Add(x, h)
+		if b.Features != nil {
+			b.Features.record(i, x, hidden)
+		}
 	}
 	nw := len(r.want)
 	if nw == 0 {

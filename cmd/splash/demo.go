@@ -39,6 +39,7 @@ type loadedModel struct {
 	// draftCfg and draft are the package's draft model, if it has one.
 	draftCfg *model.Config
 	draft    model.Tensors
+	dflash   *model.DFlashConfig // set when draft is a DFlash draft
 	tok      *tokenizer.Tokenizer
 	tpl      *chat.Template
 	close    func() error
@@ -97,6 +98,6 @@ func loadModelDir(dir string) (*loadedModel, error) {
 		src.Close()
 		return nil, err
 	}
-	return &loadedModel{name: src.Name, cfg: src.Config, tensors: src.Tensors, draftCfg: src.DraftConfig, draft: src.Draft,
+	return &loadedModel{name: src.Name, cfg: src.Config, tensors: src.Tensors, draftCfg: src.DraftConfig, draft: src.Draft, dflash: src.DFlash,
 		tok: tok, tpl: tpl, close: src.Close}, nil
 }

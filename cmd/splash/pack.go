@@ -14,7 +14,7 @@ import (
 func newPackCmd(s *stdio) *ff.Command {
 	fs := ff.NewFlagSet("pack")
 	quant := fs.StringEnum(0, "quant", "weight type of the package: q4, q8, bf16 or f32", "q4", "q8", "bf16", "f32")
-	draft := fs.StringLong("draft", "", "Hugging Face checkpoint of a draft model to include")
+	draft := fs.StringLong("draft", "", "Hugging Face checkpoint of a draft to include: a small causal LM, or a DFlash/DFlash2 block-diffusion draft (its kind is recorded)")
 	name := fs.StringLong("name", "", "package name (default: the source directory's name)")
 	return &ff.Command{
 		Name:      "pack",

@@ -108,8 +108,8 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.maxWaiting, 0, "max-waiting", 256, "sequences (a request with n choices is n) queued beyond --max-running before new requests get 429")
 	fs.StringVar(&f.maxBody, 0, "max-body", "8M", "largest request body (413 beyond it)")
 	fs.IntVar(&f.maxImagePixels, 0, "max-image-pixels", api.DefaultMaxImagePixels, "largest input image, width × height in pixels (the served models are text-only: images are refused either way, this says when one is also too large)")
-	fs.StringVar(&f.spec, 0, "spec", "auto", "speculative decoding: auto (the package's draft model and n-gram lookup, whichever predicts better), draft, ngram or off")
-	fs.IntVar(&f.specTokens, 0, "spec-tokens", 4, "most draft tokens verified per step")
+	fs.StringVar(&f.spec, 0, "spec", "auto", "speculative decoding: auto (the package's DFlash draft; else its draft model and n-gram lookup, whichever predicts better), draft, dflash (the package's DFlash or DFlash2 block-diffusion draft), ngram or off")
+	fs.IntVar(&f.specTokens, 0, "spec-tokens", 0, "most draft tokens verified per step (0: a DFlash draft's whole block after its anchor, else 4)")
 	fs.StringVar(&f.backend, 0, "backend", "auto", "compute backend: auto (the best that runs here) or "+strings.Join(drivers().Names(), ", "))
 	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads (0: every core)")
 	fs.BoolVar(&f.portable, 0, "portable-kernels", "use the portable Go kernels even where assembly ones exist")
@@ -122,9 +122,9 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 // memory plan) come after loading.
 func (f *serveFlags) validate() error {
 	switch f.spec {
-	case "auto", "ngram", "draft", "off":
+	case "auto", "ngram", "draft", "dflash", "off":
 	default:
-		return fmt.Errorf("serve: --spec %q: want auto, draft, ngram or off", f.spec)
+		return fmt.Errorf("serve: --spec %q: want auto, draft, dflash, ngram or off", f.spec)
 	}
 	if f.port < 0 || f.port > 65535 {
 		return fmt.Errorf("serve: --port %d out of range", f.port)
@@ -372,6 +372,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	// (metal.WeightPreparer): memory the plan counts with the weights.
 	packed := be.PackedBytes()
 	var draft model.Model
+	var dflash *model.DFlashDraft
 	var dbe metal.Device
 	if m.draft != nil && f.spec != "ngram" && f.spec != "off" {
 		// its own backend: a Backend is owned by one model runner
@@ -379,14 +380,19 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 			return err
 		}
 		defer dbe.Close()
-		if draft, err = model.Architectures().Build(m.draftCfg, m.draft, dbe); err != nil {
+		if m.dflash != nil {
+			// a DFlash draft embeds and scores with the target's weights
+			if dflash, err = model.NewDFlashDraft(m.dflash, m.draft, mdl, dbe); err != nil {
+				return fmt.Errorf("serve: dflash draft: %w", err)
+			}
+		} else if draft, err = model.Architectures().Build(m.draftCfg, m.draft, dbe); err != nil {
 			return fmt.Errorf("serve: draft model: %w", err)
 		}
 		packed += dbe.PackedBytes()
 	}
 	heads, hd := m.cfg.NumAttentionHeads, m.cfg.HeadDim
 	scratch := func(context int) int64 { return be.AttentionScratchBytes(heads, hd, context) }
-	if draft != nil {
+	if dbe != nil {
 		dh, dhd := m.draftCfg.NumAttentionHeads, m.draftCfg.HeadDim
 		scratch = func(context int) int64 {
 			return be.AttentionScratchBytes(heads, hd, context) + dbe.AttentionScratchBytes(dh, dhd, context)
@@ -415,7 +421,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		fmt.Fprintf(s.err, "prompt chunks while others decode: %d tokens at the start of a prompt, %d at 8192 (a token's attention costs its matrix products at a context of %d)\n",
 			sched.PrefillChunkAt(0), sched.PrefillChunkAt(8192), sched.AttentionBreakEven)
 	}
-	eng, err := actors.New(actors.Config{Model: mdl, Draft: draft, Spec: f.spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
+	eng, err := actors.New(actors.Config{Model: mdl, Draft: draft, DFlash: dflash, Spec: f.spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
 		KVType:    p.kvType,
 		Scheduler: sched,
 		Logger:    slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))})

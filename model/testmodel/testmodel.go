@@ -112,18 +112,18 @@ func Write(dir string, s Spec) error {
 	return CopyTokenizer(dir, s.Tokenizer)
 }
 
-// tensorShapes lists every weight of s with its shape and the standard
-// deviation of its random values (0 marks a norm: values near 1).
-func tensorShapes(s Spec) []struct {
+// tensorShape is a weight's name, shape and the standard deviation of its
+// random values (0 marks a norm: values near 1).
+type tensorShape struct {
 	name  string
 	shape []int
 	std   float64
-} {
-	type ts = struct {
-		name  string
-		shape []int
-		std   float64
-	}
+}
+
+// tensorShapes lists every weight of s with its shape and the standard
+// deviation of its random values (0 marks a norm: values near 1).
+func tensorShapes(s Spec) []tensorShape {
+	type ts = tensorShape
 	h, q, kv := s.Hidden, s.Heads*s.HeadDim, s.KVHeads*s.HeadDim
 	out := []ts{{"model.embed_tokens.weight", []int{s.Vocab, h}, 0.05}, {"model.norm.weight", []int{h}, 0}}
 	if !s.Tied {
@@ -152,8 +152,14 @@ func tensorShapes(s Spec) []struct {
 // randomTensors generates every weight of s (deterministic for s.Seed),
 // converted to dtype d, calling add for each in order.
 func randomTensors(s Spec, d metal.DType, add func(name string, shape []int, t *metal.Tensor) error) error {
-	rng := rand.New(rand.NewPCG(s.Seed, 0x5eed))
-	for _, ts := range tensorShapes(s) {
+	return randomShapes(tensorShapes(s), s.Seed, d, add)
+}
+
+// randomShapes generates the tensors of shapes (deterministic for seed),
+// converted to dtype d, calling add for each in order.
+func randomShapes(shapes []tensorShape, seed uint64, d metal.DType, add func(name string, shape []int, t *metal.Tensor) error) error {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	for _, ts := range shapes {
 		n := 1
 		for _, dim := range ts.shape {
 			n *= dim
