@@ -49,8 +49,10 @@ var readmeCommands = map[string][]readmeCommand{
 		{args: []string{"tokenize", "--tokenizer", "$CKPT", "--special"}, in: "<|im_start|>Hi", check: outHas("[151644,")},
 		{args: []string{"tokenize", "--special", "--tokenizer", "$CKPT"}, in: "<|im_start|>Hi", check: outHas("[151644,")},
 	},
-	`splash template --tokenizer DIR`: {
+	`splash template --tokenizer DIR [--spans\|--tokens]`: {
 		{args: []string{"template", "--tokenizer", "$CKPT"}, in: `{"messages":[{"role":"user","content":"Hi"}]}`, check: outHas("<|im_start|>user\nHi")},
+		{args: []string{"template", "--spans", "--tokenizer", "$CKPT"}, in: `{"messages":[{"role":"user","content":"Hi"}]}`, check: outHas("content_spans")},
+		{args: []string{"template", "--tokenizer", "$CKPT", "--tokens"}, in: `{"messages":[{"role":"user","content":"Hi"}]}`, check: outHas("151644")},
 	},
 	"splash bench": {
 		{args: []string{"bench"}, parse: true, check: argsAre()},
