@@ -16,10 +16,16 @@
 // Qwen3_5MoeForConditionalGeneration and their *ForCausalLM text models)
 // have their config.json parsed and checked into Config.Hybrid
 // (hybridconfig.go) and run in HybridModel (hybrid*.go): gated attention
-// and Gated DeltaNet layers, dense or mixture-of-experts MLPs, one
-// sequence per call with its linear-layer state (HybridState) passed in.
-// HybridModel is not a Model yet and Build refuses these architectures:
-// the engine has no per-sequence state to give it.
+// and Gated DeltaNet layers, dense or mixture-of-experts MLPs. Its cache
+// declaration gives each full-attention layer paged KV and each Gated
+// DeltaNet layer a state slot (its convolution window and recurrent
+// matrices), which Forward clears for a row at position 0. A state cannot
+// be rewound, and the delta rule's chunked form rounds differently from
+// its token-by-token loop, so results are bit-identical however a
+// sequence is split into calls only when the splits fall at multiples of
+// metal.DeltaChunk from position 0, or the calls are short
+// (metal.DeltaShortRows): CacheSpec says so, and the scheduler cuts such
+// models' prompt chunks accordingly.
 //
 // # Sources
 //

@@ -21,8 +21,9 @@ import (
 // x/sqrt(mean(x²)+eps)·(1+w) (Qwen3NextRMSNorm), so the loader stores 1+w.
 //
 // A layer's MLP is a mixture of experts where Hybrid.IsMoE says so
-// (moeBlock). It runs one sequence per call (Forward) and is not yet a
-// Model: the engine has no place for the per-sequence HybridState.
+// (moeBlock). As a Model (hybrid_cache.go) it keeps each sequence's
+// linear-layer state in the cache's state slots; ForwardState and
+// ForwardBatch take HybridStates directly.
 type HybridModel struct {
 	cfg                    *Config
 	be                     metal.Backend

@@ -116,7 +116,7 @@ func TestHybridCheckpointLoads(t *testing.T) {
 			kv, st := m.NewKVCache(8, 4, metal.KVF16), m.NewState()
 			blocks := []int32{3, 1, 4, 0, 6}
 			for _, s := range [][3]int{{0, 17, 17}, {17, 18, 1}, {18, 19, 1}, {19, 20, 1}} {
-				logits, err := m.Forward(Row{Start: s[0], Tokens: tokens[s[0]:s[1]], Blocks: blocks, Logits: s[2]}, st, kv)
+				logits, err := m.ForwardState(Row{Start: s[0], Tokens: tokens[s[0]:s[1]], Blocks: blocks, Logits: s[2]}, st, kv)
 				if err != nil {
 					t.Fatal(err)
 				}

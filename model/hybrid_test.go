@@ -103,7 +103,7 @@ func TestHybridForwardMatchesReference(t *testing.T) {
 				st := m.NewState()
 				for _, s := range plan {
 					start, end, nl := s[0], s[1], s[2]
-					logits, err := m.Forward(Row{Start: start, Tokens: tokens[start:end], Blocks: blocks, Logits: nl}, st, kv)
+					logits, err := m.ForwardState(Row{Start: start, Tokens: tokens[start:end], Blocks: blocks, Logits: nl}, st, kv)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -195,7 +195,7 @@ func TestHybridForwardRefuses(t *testing.T) {
 	}
 	kv := m.NewKVCache(4, 4, metal.KVF16)
 	st := m.NewState()
-	if _, err := m.Forward(Row{Start: 0, Tokens: []int32{1, 2}, Blocks: []int32{0}, Logits: 1}, st, kv); err != nil {
+	if _, err := m.ForwardState(Row{Start: 0, Tokens: []int32{1, 2}, Blocks: []int32{0}, Logits: 1}, st, kv); err != nil {
 		t.Fatal(err)
 	}
 	other := metal.NewKVCache(metal.KVF16, 1, 4, 4, cfg.NumKeyValueHeads, cfg.HeadDim)
@@ -216,7 +216,7 @@ func TestHybridForwardRefuses(t *testing.T) {
 		{"state of another model", Row{Start: 0, Tokens: []int32{3}, Blocks: []int32{0}}, &HybridState{}, kv, "3 linear layers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := m.Forward(tc.row, tc.st, tc.kv)
+			_, err := m.ForwardState(tc.row, tc.st, tc.kv)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want it to mention %q", err, tc.want)
 			}
@@ -247,7 +247,7 @@ func TestHybridVerifyMatchesDecode(t *testing.T) {
 				var all []float32
 				for _, s := range steps {
 					n := s[1] - s[0]
-					logits, err := m.Forward(Row{Start: s[0], Tokens: tokens[s[0]:s[1]], Blocks: blocks, Logits: min(n, s[1]-20)}, st, kv)
+					logits, err := m.ForwardState(Row{Start: s[0], Tokens: tokens[s[0]:s[1]], Blocks: blocks, Logits: min(n, s[1]-20)}, st, kv)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -296,7 +296,7 @@ func TestHybridSplitAtChunks(t *testing.T) {
 		start := 0
 		var logits []float32
 		for _, end := range append(cuts, total) {
-			logits, err = m.Forward(Row{Start: start, Tokens: tokens[start:end], Blocks: blocks, Logits: max(0, end-(total-nl))}, st, kv)
+			logits, err = m.ForwardState(Row{Start: start, Tokens: tokens[start:end], Blocks: blocks, Logits: max(0, end-(total-nl))}, st, kv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -330,12 +330,12 @@ func TestHybridDecodeDoesNotAllocate(t *testing.T) {
 			blocks[i] = int32(i)
 		}
 		tokens := randomTokens(120, cfg.VocabSize, 14)
-		if _, err := m.Forward(Row{Start: 0, Tokens: tokens[:20], Blocks: blocks, Logits: 1}, st, kv); err != nil {
+		if _, err := m.ForwardState(Row{Start: 0, Tokens: tokens[:20], Blocks: blocks, Logits: 1}, st, kv); err != nil {
 			t.Fatal(err)
 		}
 		allocs := testing.AllocsPerRun(50, func() {
 			p := st.Pos
-			if _, err := m.Forward(Row{Start: p, Tokens: tokens[p : p+1], Blocks: blocks, Logits: 1}, st, kv); err != nil {
+			if _, err := m.ForwardState(Row{Start: p, Tokens: tokens[p : p+1], Blocks: blocks, Logits: 1}, st, kv); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -362,10 +362,10 @@ func TestHybridBatchInvariant(t *testing.T) {
 			}
 			kv1, st1 := alone.NewKVCache(16, 4, metal.KVF16), alone.NewState()
 			contig := []int32{0, 1, 2, 3, 4, 5, 6, 7}
-			if _, err := alone.Forward(Row{Tokens: a[:20], Blocks: contig}, st1, kv1); err != nil {
+			if _, err := alone.ForwardState(Row{Tokens: a[:20], Blocks: contig}, st1, kv1); err != nil {
 				t.Fatal(err)
 			}
-			l1, err := alone.Forward(Row{Start: 20, Tokens: a[20:], Blocks: contig, Logits: 10}, st1, kv1)
+			l1, err := alone.ForwardState(Row{Start: 20, Tokens: a[20:], Blocks: contig, Logits: 10}, st1, kv1)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -82,6 +82,12 @@ func Architectures() Registry {
 	return Registry{
 		"Qwen3ForCausalLM": newQwen3,
 		"LlamaForCausalLM": newLlama,
+		// Hybrid models (Config.Hybrid, hybridconfig.go).
+		"Qwen3NextForCausalLM":               newHybrid,
+		"Qwen3_5ForConditionalGeneration":    newHybrid,
+		"Qwen3_5ForCausalLM":                 newHybrid,
+		"Qwen3_5MoeForConditionalGeneration": newHybrid,
+		"Qwen3_5MoeForCausalLM":              newHybrid,
 	}
 }
 
