@@ -152,6 +152,9 @@ func New(cfg Config) (*Engine, error) {
 	if cache.HasState() && cfg.Scheduler.StateSlots == 0 {
 		cfg.Scheduler.StateSlots = cfg.Scheduler.MaxRunning // one per running sequence
 	}
+	if cache.HasState() {
+		cfg.Scheduler.StateChunk, cfg.Scheduler.StateShortRows = cache.StateChunk, cache.StateShortRows
+	}
 	// Validate the scheduler settings once; every (re)started batcher then
 	// builds a fresh scheduler from them, since a panic leaves the old one's
 	// state unknown.

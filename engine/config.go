@@ -35,6 +35,14 @@ type Config struct {
 	// StateSlots run at once. Such a state cannot be rolled back, so
 	// speculation is off (MaxDraft 0) and no prefix is reused.
 	StateSlots int
+	// StateChunk and StateShortRows, for a model with state layers
+	// (model.CacheSpec's fields of those names), make the results
+	// independent of how a sequence is chunked: prompt chunks are cut at
+	// multiples of StateChunk from position 0 and at the prompt's end,
+	// and generated tokens recomputed after a preemption (decoded one a
+	// step the first time) go in chunks of at most StateShortRows. Zero:
+	// chunks are cut anywhere.
+	StateChunk, StateShortRows int
 }
 
 func (c *Config) withDefaults() (Config, error) {
@@ -71,6 +79,8 @@ func (c *Config) withDefaults() (Config, error) {
 		return d, fmt.Errorf("engine: AttentionBreakEven %d is negative", d.AttentionBreakEven)
 	case d.StateSlots < 0:
 		return d, fmt.Errorf("engine: StateSlots %d is negative", d.StateSlots)
+	case d.StateChunk < 0 || d.StateShortRows < 0:
+		return d, fmt.Errorf("engine: StateChunk %d and StateShortRows %d must not be negative", d.StateChunk, d.StateShortRows)
 	}
 	return d, nil
 }

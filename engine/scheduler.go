@@ -238,7 +238,7 @@ func (s *Scheduler) Schedule() *Plan {
 				later = later.plus(o.need)
 			}
 		}
-		chunk := pb.chunk(q.computed, q.pending(), later)
+		chunk := s.stateCut(q, q.computed, pb.chunk(q.computed, q.pending(), later), !pb.taken)
 		if chunk == 0 || !s.fit(q, q.computed+chunk) {
 			continue
 		}
@@ -255,7 +255,8 @@ func (s *Scheduler) Schedule() *Plan {
 		// What is left of a cap may not pay for one token at the depth of
 		// its cached prefix: then it waits for the next step.
 		// (Looked up again: the chunks above may have evicted cached blocks.)
-		chunk := pb.chunk(s.kv.Lookup(cached), len(q.tokens), prefillNeed{})
+		hit := s.kv.Lookup(cached)
+		chunk := s.stateCut(q, hit, pb.chunk(hit, len(q.tokens), prefillNeed{}), !pb.taken)
 		if chunk == 0 {
 			break
 		}
@@ -294,6 +295,34 @@ func (s *Scheduler) draftCost(rows int) float64 {
 		return s.cfg.DraftCost
 	}
 	return s.cost.Cost(rows)
+}
+
+// stateCut cuts a chunk of n tokens of q from position start where a
+// model with state layers computes the same bits however the sequence is
+// chunked (Config.StateChunk): prompt chunks end at a multiple of
+// StateChunk or at the prompt's end, and generated tokens being
+// recomputed go StateShortRows at a time, as short calls, like the decode
+// steps that first computed them. When the budget does not reach the next
+// cut, the step's first chunk runs to it anyway (the step overshoots its
+// budget by less than StateChunk tokens, so a prompt always moves) and a
+// later one waits.
+func (s *Scheduler) stateCut(q *sequence, start, n int, first bool) int {
+	c := s.cfg.StateChunk
+	switch {
+	case c == 0 || n <= 0:
+		return n
+	case start >= q.promptLen:
+		return min(n, max(s.cfg.StateShortRows, 1))
+	case start+n >= q.promptLen:
+		return q.promptLen - start
+	}
+	if end := (start + n) / c * c; end > start {
+		return end - start
+	}
+	if !first {
+		return 0
+	}
+	return min(q.promptLen, (start/c+1)*c) - start
 }
 
 // addChunk adds a prefill row of the next chunk tokens of q, or fewer (a
