@@ -82,7 +82,8 @@ type HybridState struct {
 }
 
 // NewHybridModel builds a hybrid model from cfg and its weights, checking
-// every tensor's shape against the config.
+// every tensor's shape against the config. With a nil backend it only
+// checks (Pack): the model cannot run.
 func NewHybridModel(cfg *Config, w Tensors, be metal.Backend) (*HybridModel, error) {
 	if cfg.Hybrid == nil {
 		return nil, fmt.Errorf("model: %s is not a hybrid model", cfg.Architecture)
@@ -91,7 +92,7 @@ func NewHybridModel(cfg *Config, w Tensors, be metal.Backend) (*HybridModel, err
 		return nil, err
 	}
 	la, ok := be.(metal.LinearAttention)
-	if !ok {
+	if !ok && be != nil {
 		return nil, fmt.Errorf("model: backend %s has no linear attention kernels (metal.LinearAttention)", be.Name())
 	}
 	y := cfg.Hybrid
