@@ -13,7 +13,7 @@ import (
 // /metrics reads it from other goroutines.
 type metricsBox struct {
 	running, waiting, blocksTotal, blocksUsed atomic.Int64
-	prefixHitTokens                           atomic.Int64
+	prefixHitTokens, preemptions              atomic.Int64
 	promptTokens, generationTokens            atomic.Int64
 	specProposed, specAccepted                atomic.Int64
 	stepSeconds                               histogram
@@ -31,6 +31,7 @@ func (m *metricsBox) observe(s engine.Stats) {
 	m.waiting.Store(int64(s.Waiting))
 	m.blocksUsed.Store(int64(s.KV.Used))
 	m.prefixHitTokens.Store(s.KV.HitTokens)
+	m.preemptions.Store(s.Preemptions)
 }
 
 func (m *metricsBox) write(w io.Writer) {
@@ -45,6 +46,7 @@ func (m *metricsBox) write(w io.Writer) {
 	gauge("splash_kv_blocks_total", "KV cache blocks in the pool.", m.blocksTotal.Load())
 	gauge("splash_kv_blocks_used", "KV cache blocks referenced by a sequence.", m.blocksUsed.Load())
 	counter("splash_prefix_cache_hit_tokens_total", "Prompt tokens served from the prefix cache.", m.prefixHitTokens.Load())
+	counter("splash_preemptions_total", "Running sequences preempted for blocks and recomputed later.", m.preemptions.Load())
 	counter("splash_prompt_tokens_total", "Prompt tokens submitted.", m.promptTokens.Load())
 	counter("splash_generation_tokens_total", "Tokens generated.", m.generationTokens.Load())
 	counter("splash_spec_proposed_tokens_total", "Draft tokens proposed for verification.", m.specProposed.Load())
