@@ -3,11 +3,14 @@ package actors
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"math"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/splash-inference/splash/engine"
 	"github.com/splash-inference/splash/engine/sample"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
@@ -114,6 +117,59 @@ func TestHybridGreedyIsBatchInvariant(t *testing.T) {
 					}
 				})
 			}
+		})
+	}
+}
+
+// TestHybridPrefixHitsResumeFromSnapshots: with state snapshots every 64
+// positions, a prompt that shares a cached prompt's first o tokens, for
+// every o across two snapshot intervals, is served from the deepest
+// snapshot at or below o (its cached tokens say so) and answers with the
+// tokens and bit-identical logprobs of a cold run; nothing leaks, and
+// without snapshots nothing is served from the cache.
+func TestHybridPrefixHitsResumeFromSnapshots(t *testing.T) {
+	const n, every = 8, 64
+	m := tinyHybridModel(t, "Qwen3_5ForConditionalGeneration", hybridref.Tiny("qwen3_5", true), metal.F32)
+	base := hybridPrompt(5)
+	for len(base) < 200 {
+		base = append(base, hybridPrompt(len(base))...)
+	}
+	base = base[:200]
+	prompt := func(o int) []int32 {
+		p := append([]int32(nil), base[:o]...)
+		for j := range 10 {
+			p = append(p, int32((o*13+j*29+1)%160))
+		}
+		return p
+	}
+	for _, snapshots := range []int{0, 16} {
+		t.Run(fmt.Sprintf("snapshots=%d", snapshots), func(t *testing.T) {
+			e, err := New(Config{Model: m, Spec: "off", KVType: metal.KVF32, NewDecoder: func() TextDecoder { return idDecoder{} },
+				Scheduler: engine.Config{NumBlocks: 256, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 8,
+					StateSnapshots: snapshots, StateSnapshotEvery: every},
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(e.Close)
+			generate(t, e, base, n) // caches base with snapshots at 64, 128 and 192
+			for o := 2 * every; o <= 3*every+8; o++ {
+				p := prompt(o)
+				r := generate(t, e, p, n)
+				want, wantLogprobs := greedyAloneLogprobs(t, m, metal.KVF32, p, n)
+				if fmt.Sprint(r.tokens) != fmt.Sprint(want) {
+					t.Fatalf("offset %d: %v, cold %v", o, r.tokens, want)
+				}
+				for j, lp := range r.logprobs {
+					if math.Float32bits(lp) != math.Float32bits(wantLogprobs[j]) {
+						t.Fatalf("offset %d: token %d's logprob %v, cold %v", o, j, lp, wantLogprobs[j])
+					}
+				}
+				if wantHit := (o / every) * every * min(snapshots, 1); r.usage.CachedTokens != wantHit {
+					t.Fatalf("offset %d: %d tokens cached, want %d", o, r.usage.CachedTokens, wantHit)
+				}
+			}
+			waitIdle(t, e)
 		})
 	}
 }

@@ -46,7 +46,8 @@ func New(cfg Config, proposer spec.Proposer) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	kv, err := kvcache.New(kvcache.Config{NumBlocks: c.NumBlocks, BlockSize: c.BlockSize, StateSlots: c.StateSlots})
+	kv, err := kvcache.New(kvcache.Config{NumBlocks: c.NumBlocks, BlockSize: c.BlockSize, StateSlots: c.StateSlots,
+		Snapshots: c.StateSnapshots, SnapshotEvery: c.StateSnapshotEvery})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -277,6 +278,10 @@ func (s *Scheduler) Schedule() *Plan {
 	}
 
 	p.copies = s.kv.TakeCopies(p.copies[:0]) // after the last allocation of the step
+	p.stateCopies = p.stateCopies[:0]
+	if len(p.Rows) > 0 {
+		p.stateCopies = s.kv.TakeStateCopies(p.stateCopies) // only a step that runs may make them
+	}
 	p.reserveDrafts()
 	if s.proposer != nil {
 		if err := s.proposer.Propose(p.Wants()); err == nil {
@@ -302,7 +307,8 @@ func (s *Scheduler) draftCost(rows int) float64 {
 // chunked (Config.StateChunk): prompt chunks end at a multiple of
 // StateChunk or at the prompt's end, and generated tokens being
 // recomputed go StateShortRows at a time, as short calls, like the decode
-// steps that first computed them. When the budget does not reach the next
+// steps that first computed them. With snapshots, prompt chunks also end
+// at the multiples of StateSnapshotEvery. When the budget does not reach the next
 // cut, the step's first chunk runs to it anyway (the step overshoots its
 // budget by less than StateChunk tokens, so a prompt always moves) and a
 // later one waits.
@@ -313,7 +319,11 @@ func (s *Scheduler) stateCut(q *sequence, start, n int, first bool) int {
 		return n
 	case start >= q.promptLen:
 		return min(n, max(s.cfg.StateShortRows, 1))
-	case start+n >= q.promptLen:
+	}
+	if e := s.cfg.StateSnapshotEvery; s.cfg.StateSnapshots > 0 {
+		n = min(n, (start/e+1)*e-start) // each interval's end is a chunk's, and gets a snapshot
+	}
+	if start+n >= q.promptLen {
 		return q.promptLen - start
 	}
 	if end := (start + n) / c * c; end > start {

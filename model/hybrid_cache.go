@@ -38,45 +38,60 @@ func (m *HybridModel) CacheSpec() CacheSpec {
 // taken to be at the row's Start, as the scheduler guarantees: a state
 // holds no position of its own. No two rows may share a slot.
 func (m *HybridModel) Forward(b *Batch, kv *metal.KVCache) ([]float32, error) {
-	states, err := m.slotStates(b, kv)
-	if err != nil {
+	if err := m.checkSlots(b, kv); err != nil {
 		return nil, err
+	}
+	if len(b.StateCopies) > 0 {
+		if kv == nil {
+			return nil, fmt.Errorf("model: hybrid batch has state copies but no cache")
+		}
+		if err := metal.CopyStates(kv.States, b.StateCopies); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
 	}
 	if len(b.Copies) > 0 {
 		if err := kv.CopyBlocks(b.Copies); err != nil {
 			return nil, err
 		}
 	}
+	states := m.slotStates(b, kv)
 	defer clear(states)
 	return m.ForwardBatch(b, states, kv)
 }
 
-// slotStates returns each row's state as views of its slots in kv,
-// clearing those of rows at position 0, or an error before touching any
-// slot when a row's slot is not one or is another row's.
-func (m *HybridModel) slotStates(b *Batch, kv *metal.KVCache) ([]*HybridState, error) {
-	y, r := m.cfg.Hybrid, &m.run
+// checkSlots reports a cache without the model's state layers, or a row
+// whose slot is not one or is another row's.
+func (m *HybridModel) checkSlots(b *Batch, kv *metal.KVCache) error {
+	y := m.cfg.Hybrid
 	conv, delta := y.ConvStateLen(), y.DeltaDims().StateLen()
 	if m.linearLayers > 0 {
 		if kv == nil || len(kv.States) != m.linearLayers {
-			return nil, fmt.Errorf("model: KV cache has no state layers for the model's %d linear layers (model.NewCache)", m.linearLayers)
+			return fmt.Errorf("model: KV cache has no state layers for the model's %d linear layers (model.NewCache)", m.linearLayers)
 		}
 		for j := range kv.States {
 			if kv.States[j].Elems != conv+delta {
-				return nil, fmt.Errorf("model: state layer %d holds %d floats a slot, the model's linear layers %d", j, kv.States[j].Elems, conv+delta)
+				return fmt.Errorf("model: state layer %d holds %d floats a slot, the model's linear layers %d", j, kv.States[j].Elems, conv+delta)
 			}
 		}
 	}
 	for i, row := range b.Rows {
 		for _, other := range b.Rows[:i] {
 			if m.linearLayers > 0 && other.State == row.State {
-				return nil, fmt.Errorf("model: hybrid batch row %d: state slot %d is another row's (one row per sequence)", i, row.State)
+				return fmt.Errorf("model: hybrid batch row %d: state slot %d is another row's (one row per sequence)", i, row.State)
 			}
 		}
 		if m.linearLayers > 0 && (row.State < 0 || int(row.State) >= kv.States[0].Slots) {
-			return nil, fmt.Errorf("model: hybrid batch row %d: state slot %d out of range [0, %d)", i, row.State, kv.States[0].Slots)
+			return fmt.Errorf("model: hybrid batch row %d: state slot %d out of range [0, %d)", i, row.State, kv.States[0].Slots)
 		}
 	}
+	return nil
+}
+
+// slotStates returns each row's state as views of its slots in kv
+// (checkSlots), clearing those of rows at position 0.
+func (m *HybridModel) slotStates(b *Batch, kv *metal.KVCache) []*HybridState {
+	y, r := m.cfg.Hybrid, &m.run
+	conv := y.ConvStateLen()
 	for len(r.views) < len(b.Rows) {
 		r.views = append(r.views, HybridState{Conv: make([][]float32, m.linearLayers), Delta: make([][]float32, m.linearLayers)})
 	}
@@ -93,5 +108,5 @@ func (m *HybridModel) slotStates(b *Batch, kv *metal.KVCache) ([]*HybridState, e
 		}
 		r.viewPtrs = append(r.viewPtrs, v)
 	}
-	return r.viewPtrs, nil
+	return r.viewPtrs
 }

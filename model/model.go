@@ -44,6 +44,10 @@ type Batch struct {
 	// Copies are KV cache block copies Forward makes, in order, before the
 	// rows run: a row may read positions a copy brought into its blocks.
 	Copies []metal.BlockCopy
+	// StateCopies are state slot copies (metal.CopyStates) Forward makes,
+	// in order, before Copies and the rows: state snapshots taken and
+	// restored. Only a model with state layers can get any.
+	StateCopies []metal.StateCopy
 }
 
 // Row is a run of consecutive tokens of one sequence.
