@@ -172,7 +172,7 @@ func New(cfg Config) (*Engine, error) {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	e := &Engine{system: system, cfg: cfg, metrics: newMetrics(sc.NumBlocks)}
+	e := &Engine{system: system, cfg: cfg, metrics: newMetrics(sc.NumBlocks, cache.StateBytes())}
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())

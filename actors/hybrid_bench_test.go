@@ -22,7 +22,7 @@ func BenchmarkHybridResentPrompt(b *testing.B) {
 	m := tinyHybridModel(b, "Qwen3_5ForConditionalGeneration", cfg, metal.BF16)
 	e, err := New(Config{Model: m, Spec: "off", KVType: metal.KVF32, NewDecoder: func() TextDecoder { return idDecoder{} },
 		Scheduler: engine.Config{NumBlocks: 2048, BlockSize: 16, MaxBatchTokens: 512, MaxRunning: 4, StateSnapshots: 16},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -170,6 +170,12 @@ func TestHybridPrefixHitsResumeFromSnapshots(t *testing.T) {
 				}
 			}
 			waitIdle(t, e)
+			var sb strings.Builder
+			e.WriteMetrics(&sb)
+			kept := !strings.Contains(sb.String(), "splash_state_snapshot_bytes 0\n")
+			if !strings.Contains(sb.String(), "splash_state_snapshot_bytes ") || kept != (snapshots > 0) {
+				t.Errorf("snapshots kept %v, want %v:\n%s", kept, snapshots > 0, sb.String())
+			}
 		})
 	}
 }
