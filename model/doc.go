@@ -25,7 +25,12 @@
 // sequence is split into calls only when the splits fall at multiples of
 // metal.DeltaChunk from position 0, or the calls are short
 // (metal.DeltaShortRows): CacheSpec says so, and the scheduler cuts such
-// models' prompt chunks accordingly.
+// models' prompt chunks accordingly. A batch's StateCopies copy states
+// between slots before its rows run: the engine keeps snapshots of
+// sequences' states in slots of their own and restores one into the slot
+// of a sequence that resumes from a cached prefix. Package hybridref holds
+// the tests' float64 reference of these models and random checkpoints of
+// each layout.
 //
 // # Sources
 //
