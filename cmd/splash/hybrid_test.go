@@ -97,8 +97,9 @@ func TestGenerateHybridMatchesReference(t *testing.T) {
 }
 
 // TestServeHybrid: `splash serve` loads a hybrid checkpoint and its
-// package, prints the memory plan with the state per sequence, and
-// answers a greedy prompt as `splash generate` does.
+// package, prints the memory plan with the state per sequence, answers a
+// greedy prompt as `splash generate` does, and serves a resent long
+// prompt from a state snapshot with the same answer.
 func TestServeHybrid(t *testing.T) {
 	src := t.TempDir()
 	cfg := hybridref.TinyMoE("qwen3_5_moe")
@@ -123,8 +124,24 @@ func TestServeHybrid(t *testing.T) {
 			Choices []struct{ Text string }
 		}
 		postJSON(t, "http://"+addr+"/v1/completions", `{"prompt":[`+ids+`],"max_tokens":24,"temperature":0,"ignore_eos":true}`, &resp)
+		// A resent 600-token prompt resumes from the state snapshot at 512.
+		long := strings.Repeat(ids+",", 50) + "1"
+		var first, again struct {
+			Choices []struct{ Text string }
+			Usage   struct {
+				PromptTokensDetails struct {
+					CachedTokens int `json:"cached_tokens"`
+				} `json:"prompt_tokens_details"`
+			}
+		}
+		body := `{"prompt":[` + long + `],"max_tokens":8,"temperature":0,"ignore_eos":true}`
+		postJSON(t, "http://"+addr+"/v1/completions", body, &first)
+		postJSON(t, "http://"+addr+"/v1/completions", body, &again)
 		if err := stop(); err != nil {
 			t.Fatal(err)
+		}
+		if c := again.Usage.PromptTokensDetails.CachedTokens; c != 512 || len(again.Choices) != 1 || len(first.Choices) != 1 || again.Choices[0].Text != first.Choices[0].Text {
+			t.Errorf("%s: resent prompt: %d tokens cached (want 512), %+v against %+v", dir, c, again.Choices, first.Choices)
 		}
 		if len(resp.Choices) != 1 || resp.Choices[0].Text+"\n" != out {
 			t.Fatalf("%s: generate: %q\nserve: %+v", dir, out, resp)
