@@ -221,7 +221,7 @@ func (s *Scheduler) Schedule() *Plan {
 	}
 	if len(s.waiting) > 0 && len(s.running) < s.cfg.MaxRunning && s.kv.NumFree() > 0 && s.kv.FreeSlots() > 0 {
 		q := s.waiting[0]
-		hit := s.kv.Lookup(q.cachedTokens())
+		hit := s.kv.Lookup(s.cachedTokens(q))
 		wants = append(wants, prefillWant{nil, pb.need(hit, len(q.tokens)-hit)})
 	}
 	s.wants = wants
@@ -252,7 +252,7 @@ func (s *Scheduler) Schedule() *Plan {
 	// Admit waiting sequences, oldest first; stop at the first that does not fit.
 	for len(s.waiting) > 0 && !pb.spent() && len(s.running) < s.cfg.MaxRunning {
 		q := s.waiting[0]
-		cached := q.cachedTokens()
+		cached := s.cachedTokens(q)
 		// What is left of a cap may not pay for one token at the depth of
 		// its cached prefix: then it waits for the next step.
 		// (Looked up again: the chunks above may have evicted cached blocks.)
@@ -300,6 +300,19 @@ func (s *Scheduler) draftCost(rows int) float64 {
 		return s.cfg.DraftCost
 	}
 	return s.cost.Cost(rows)
+}
+
+// cachedTokens is what of q's tokens a prefix hit may cover
+// (sequence.cachedTokens); for a model with state layers no further than
+// its prompt's end, since q decoded the positions after it one at a time,
+// which a snapshot there from another sequence's prompt chunks does not
+// reproduce bit for bit.
+func (s *Scheduler) cachedTokens(q *sequence) []int32 {
+	t := q.cachedTokens()
+	if s.cfg.StateSlots > 0 && len(t) > q.promptLen+1 {
+		t = t[:q.promptLen+1] // a hit never covers the last token
+	}
+	return t
 }
 
 // stateCut cuts a chunk of n tokens of q from position start where a
