@@ -51,7 +51,9 @@ func hybridPrompt(i int) []int32 {
 // rule's chunks), alone or among 8 and 64
 // concurrent requests, with speculation asked for or not (it is off for
 // state models), and with so few blocks that 64 requests preempt each
-// other; no block or state slot leaks afterwards.
+// other, with state snapshots every 64 positions or without (a preempted
+// sequence then resumes from its own prompt's snapshot); no block, state
+// slot or snapshot leaks afterwards.
 func TestHybridGreedyIsBatchInvariant(t *testing.T) {
 	const n = 16
 	for _, tc := range []struct {
@@ -70,12 +72,19 @@ func TestHybridGreedyIsBatchInvariant(t *testing.T) {
 				want[i], wantLogprobs[i] = greedyAloneLogprobs(t, m, metal.KVF32, hybridPrompt(i), n)
 			}
 			for _, run := range []struct {
-				spec            string
-				conc, blocks    int
-				wantPreemptions bool
-			}{{"off", 1, 128, false}, {"ngram", 8, 128, false}, {"off", 64, 1024, false}, {"off", 64, 48, true}} {
-				t.Run(fmt.Sprintf("%s/%d/%d-blocks", run.spec, run.conc, run.blocks), func(t *testing.T) {
-					e := newEngineKV(t, m, nil, run.spec, run.blocks, nil, metal.KVF32)
+				spec                    string
+				conc, blocks, snapshots int
+				wantPreemptions         bool
+			}{{"off", 1, 128, 0, false}, {"ngram", 8, 128, 0, false}, {"off", 64, 1024, 0, false}, {"off", 64, 48, 0, true}, {"off", 64, 48, 32, true}} {
+				t.Run(fmt.Sprintf("%s/%d/%d-blocks/%d-snapshots", run.spec, run.conc, run.blocks, run.snapshots), func(t *testing.T) {
+					e, err := New(Config{Model: m, Spec: run.spec, KVType: metal.KVF32, NewDecoder: func() TextDecoder { return idDecoder{} },
+						Scheduler: engine.Config{NumBlocks: run.blocks, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 64,
+							StateSnapshots: run.snapshots, StateSnapshotEvery: 64},
+						Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(e.Close)
 					results := make([]result, run.conc)
 					var wg sync.WaitGroup
 					for i := range run.conc {
@@ -111,6 +120,9 @@ func TestHybridGreedyIsBatchInvariant(t *testing.T) {
 					metrics := sb.String()
 					if !strings.Contains(metrics, "splash_spec_proposed_tokens_total 0\n") {
 						t.Errorf("a state model speculated:\n%s", metrics)
+					}
+					if hits := !strings.Contains(metrics, "splash_prefix_cache_hit_tokens_total 0\n"); hits != (run.snapshots > 0) {
+						t.Errorf("prefix hits: %v, want %v (preempted sequences resume from their snapshots)", hits, run.snapshots > 0)
 					}
 					if preempted := !strings.Contains(metrics, "splash_preemptions_total 0\n"); preempted != run.wantPreemptions {
 						t.Errorf("preemptions: %v, want %v:\n%s", preempted, run.wantPreemptions, metrics)
