@@ -321,10 +321,10 @@ func (s *Scheduler) cachedTokens(q *sequence) []int32 {
 // StateChunk or at the prompt's end, and generated tokens being
 // recomputed go StateShortRows at a time, as short calls, like the decode
 // steps that first computed them. With snapshots, prompt chunks also end
-// at the multiples of StateSnapshotEvery. When the budget does not reach the next
-// cut, the step's first chunk runs to it anyway (the step overshoots its
-// budget by less than StateChunk tokens, so a prompt always moves) and a
-// later one waits.
+// at the multiples of StateSnapshotEvery. When the budget does not reach
+// the next cut, the step's first chunk runs to it anyway (the step
+// overshoots its budget by less than StateChunk tokens, so a prompt always
+// moves) and a later one waits.
 func (s *Scheduler) stateCut(q *sequence, start, n int, first bool) int {
 	c := s.cfg.StateChunk
 	switch {
