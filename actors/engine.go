@@ -166,6 +166,9 @@ func New(cfg Config) (*Engine, error) {
 	if cache.HasState() && cfg.Scheduler.StateSlots == 0 {
 		cfg.Scheduler.StateSlots = cfg.Scheduler.MaxRunning // one per running sequence
 	}
+	if cache.HasState() {
+		cfg.Scheduler.StateChunk, cfg.Scheduler.StateShortRows = cache.StateChunk, cache.StateShortRows
+	}
 	// Validate the scheduler settings once; every (re)started batcher then
 	// builds a fresh scheduler from them, since a panic leaves the old one's
 	// state unknown.
@@ -177,13 +180,13 @@ func New(cfg Config) (*Engine, error) {
 	if err := cache.CheckKV(cfg.KVType, sc.BlockSize); err != nil {
 		return nil, fmt.Errorf("actors: %w", err)
 	}
-	kv := model.NewCache(cfg.Model, sc.NumBlocks, sc.BlockSize, sc.StateSlots, cfg.KVType)
+	kv := model.NewCache(cfg.Model, sc.NumBlocks, sc.BlockSize, sc.StateSlots+sc.StateSnapshots, cfg.KVType) // running sequences' slots, then snapshots
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	e := &Engine{system: system, cfg: cfg, metrics: newMetrics(sc.NumBlocks)}
+	e := &Engine{system: system, cfg: cfg, metrics: newMetrics(sc.NumBlocks, cache.StateBytes())}
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())

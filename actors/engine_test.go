@@ -85,8 +85,15 @@ func greedyAlone(t testing.TB, m model.Model, prompt []int32, n int) []int32 {
 
 // greedyAloneIn is greedyAlone with a cache of type kvType.
 func greedyAloneIn(t testing.TB, m model.Model, kvType metal.KVType, prompt []int32, n int) []int32 {
+	out, _ := greedyAloneLogprobs(t, m, kvType, prompt, n)
+	return out
+}
+
+// greedyAloneLogprobs is greedyAloneIn that also returns each generated
+// token's logprob.
+func greedyAloneLogprobs(t testing.TB, m model.Model, kvType metal.KVType, prompt []int32, n int) ([]int32, []float32) {
 	nb := max(16, (len(prompt)+n)/16+1)
-	kv := m.NewKVCache(nb, 16, kvType)
+	kv := model.NewCache(m, nb, 16, 1, kvType) // a state model's one sequence in slot 0
 	blocks := make([]int32, nb)
 	for i := range blocks {
 		blocks[i] = int32(i)
@@ -96,6 +103,7 @@ func greedyAloneIn(t testing.TB, m model.Model, kvType metal.KVType, prompt []in
 		t.Fatal(err)
 	}
 	var out []int32
+	var lps []float32
 	for len(out) < n {
 		best := int32(0)
 		for i, v := range logits {
@@ -104,12 +112,13 @@ func greedyAloneIn(t testing.TB, m model.Model, kvType metal.KVType, prompt []in
 			}
 		}
 		out = append(out, best)
+		lps = append(lps, sample.Logprob(logits, best))
 		logits, err = m.Forward(&model.Batch{Rows: []model.Row{{Start: len(prompt) + len(out) - 1, Tokens: []int32{best}, Blocks: blocks, Logits: 1}}}, kv)
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	return out
+	return out, lps
 }
 
 func promptFor(i int) []int32 {
@@ -121,17 +130,21 @@ func promptFor(i int) []int32 {
 }
 
 type result struct {
-	tokens []int32
-	text   string
-	finish stop.Reason
-	usage  Usage
-	err    error
+	tokens   []int32
+	logprobs []float32
+	text     string
+	finish   stop.Reason
+	usage    Usage
+	err      error
 }
 
 func collect(ch <-chan Event) result {
 	var r result
 	for ev := range ch {
 		r.tokens = append(r.tokens, ev.Tokens...)
+		for _, lp := range ev.Logprobs {
+			r.logprobs = append(r.logprobs, lp.Logprob)
+		}
 		r.text += ev.Text
 		if ev.Finish != stop.None {
 			r.finish = ev.Finish

@@ -13,16 +13,19 @@ import (
 // /metrics reads it from other goroutines.
 type metricsBox struct {
 	running, waiting, blocksTotal, blocksUsed atomic.Int64
-	prefixHitTokens                           atomic.Int64
+	prefixHitTokens, preemptions              atomic.Int64
+	snapshots                                 atomic.Int64
+	stateBytes                                int64 // one sequence's state, the size of a snapshot
 	promptTokens, generationTokens            atomic.Int64
 	specProposed, specAccepted                atomic.Int64
 	stepSeconds                               histogram
 }
 
-func newMetrics(blocks int) *metricsBox {
+func newMetrics(blocks int, stateBytes int64) *metricsBox {
 	m := &metricsBox{stepSeconds: histogram{bounds: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}}
 	m.stepSeconds.counts = make([]uint64, len(m.stepSeconds.bounds)+1)
 	m.blocksTotal.Store(int64(blocks))
+	m.stateBytes = stateBytes
 	return m
 }
 
@@ -31,6 +34,8 @@ func (m *metricsBox) observe(s engine.Stats) {
 	m.waiting.Store(int64(s.Waiting))
 	m.blocksUsed.Store(int64(s.KV.Used))
 	m.prefixHitTokens.Store(s.KV.HitTokens)
+	m.preemptions.Store(s.Preemptions)
+	m.snapshots.Store(int64(s.KV.Snapshots))
 }
 
 func (m *metricsBox) write(w io.Writer) {
@@ -45,6 +50,10 @@ func (m *metricsBox) write(w io.Writer) {
 	gauge("splash_kv_blocks_total", "KV cache blocks in the pool.", m.blocksTotal.Load())
 	gauge("splash_kv_blocks_used", "KV cache blocks referenced by a sequence.", m.blocksUsed.Load())
 	counter("splash_prefix_cache_hit_tokens_total", "Prompt tokens served from the prefix cache.", m.prefixHitTokens.Load())
+	if m.stateBytes > 0 {
+		gauge("splash_state_snapshot_bytes", "Memory of the state snapshots kept for prefix hits (models with state layers).", m.snapshots.Load()*m.stateBytes)
+	}
+	counter("splash_preemptions_total", "Running sequences preempted for blocks and recomputed later.", m.preemptions.Load())
 	counter("splash_prompt_tokens_total", "Prompt tokens submitted.", m.promptTokens.Load())
 	counter("splash_generation_tokens_total", "Tokens generated.", m.generationTokens.Load())
 	counter("splash_spec_proposed_tokens_total", "Draft tokens proposed for verification.", m.specProposed.Load())

@@ -87,10 +87,10 @@ func TestPrefixHitGreedyMatchesCold(t *testing.T) {
 	}
 }
 
-// generate runs one greedy request to the end.
-func generate(t *testing.T, e *Engine, prompt []int32, n int) result {
+// generate runs one greedy request to the end, with each token's logprob.
+func generate(t testing.TB, e *Engine, prompt []int32, n int) result {
 	t.Helper()
-	ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: prompt, MaxTokens: n, Sampling: sample.Params{Logprobs: -1}})
+	ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: prompt, MaxTokens: n, Sampling: sample.Params{Logprobs: 0}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,27 @@ type Config struct {
 	// StateSlots run at once. Such a state cannot be rolled back, so
 	// speculation is off (MaxDraft 0) and no prefix is reused.
 	StateSlots int
+	// StateChunk and StateShortRows, for a model with state layers
+	// (model.CacheSpec's fields of those names), make the results
+	// independent of how a sequence is chunked: prompt chunks are cut at
+	// multiples of StateChunk from position 0 and at the prompt's end,
+	// and generated tokens recomputed after a preemption (decoded one a
+	// step the first time) go in chunks of at most StateShortRows. Zero:
+	// chunks are cut anywhere.
+	StateChunk, StateShortRows int
+	// StateSnapshots, for a model with state layers and a StateChunk, is
+	// how many snapshots of a sequence's state the KV manager keeps, one
+	// per cached block ending at a multiple of StateChunk that a prompt
+	// chunk reached (the state there is any sequence's with that prefix),
+	// so that a prefix hit resumes from the deepest one and recomputes the
+	// rest. Each takes a state slot's memory (model.NewCache's slots are
+	// StateSlots+StateSnapshots). Zero: no prefix hits for such a model.
+	StateSnapshots int
+	// StateSnapshotEvery is the snapshot interval, a multiple of
+	// StateChunk (8·StateChunk when zero): prompt chunks of a model with
+	// snapshots also end at its multiples, so that each is a chunk's end
+	// and gets a snapshot, and a hit recomputes less than an interval.
+	StateSnapshotEvery int
 }
 
 func (c *Config) withDefaults() (Config, error) {
@@ -44,6 +65,9 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if d.MaxModelLen == 0 {
 		d.MaxModelLen = d.NumBlocks * d.BlockSize
+	}
+	if d.StateSnapshots > 0 && d.StateSnapshotEvery == 0 {
+		d.StateSnapshotEvery = 8 * d.StateChunk
 	}
 	if d.StateSlots > 0 {
 		d.MaxDraft = 0 // a verify row's rejected tokens would stay in the state
@@ -71,6 +95,12 @@ func (c *Config) withDefaults() (Config, error) {
 		return d, fmt.Errorf("engine: AttentionBreakEven %d is negative", d.AttentionBreakEven)
 	case d.StateSlots < 0:
 		return d, fmt.Errorf("engine: StateSlots %d is negative", d.StateSlots)
+	case d.StateSnapshots < 0 || d.StateSnapshots > 0 && (d.StateSlots == 0 || d.StateChunk == 0 ||
+		d.StateSnapshotEvery%d.StateChunk != 0 || d.StateSnapshotEvery%d.BlockSize != 0):
+		return d, fmt.Errorf("engine: %d StateSnapshots need StateSlots and an interval (%d) that is a multiple of StateChunk %d and BlockSize %d",
+			d.StateSnapshots, d.StateSnapshotEvery, d.StateChunk, d.BlockSize)
+	case d.StateChunk < 0 || d.StateShortRows < 0:
+		return d, fmt.Errorf("engine: StateChunk %d and StateShortRows %d must not be negative", d.StateChunk, d.StateShortRows)
 	}
 	return d, nil
 }

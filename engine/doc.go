@@ -82,8 +82,13 @@
 // finishing free it with the blocks. Each row carries its slot
 // (PlanRow.State, model.Row.State); a preempted sequence restarts at
 // position 0, where the model clears the slot. Its state cannot be rolled
-// back or resumed from a cached prefix (kvcache's package doc), so such a
-// scheduler does not speculate and serves no prefix hits.
+// back, so such a scheduler does not speculate. Its results depend on how
+// the model's calls split a sequence, so prompt chunks are cut where the
+// model says they may be (Config.StateChunk, StateShortRows) and results
+// are the same however the scheduler batches and preempts. A prefix is
+// resumed only from a state snapshot (Config.StateSnapshots, kvcache's
+// package doc), kept where a prompt chunk ends at a multiple of
+// StateSnapshotEvery.
 //
 // # States
 //

@@ -69,7 +69,10 @@ type Plan struct {
 	drafts []int32 // backing store for every row's Draft
 	inputs []int32 // backing store for decode rows' model tokens
 	copies []metal.BlockCopy
-	batch  model.Batch
+	// stateCopies are the state snapshots kept and restored (kvcache's
+	// TakeStateCopies) that the batch makes first.
+	stateCopies []metal.StateCopy
+	batch       model.Batch
 }
 
 // Empty reports whether the plan has no rows (nothing to run).
@@ -148,7 +151,7 @@ func (p *Plan) Batch() *model.Batch {
 		}
 		rows = append(rows, mr)
 	}
-	p.batch.Rows, p.batch.Copies = rows, p.copies
+	p.batch.Rows, p.batch.Copies, p.batch.StateCopies = rows, p.copies, p.stateCopies
 	return &p.batch
 }
 

@@ -46,7 +46,8 @@ func New(cfg Config, proposer spec.Proposer) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	kv, err := kvcache.New(kvcache.Config{NumBlocks: c.NumBlocks, BlockSize: c.BlockSize, StateSlots: c.StateSlots})
+	kv, err := kvcache.New(kvcache.Config{NumBlocks: c.NumBlocks, BlockSize: c.BlockSize, StateSlots: c.StateSlots,
+		Snapshots: c.StateSnapshots, SnapshotEvery: c.StateSnapshotEvery})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -233,7 +234,7 @@ func (s *Scheduler) addPromptChunks(pb *prefillBudget) {
 	}
 	if len(s.waiting) > 0 && len(s.running) < s.cfg.MaxRunning && s.kv.NumFree() > 0 && s.kv.FreeSlots() > 0 {
 		q := s.waiting[0]
-		hit := s.kv.Lookup(q.cachedTokens())
+		hit := s.kv.Lookup(s.cachedTokens(q))
 		wants = append(wants, prefillWant{nil, pb.need(hit, len(q.tokens)-hit)})
 	}
 	s.wants = wants
@@ -251,7 +252,7 @@ func (s *Scheduler) addPromptChunks(pb *prefillBudget) {
 				later = later.plus(o.need)
 			}
 		}
-		chunk := pb.chunk(q.computed, q.pending(), later)
+		chunk := s.stateCut(q, q.computed, pb.chunk(q.computed, q.pending(), later), !pb.taken)
 		if chunk == 0 || !s.fit(q, q.computed+chunk) {
 			continue
 		}
@@ -266,11 +267,12 @@ func (s *Scheduler) addPromptChunks(pb *prefillBudget) {
 func (s *Scheduler) admitWaiting(pb *prefillBudget) {
 	for len(s.waiting) > 0 && !pb.spent() && len(s.running) < s.cfg.MaxRunning {
 		q := s.waiting[0]
-		cached := q.cachedTokens()
+		cached := s.cachedTokens(q)
 		// What is left of a cap may not pay for one token at the depth of
 		// its cached prefix: then it waits for the next step.
 		// (Looked up again: the chunks above may have evicted cached blocks.)
-		chunk := pb.chunk(s.kv.Lookup(cached), len(q.tokens), prefillNeed{})
+		hit := s.kv.Lookup(cached)
+		chunk := s.stateCut(q, hit, pb.chunk(hit, len(q.tokens), prefillNeed{}), !pb.taken)
 		if chunk == 0 {
 			break
 		}
@@ -296,6 +298,10 @@ func (s *Scheduler) admitWaiting(pb *prefillBudget) {
 // them.
 func (s *Scheduler) finishPlan(p *Plan) {
 	p.copies = s.kv.TakeCopies(p.copies[:0]) // after the last allocation of the step
+	p.stateCopies = p.stateCopies[:0]
+	if len(p.Rows) > 0 {
+		p.stateCopies = s.kv.TakeStateCopies(p.stateCopies) // only a step that runs may make them
+	}
 	p.reserveDrafts()
 	if s.proposer != nil {
 		if err := s.proposer.Propose(p.Wants()); err == nil {
@@ -313,6 +319,52 @@ func (s *Scheduler) draftCost(rows int) float64 {
 		return s.cfg.DraftCost
 	}
 	return s.cost.Cost(rows)
+}
+
+// cachedTokens is what of q's tokens a prefix hit may cover
+// (sequence.cachedTokens); for a model with state layers no further than
+// its prompt's end, since q decoded the positions after it one at a time,
+// which a snapshot there from another sequence's prompt chunks does not
+// reproduce bit for bit.
+func (s *Scheduler) cachedTokens(q *sequence) []int32 {
+	t := q.cachedTokens()
+	if s.cfg.StateSlots > 0 && len(t) > q.promptLen+1 {
+		t = t[:q.promptLen+1] // a hit never covers the last token
+	}
+	return t
+}
+
+// stateCut cuts a chunk of n tokens of q from position start where a
+// model with state layers computes the same bits however the sequence is
+// chunked (Config.StateChunk): prompt chunks end at a multiple of
+// StateChunk or at the prompt's end, and generated tokens being
+// recomputed go StateShortRows at a time, as short calls, like the decode
+// steps that first computed them. With snapshots, prompt chunks also end
+// at the multiples of StateSnapshotEvery. When the budget does not reach
+// the next cut, the step's first chunk runs to it anyway (the step
+// overshoots its budget by less than StateChunk tokens, so a prompt always
+// moves) and a later one waits.
+func (s *Scheduler) stateCut(q *sequence, start, n int, first bool) int {
+	c := s.cfg.StateChunk
+	switch {
+	case c == 0 || n <= 0:
+		return n
+	case start >= q.promptLen:
+		return min(n, max(s.cfg.StateShortRows, 1))
+	}
+	if e := s.cfg.StateSnapshotEvery; s.cfg.StateSnapshots > 0 {
+		n = min(n, (start/e+1)*e-start) // each interval's end is a chunk's, and gets a snapshot
+	}
+	if start+n >= q.promptLen {
+		return q.promptLen - start
+	}
+	if end := (start + n) / c * c; end > start {
+		return end - start
+	}
+	if !first {
+		return 0
+	}
+	return min(q.promptLen, (start/c+1)*c) - start
 }
 
 // addChunk adds a prefill row of the next chunk tokens of q, or fewer (a

@@ -27,6 +27,29 @@ func checkStateRows(t *testing.T, slots int) func(*Plan) {
 	}
 }
 
+// checkStateCuts fails when a prefill row of a state model is cut where
+// Config.StateChunk says it must not be: a row within the prompt starts
+// at a multiple of chunk and ends at one or at the prompt's end, a row
+// past the prompt is at most short tokens long.
+func checkStateCuts(t *testing.T, p *Plan, promptLen map[uint64]int, chunk, short int) {
+	t.Helper()
+	if chunk == 0 {
+		return
+	}
+	for _, r := range p.Rows {
+		if r.Kind != PrefillRow {
+			continue
+		}
+		start, end, pl := r.Start, r.Start+len(r.Tokens), promptLen[r.Seq]
+		switch {
+		case start >= pl && len(r.Tokens) > short:
+			t.Fatalf("sequence %d recomputes generated positions [%d, %d) in one row, more than %d", r.Seq, start, end, short)
+		case start < pl && (start%chunk != 0 || end%chunk != 0 && end != pl):
+			t.Fatalf("sequence %d prompt chunk [%d, %d) of a %d-token prompt is not cut at multiples of %d", r.Seq, start, end, pl, chunk)
+		}
+	}
+}
+
 // TestStateModelScheduling runs a model with a state layer (the fake's
 // state mode, whose logits come from the state in the row's slot) through
 // a pool with fewer slots than MaxRunning and too few blocks: waiting
@@ -42,13 +65,23 @@ func TestStateModelScheduling(t *testing.T) {
 	}{
 		{"slots bound running", Config{BlockSize: 4, NumBlocks: 64, MaxBatchTokens: 16, MaxRunning: 6, StateSlots: 2, MaxDraft: 4}, 5, false},
 		{"preemption frees slots", Config{BlockSize: 4, NumBlocks: 10, MaxBatchTokens: 16, MaxRunning: 4, StateSlots: 3, MaxDraft: 4}, 6, true},
+		{"chunks cut at state chunks", Config{BlockSize: 4, NumBlocks: 64, MaxBatchTokens: 16, MaxRunning: 4, StateSlots: 4,
+			MaxPrefillWithDecode: 5, StateChunk: 4, StateShortRows: 3}, 5, false},
+		{"preempted recompute in short rows", Config{BlockSize: 4, NumBlocks: 10, MaxBatchTokens: 16, MaxRunning: 4, StateSlots: 3,
+			StateChunk: 8, StateShortRows: 3}, 6, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.cfg, spec.Ngram{})
-			h.onPlan = checkStateRows(t, tc.cfg.StateSlots)
+			promptLen := map[uint64]int{}
+			slots := checkStateRows(t, tc.cfg.StateSlots)
+			h.onPlan = func(p *Plan) {
+				slots(p)
+				checkStateCuts(t, p, promptLen, tc.cfg.StateChunk, tc.cfg.StateShortRows)
+			}
 			var reqs []Request
 			for i := range tc.requests {
-				r := Request{ID: uint64(i + 1), Prompt: prompt(5+i, int32(i)), MaxTokens: 12}
+				r := Request{ID: uint64(i + 1), Prompt: prompt(5+3*i, int32(i)), MaxTokens: 12}
+				promptLen[r.ID] = len(r.Prompt)
 				reqs = append(reqs, r)
 				h.add(r, greedy())
 			}

@@ -116,6 +116,15 @@ func (s *Scheduler) Update(p *Plan, res StepResult) ([]Output, error) {
 			return nil, fmt.Errorf("engine: %w", err) // Update commits only computed tokens, and drafts are off with state slots: a bug
 		}
 		q.computed = kept
+		if end := r.Start + len(r.Tokens); r.Kind == PrefillRow && end <= q.promptLen {
+			// A prompt chunk's end: the state there is any sequence's with
+			// the same prefix (chunks are cut at Config.StateChunk), so it
+			// may be kept for prefix hits.
+			if err := s.kv.Commit(&q.blocks, q.tokens, q.computed); err != nil {
+				return nil, fmt.Errorf("engine: %w", err)
+			}
+			s.kv.Snapshot(&q.blocks, end)
+		}
 		s.appendTokens(q, toks)
 		if n := len(s.outs); r.Kind == DecodeRow && n > 0 && s.outs[n-1].ID == q.id {
 			s.outs[n-1].Drafted, s.outs[n-1].Accepted = len(r.Draft), len(toks)-1

@@ -77,6 +77,13 @@ type LinearAttention interface {
 // taken there can be resumed bit for bit.
 const DeltaChunk = 64
 
+// DeltaShortRows is the longest call of GatedDeltaRule that every
+// implementation runs token by token: a call of at most this many rows
+// gives the bits of its tokens run one call each, so a sequence's decoded
+// tokens can be recomputed (after a preemption) in calls this long
+// without changing a bit.
+const DeltaShortRows = 15
+
 // DeltaDims are the head counts and sizes of a Gated DeltaNet layer, as
 // config.json's linear_num_key_heads, linear_num_value_heads,
 // linear_key_head_dim and linear_value_head_dim.

@@ -25,3 +25,31 @@ func (l *StateLayer) Slot(s int32) ([]float32, error) {
 	i := int(s) * l.Elems
 	return l.Data[i : i+l.Elems : i+l.Elems], nil
 }
+
+// StateCopy copies slot Src's state to slot Dst in every state layer: a
+// sequence's state kept as a snapshot, or a snapshot restored into the
+// slot of a sequence that resumes from it.
+type StateCopy struct{ Src, Dst int32 }
+
+// CopyStates makes copies in order in every layer, or none when one names
+// a slot out of range.
+func CopyStates(layers []StateLayer, copies []StateCopy) error {
+	for _, c := range copies {
+		for i := range layers {
+			if _, err := layers[i].Slot(c.Src); err != nil {
+				return err
+			}
+			if _, err := layers[i].Slot(c.Dst); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range copies {
+		for i := range layers {
+			src, _ := layers[i].Slot(c.Src)
+			dst, _ := layers[i].Slot(c.Dst)
+			copy(dst, src)
+		}
+	}
+	return nil
+}

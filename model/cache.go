@@ -60,6 +60,13 @@ func StateLayer(floats int) LayerCache { return LayerCache{Kind: SeqState, State
 // needs no other reset.
 type CacheSpec struct {
 	Layers []LayerCache
+	// StateChunk and StateShortRows, for a model with state layers, say
+	// where a sequence may be split into Forward calls without changing
+	// any result's bits (a state's arithmetic may depend on how its
+	// tokens were grouped): at multiples of StateChunk from position 0,
+	// and anywhere into calls of at most StateShortRows tokens, which give
+	// the bits of one call a token. Zero: anywhere.
+	StateChunk, StateShortRows int
 }
 
 // DenseCache declares cfg's dense transformer: every layer paged attention.

@@ -16,10 +16,21 @@
 // Qwen3_5MoeForConditionalGeneration and their *ForCausalLM text models)
 // have their config.json parsed and checked into Config.Hybrid
 // (hybridconfig.go) and run in HybridModel (hybrid*.go): gated attention
-// and Gated DeltaNet layers, dense or mixture-of-experts MLPs, one
-// sequence per call with its linear-layer state (HybridState) passed in.
-// HybridModel is not a Model yet and Build refuses these architectures:
-// the engine has no per-sequence state to give it.
+// and Gated DeltaNet layers, dense or mixture-of-experts MLPs. Its cache
+// declaration gives each full-attention layer paged KV and each Gated
+// DeltaNet layer a state slot (its convolution window and recurrent
+// matrices), which Forward clears for a row at position 0. A state cannot
+// be rewound, and the delta rule's chunked form rounds differently from
+// its token-by-token loop, so results are bit-identical however a
+// sequence is split into calls only when the splits fall at multiples of
+// metal.DeltaChunk from position 0, or the calls are short
+// (metal.DeltaShortRows): CacheSpec says so, and the scheduler cuts such
+// models' prompt chunks accordingly. A batch's StateCopies copy states
+// between slots before its rows run: the engine keeps snapshots of
+// sequences' states in slots of their own and restores one into the slot
+// of a sequence that resumes from a cached prefix. Package hybridref holds
+// the tests' float64 reference of these models and random checkpoints of
+// each layout.
 //
 // DFlash and DFlash2 block-diffusion drafts (DFlashDraftModel,
 // DFlash2DraftModel; dflashconfig.go, dflash*.go) have no embeddings or

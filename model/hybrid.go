@@ -21,8 +21,9 @@ import (
 // x/sqrt(mean(x²)+eps)·(1+w) (Qwen3NextRMSNorm), so the loader stores 1+w.
 //
 // A layer's MLP is a mixture of experts where Hybrid.IsMoE says so
-// (moeBlock). It runs one sequence per call (Forward) and is not yet a
-// Model: the engine has no place for the per-sequence HybridState.
+// (moeBlock). As a Model (hybrid_cache.go) it keeps each sequence's
+// linear-layer state in the cache's state slots; ForwardState and
+// ForwardBatch take HybridStates directly.
 type HybridModel struct {
 	cfg                    *Config
 	be                     metal.Backend
@@ -81,7 +82,8 @@ type HybridState struct {
 }
 
 // NewHybridModel builds a hybrid model from cfg and its weights, checking
-// every tensor's shape against the config.
+// every tensor's shape against the config. With a nil backend it only
+// checks (Pack): the model cannot run.
 func NewHybridModel(cfg *Config, w Tensors, be metal.Backend) (*HybridModel, error) {
 	if cfg.Hybrid == nil {
 		return nil, fmt.Errorf("model: %s is not a hybrid model", cfg.Architecture)
@@ -90,7 +92,7 @@ func NewHybridModel(cfg *Config, w Tensors, be metal.Backend) (*HybridModel, err
 		return nil, err
 	}
 	la, ok := be.(metal.LinearAttention)
-	if !ok {
+	if !ok && be != nil {
 		return nil, fmt.Errorf("model: backend %s has no linear attention kernels (metal.LinearAttention)", be.Name())
 	}
 	y := cfg.Hybrid

@@ -15,9 +15,11 @@ type hybridRun struct {
 	want               []int32        // indices (into the flattened batch) whose logits are returned
 	ends               []int          // each row's end in the flattened batch
 	states             []*HybridState // each row's sequence state, during a call
-	one                [1]Row         // Forward's batch
+	one                [1]Row         // ForwardState's batch
 	oneState           [1]*HybridState
 	oneBatch           Batch
+	views              []HybridState // Forward's rows' states: views of their slots
+	viewPtrs           []*HybridState
 
 	x, h           []float32 // (n, hidden)
 	qg             []float32 // (n, 2·q_dim): q_proj's interleaved queries and gates
@@ -33,12 +35,12 @@ type hybridRun struct {
 	moe            moeRun
 }
 
-// Forward runs row's tokens of one sequence through the model: their keys
+// ForwardState runs row's tokens of one sequence through the model: their keys
 // and values go to kv (the full-attention layers' cache) through
 // row.Blocks, and st, the sequence's linear-layer state, must be at
 // row.Start; it is left at row.Start+len(row.Tokens). It returns the
 // logits of the row's last row.Logits tokens, reused by the next call.
-func (m *HybridModel) Forward(row Row, st *HybridState, kv *metal.KVCache) ([]float32, error) {
+func (m *HybridModel) ForwardState(row Row, st *HybridState, kv *metal.KVCache) ([]float32, error) {
 	r := &m.run
 	r.one[0], r.oneState[0] = row, st
 	r.oneBatch.Rows = r.one[:]

@@ -1,4 +1,4 @@
-package model
+package model_test
 
 import (
 	"fmt"
@@ -8,53 +8,11 @@ import (
 
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
+	"github.com/splash-inference/splash/model"
+	"github.com/splash-inference/splash/model/hybridref"
 )
 
-// tinyHybrid is a small hybrid text model: five layers (linear, linear,
-// attention, linear, attention), partial RoPE over half of each head,
-// Gated DeltaNet layers of two key heads shared by four value heads.
-func tinyHybrid(modelType string, tied bool) *Config {
-	prefix := "model.language_model."
-	if modelType == "qwen3_next" {
-		prefix = "model."
-	}
-	L, A := LayerLinearAttention, LayerFullAttention
-	return &Config{
-		Architecture: "tiny-" + modelType, ModelType: modelType, HiddenSize: 64, IntermediateSize: 96,
-		NumHiddenLayers: 5, NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 16, VocabSize: 96,
-		RMSNormEps: 1e-6, RopeTheta: 10000, TieWordEmbeddings: tied,
-		Hybrid: &Hybrid{ModelType: modelType, TextPrefix: prefix, LayerTypes: []string{L, L, A, L, A},
-			PartialRotaryFactor: 0.5, LinearConvKernelDim: 4, LinearNumKeyHeads: 2, LinearNumValueHeads: 4,
-			LinearKeyHeadDim: 16, LinearValueHeadDim: 8, DecoderSparseStep: 1, NormTopKProb: true},
-	}
-}
-
-// tinyHybridMoE is tinyHybrid with experts: Qwen3-Next's in every second
-// layer (decoder_sparse_step 2), one tensor per expert, top-k weights as
-// the router gives them; Qwen3.5-MoE's in every layer, fused, renormalised.
-func tinyHybridMoE(modelType string) *Config {
-	c := tinyHybrid(modelType, false)
-	y := c.Hybrid
-	y.NumExperts, y.NumExpertsPerTok, y.MoEIntermediateSize, y.SharedExpertIntermediateSize = 8, 3, 32, 48
-	if modelType == "qwen3_next" {
-		y.DecoderSparseStep, y.NormTopKProb = 2, false
-	} else {
-		c.IntermediateSize = 0
-	}
-	return c
-}
-
-// wideHybrid is a Qwen3.5 text model with the real models' head shapes
-// (attention heads of 256 rotated over their first 64, Gated DeltaNet
-// heads of 128) on a small hidden size.
-func wideHybrid() *Config {
-	c := tinyHybrid("qwen3_5", false)
-	c.HeadDim, c.Hybrid.PartialRotaryFactor = 256, 0.25
-	c.Hybrid.LinearKeyHeadDim, c.Hybrid.LinearValueHeadDim = 128, 128
-	return c
-}
-
-// TestHybridForwardMatchesReference runs a sequence through HybridModel in
+// TestHybridForwardMatchesReference runs a sequence through model.HybridModel in
 // the shapes a scheduler would use (prompt chunks with and without logits,
 // one of 70 tokens that the gated delta rule runs in chunks of 64 and 6,
 // single decode tokens, a verify-sized row), and token by token, the state
@@ -82,28 +40,28 @@ func TestHybridForwardMatchesReference(t *testing.T) {
 		{"qwen3_5_moe", false, true, metal.BF16},
 		{"wide", false, false, metal.BF16},
 	} {
-		cfg := tinyHybrid(tc.modelType, tc.tied)
+		cfg := hybridref.Tiny(tc.modelType, tc.tied)
 		if tc.moe {
-			cfg = tinyHybridMoE(tc.modelType)
+			cfg = hybridref.TinyMoE(tc.modelType)
 		}
 		if tc.modelType == "wide" {
-			cfg = wideHybrid()
+			cfg = hybridref.Wide()
 		}
-		mt, rw := randomHybrid(cfg, tc.d, 9)
-		tokens := randomTokens(total, cfg.VocabSize, 4)
-		want := refHybridForward(cfg, rw, tokens)
+		mt, rw := hybridref.Random(cfg, tc.d, 9)
+		tokens := model.RandomTokens(total, cfg.VocabSize, 4)
+		want := hybridref.Forward(cfg, rw, tokens, metal.KVF16)
 		for pi, plan := range [][][3]int{chunked, oneByOne} {
 			t.Run(fmt.Sprintf("%s/tied=%v/moe=%v/%s/plan%d", tc.modelType, tc.tied, tc.moe, tc.d, pi), func(t *testing.T) {
-				m, err := NewHybridModel(cfg, mt, be)
+				m, err := model.NewHybridModel(cfg, mt, be)
 				if err != nil {
 					t.Fatal(err)
 				}
 				kv := m.NewKVCache(24, 4, metal.KVF16)
-				blocks := shuffledBlocks(21, 24, 5)
+				blocks := model.ShuffledBlocks(21, 24, 5)
 				st := m.NewState()
 				for _, s := range plan {
 					start, end, nl := s[0], s[1], s[2]
-					logits, err := m.Forward(Row{Start: start, Tokens: tokens[start:end], Blocks: blocks, Logits: nl}, st, kv)
+					logits, err := m.ForwardState(model.Row{Start: start, Tokens: tokens[start:end], Blocks: blocks, Logits: nl}, st, kv)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -112,7 +70,7 @@ func TestHybridForwardMatchesReference(t *testing.T) {
 					}
 					for j := range nl {
 						pos := end - nl + j
-						if e := relErr(logits[j*cfg.VocabSize:(j+1)*cfg.VocabSize], want[pos]); e > 1e-4 {
+						if e := model.RelErr(logits[j*cfg.VocabSize:(j+1)*cfg.VocabSize], want[pos]); e > 1e-4 {
 							t.Errorf("step %v position %d: relative error %.3g > 1e-4", s, pos, e)
 						}
 					}
@@ -137,35 +95,37 @@ func TestNewHybridModelRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		modelType string
-		mutate    func(c *Config, m memTensors)
+		mutate    func(c *model.Config, m hybridref.Tensors)
 		be        metal.Backend
 		want      string
 	}{
-		{"missing conv", "qwen3_5", func(c *Config, m memTensors) { delete(m, "model.language_model.layers.0.linear_attn.conv1d.weight") }, nil,
+		{"missing conv", "qwen3_5", func(c *model.Config, m hybridref.Tensors) {
+			delete(m, "model.language_model.layers.0.linear_attn.conv1d.weight")
+		}, nil,
 			"model.language_model.layers.0.linear_attn.conv1d.weight"},
-		{"conv of another width", "qwen3_5", func(c *Config, m memTensors) { c.Hybrid.LinearConvKernelDim = 3 }, nil, "conv1d.weight has shape [96 4], the config implies [96 3]"},
-		{"split projections for qwen3_next", "qwen3_5", func(c *Config, m memTensors) {
+		{"conv of another width", "qwen3_5", func(c *model.Config, m hybridref.Tensors) { c.Hybrid.LinearConvKernelDim = 3 }, nil, "conv1d.weight has shape [96 4], the config implies [96 3]"},
+		{"split projections for qwen3_next", "qwen3_5", func(c *model.Config, m hybridref.Tensors) {
 			c.Hybrid.ModelType = "qwen3_next"
 		}, nil, "in_proj_qkvz.weight"},
-		{"value head size", "qwen3_next", func(c *Config, m memTensors) { c.Hybrid.LinearValueHeadDim = 4 }, nil,
+		{"value head size", "qwen3_next", func(c *model.Config, m hybridref.Tensors) { c.Hybrid.LinearValueHeadDim = 4 }, nil,
 			"linear_attn.norm.weight has shape [1 8], the config implies [1 4]"},
-		{"grouped projection", "qwen3_next", func(c *Config, m memTensors) {
+		{"grouped projection", "qwen3_next", func(c *model.Config, m hybridref.Tensors) {
 			n := "model.layers.3.linear_attn.in_proj_qkvz.weight"
 			m[n] = &metal.Tensor{DType: metal.F32, Rows: 96, Cols: 64, Data: make([]byte, 4*96*64)}
 		}, nil, "in_proj_qkvz.weight has shape [96 64], the config implies [128 64]"},
-		{"ungated q_proj", "qwen3_5", func(c *Config, m memTensors) {
+		{"ungated q_proj", "qwen3_5", func(c *model.Config, m hybridref.Tensors) {
 			n := "model.language_model.layers.2.self_attn.q_proj.weight"
 			m[n] = &metal.Tensor{DType: metal.F32, Rows: 64, Cols: 64, Data: make([]byte, 4*64*64)}
 		}, nil, "q_proj.weight has shape [64 64], the config implies [128 64]"},
-		{"experts", "qwen3_next", func(c *Config, m memTensors) {
+		{"experts", "qwen3_next", func(c *model.Config, m hybridref.Tensors) {
 			c.Hybrid.NumExperts, c.Hybrid.NumExpertsPerTok, c.Hybrid.MoEIntermediateSize, c.Hybrid.SharedExpertIntermediateSize = 4, 2, 32, 32
 		}, nil, "missing tensor model.layers.0.mlp.gate.weight"},
-		{"unknown layer type", "qwen3_5", func(c *Config, m memTensors) { c.Hybrid.LayerTypes[1] = "mamba" }, nil, `layer_types[1] = "mamba"`},
-		{"no linear attention kernels", "qwen3_5", func(*Config, memTensors) {}, plainBackend{be}, "metal.LinearAttention"},
+		{"unknown layer type", "qwen3_5", func(c *model.Config, m hybridref.Tensors) { c.Hybrid.LayerTypes[1] = "mamba" }, nil, `layer_types[1] = "mamba"`},
+		{"no linear attention kernels", "qwen3_5", func(*model.Config, hybridref.Tensors) {}, plainBackend{be}, "metal.LinearAttention"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := tinyHybrid(tc.modelType, true)
-			mt, _ := randomHybrid(cfg, metal.F32, 1)
+			cfg := hybridref.Tiny(tc.modelType, true)
+			mt, _ := hybridref.Random(cfg, metal.F32, 1)
 			y := *cfg.Hybrid
 			y.LayerTypes = append([]string(nil), y.LayerTypes...)
 			cfg.Hybrid = &y
@@ -174,7 +134,7 @@ func TestNewHybridModelRefuses(t *testing.T) {
 			if b == nil {
 				b = be
 			}
-			_, err := NewHybridModel(cfg, mt, b)
+			_, err := model.NewHybridModel(cfg, mt, b)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want it to mention %q", err, tc.want)
 			}
@@ -187,36 +147,36 @@ func TestNewHybridModelRefuses(t *testing.T) {
 func TestHybridForwardRefuses(t *testing.T) {
 	be := cpu.New(1)
 	defer be.Close()
-	cfg := tinyHybrid("qwen3_5", true)
-	mt, _ := randomHybrid(cfg, metal.F32, 2)
-	m, err := NewHybridModel(cfg, mt, be)
+	cfg := hybridref.Tiny("qwen3_5", true)
+	mt, _ := hybridref.Random(cfg, metal.F32, 2)
+	m, err := model.NewHybridModel(cfg, mt, be)
 	if err != nil {
 		t.Fatal(err)
 	}
 	kv := m.NewKVCache(4, 4, metal.KVF16)
 	st := m.NewState()
-	if _, err := m.Forward(Row{Start: 0, Tokens: []int32{1, 2}, Blocks: []int32{0}, Logits: 1}, st, kv); err != nil {
+	if _, err := m.ForwardState(model.Row{Start: 0, Tokens: []int32{1, 2}, Blocks: []int32{0}, Logits: 1}, st, kv); err != nil {
 		t.Fatal(err)
 	}
 	other := metal.NewKVCache(metal.KVF16, 1, 4, 4, cfg.NumKeyValueHeads, cfg.HeadDim)
 	for _, tc := range []struct {
 		name string
-		row  Row
-		st   *HybridState
+		row  model.Row
+		st   *model.HybridState
 		kv   *metal.KVCache
 		want string
 	}{
-		{"rewind", Row{Start: 1, Tokens: []int32{3}, Blocks: []int32{0}}, st, kv, "cannot be rewound"},
-		{"skip ahead", Row{Start: 3, Tokens: []int32{3}, Blocks: []int32{0}}, st, kv, "its state is at 2"},
-		{"empty", Row{Start: 2, Blocks: []int32{0}}, st, kv, "no tokens"},
-		{"token beyond vocabulary", Row{Start: 2, Tokens: []int32{96}, Blocks: []int32{0}}, st, kv, "out of vocabulary"},
-		{"too many logits", Row{Start: 2, Tokens: []int32{3}, Blocks: []int32{0}, Logits: 2}, st, kv, "logits for 2 of 1"},
-		{"table too short", Row{Start: 2, Tokens: []int32{3, 4, 5}, Blocks: []int32{0}}, st, kv, "beyond the 1 blocks"},
-		{"cache of other layers", Row{Start: 2, Tokens: []int32{3}, Blocks: []int32{0}}, st, other, "2 attention layers"},
-		{"state of another model", Row{Start: 0, Tokens: []int32{3}, Blocks: []int32{0}}, &HybridState{}, kv, "3 linear layers"},
+		{"rewind", model.Row{Start: 1, Tokens: []int32{3}, Blocks: []int32{0}}, st, kv, "cannot be rewound"},
+		{"skip ahead", model.Row{Start: 3, Tokens: []int32{3}, Blocks: []int32{0}}, st, kv, "its state is at 2"},
+		{"empty", model.Row{Start: 2, Blocks: []int32{0}}, st, kv, "no tokens"},
+		{"token beyond vocabulary", model.Row{Start: 2, Tokens: []int32{96}, Blocks: []int32{0}}, st, kv, "out of vocabulary"},
+		{"too many logits", model.Row{Start: 2, Tokens: []int32{3}, Blocks: []int32{0}, Logits: 2}, st, kv, "logits for 2 of 1"},
+		{"table too short", model.Row{Start: 2, Tokens: []int32{3, 4, 5}, Blocks: []int32{0}}, st, kv, "beyond the 1 blocks"},
+		{"cache of other layers", model.Row{Start: 2, Tokens: []int32{3}, Blocks: []int32{0}}, st, other, "2 attention layers"},
+		{"state of another model", model.Row{Start: 0, Tokens: []int32{3}, Blocks: []int32{0}}, &model.HybridState{}, kv, "3 linear layers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := m.Forward(tc.row, tc.st, tc.kv)
+			_, err := m.ForwardState(tc.row, tc.st, tc.kv)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want it to mention %q", err, tc.want)
 			}
@@ -233,13 +193,13 @@ func TestHybridForwardRefuses(t *testing.T) {
 func TestHybridVerifyMatchesDecode(t *testing.T) {
 	be := cpu.New(2)
 	defer be.Close()
-	for _, cfg := range []*Config{tinyHybrid("qwen3_5", false), tinyHybridMoE("qwen3_next")} {
+	for _, cfg := range []*model.Config{hybridref.Tiny("qwen3_5", false), hybridref.TinyMoE("qwen3_next")} {
 		t.Run(cfg.ModelType, func(t *testing.T) {
-			mt, _ := randomHybrid(cfg, metal.BF16, 6)
-			tokens := randomTokens(25, cfg.VocabSize, 7)
+			mt, _ := hybridref.Random(cfg, metal.BF16, 6)
+			tokens := model.RandomTokens(25, cfg.VocabSize, 7)
 			blocks := []int32{5, 2, 7, 0, 3, 6, 1}
-			run := func(steps [][2]int) ([]float32, *HybridState) {
-				m, err := NewHybridModel(cfg, mt, be)
+			run := func(steps [][2]int) ([]float32, *model.HybridState) {
+				m, err := model.NewHybridModel(cfg, mt, be)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -247,7 +207,7 @@ func TestHybridVerifyMatchesDecode(t *testing.T) {
 				var all []float32
 				for _, s := range steps {
 					n := s[1] - s[0]
-					logits, err := m.Forward(Row{Start: s[0], Tokens: tokens[s[0]:s[1]], Blocks: blocks, Logits: min(n, s[1]-20)}, st, kv)
+					logits, err := m.ForwardState(model.Row{Start: s[0], Tokens: tokens[s[0]:s[1]], Blocks: blocks, Logits: min(n, s[1]-20)}, st, kv)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -282,13 +242,13 @@ func TestHybridVerifyMatchesDecode(t *testing.T) {
 func TestHybridSplitAtChunks(t *testing.T) {
 	be := cpu.New(2)
 	defer be.Close()
-	cfg := tinyHybridMoE("qwen3_5_moe")
-	mt, _ := randomHybrid(cfg, metal.BF16, 10)
+	cfg := hybridref.TinyMoE("qwen3_5_moe")
+	mt, _ := hybridref.Random(cfg, metal.BF16, 10)
 	const total, nl = 2*metal.DeltaChunk + 12, 12
-	tokens := randomTokens(total, cfg.VocabSize, 11)
-	blocks := shuffledBlocks(total/4, total/4+4, 12)
+	tokens := model.RandomTokens(total, cfg.VocabSize, 11)
+	blocks := model.ShuffledBlocks(total/4, total/4+4, 12)
 	run := func(cuts ...int) []float32 {
-		m, err := NewHybridModel(cfg, mt, be)
+		m, err := model.NewHybridModel(cfg, mt, be)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,7 +256,7 @@ func TestHybridSplitAtChunks(t *testing.T) {
 		start := 0
 		var logits []float32
 		for _, end := range append(cuts, total) {
-			logits, err = m.Forward(Row{Start: start, Tokens: tokens[start:end], Blocks: blocks, Logits: max(0, end-(total-nl))}, st, kv)
+			logits, err = m.ForwardState(model.Row{Start: start, Tokens: tokens[start:end], Blocks: blocks, Logits: max(0, end-(total-nl))}, st, kv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -318,9 +278,9 @@ func TestHybridSplitAtChunks(t *testing.T) {
 func TestHybridDecodeDoesNotAllocate(t *testing.T) {
 	be := cpu.New(1)
 	defer be.Close()
-	for _, cfg := range []*Config{tinyHybrid("qwen3_next", false), tinyHybridMoE("qwen3_5_moe")} {
-		mt, _ := randomHybrid(cfg, metal.F32, 13)
-		m, err := NewHybridModel(cfg, mt, be)
+	for _, cfg := range []*model.Config{hybridref.Tiny("qwen3_next", false), hybridref.TinyMoE("qwen3_5_moe")} {
+		mt, _ := hybridref.Random(cfg, metal.F32, 13)
+		m, err := model.NewHybridModel(cfg, mt, be)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,13 +289,13 @@ func TestHybridDecodeDoesNotAllocate(t *testing.T) {
 		for i := range blocks {
 			blocks[i] = int32(i)
 		}
-		tokens := randomTokens(120, cfg.VocabSize, 14)
-		if _, err := m.Forward(Row{Start: 0, Tokens: tokens[:20], Blocks: blocks, Logits: 1}, st, kv); err != nil {
+		tokens := model.RandomTokens(120, cfg.VocabSize, 14)
+		if _, err := m.ForwardState(model.Row{Start: 0, Tokens: tokens[:20], Blocks: blocks, Logits: 1}, st, kv); err != nil {
 			t.Fatal(err)
 		}
 		allocs := testing.AllocsPerRun(50, func() {
 			p := st.Pos
-			if _, err := m.Forward(Row{Start: p, Tokens: tokens[p : p+1], Blocks: blocks, Logits: 1}, st, kv); err != nil {
+			if _, err := m.ForwardState(model.Row{Start: p, Tokens: tokens[p : p+1], Blocks: blocks, Logits: 1}, st, kv); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -349,45 +309,45 @@ func TestHybridDecodeDoesNotAllocate(t *testing.T) {
 // alone and in batches beside other sequences' prompt chunks and decode
 // rows, with scattered cache blocks and two threads.
 func TestHybridBatchInvariant(t *testing.T) {
-	for _, cfg := range []*Config{tinyHybrid("qwen3_5", true), tinyHybridMoE("qwen3_next")} {
+	for _, cfg := range []*model.Config{hybridref.Tiny("qwen3_5", true), hybridref.TinyMoE("qwen3_next")} {
 		t.Run(cfg.ModelType, func(t *testing.T) {
 			be1, be2 := cpu.New(1), cpu.New(2)
 			defer be1.Close()
 			defer be2.Close()
-			mt, _ := randomHybrid(cfg, metal.BF16, 15)
-			a, other := randomTokens(30, cfg.VocabSize, 16), randomTokens(40, cfg.VocabSize, 17)
-			alone, err := NewHybridModel(cfg, mt, be1)
+			mt, _ := hybridref.Random(cfg, metal.BF16, 15)
+			a, other := model.RandomTokens(30, cfg.VocabSize, 16), model.RandomTokens(40, cfg.VocabSize, 17)
+			alone, err := model.NewHybridModel(cfg, mt, be1)
 			if err != nil {
 				t.Fatal(err)
 			}
 			kv1, st1 := alone.NewKVCache(16, 4, metal.KVF16), alone.NewState()
 			contig := []int32{0, 1, 2, 3, 4, 5, 6, 7}
-			if _, err := alone.Forward(Row{Tokens: a[:20], Blocks: contig}, st1, kv1); err != nil {
+			if _, err := alone.ForwardState(model.Row{Tokens: a[:20], Blocks: contig}, st1, kv1); err != nil {
 				t.Fatal(err)
 			}
-			l1, err := alone.Forward(Row{Start: 20, Tokens: a[20:], Blocks: contig, Logits: 10}, st1, kv1)
+			l1, err := alone.ForwardState(model.Row{Start: 20, Tokens: a[20:], Blocks: contig, Logits: 10}, st1, kv1)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := append([]float32(nil), l1...)
 
-			batched, err := NewHybridModel(cfg, mt, be2)
+			batched, err := model.NewHybridModel(cfg, mt, be2)
 			if err != nil {
 				t.Fatal(err)
 			}
 			kv2 := batched.NewKVCache(32, 4, metal.KVF16)
 			sa, sb, sc := batched.NewState(), batched.NewState(), batched.NewState()
 			pa, pb, pc := []int32{9, 2, 14, 5, 20, 11, 30, 1}, []int32{0, 3, 4, 6, 7, 8, 10, 12, 13, 15}, []int32{16, 17, 18, 19, 21}
-			if _, err := batched.ForwardBatch(&Batch{Rows: []Row{
+			if _, err := batched.ForwardBatch(&model.Batch{Rows: []model.Row{
 				{Tokens: other[:17], Blocks: pc}, {Tokens: a[:20], Blocks: pa}, {Tokens: other[:3], Blocks: pb},
-			}}, []*HybridState{sc, sa, sb}, kv2); err != nil {
+			}}, []*model.HybridState{sc, sa, sb}, kv2); err != nil {
 				t.Fatal(err)
 			}
-			l2, err := batched.ForwardBatch(&Batch{Rows: []Row{
+			l2, err := batched.ForwardBatch(&model.Batch{Rows: []model.Row{
 				{Start: 3, Tokens: other[3:], Blocks: pb, Logits: 2},
 				{Start: 20, Tokens: a[20:], Blocks: pa, Logits: 10},
 				{Start: 17, Tokens: other[17:18], Blocks: pc, Logits: 1},
-			}}, []*HybridState{sb, sa, sc}, kv2)
+			}}, []*model.HybridState{sb, sa, sc}, kv2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -402,11 +362,11 @@ func TestHybridBatchInvariant(t *testing.T) {
 			}
 			// A batch whose states do not fit its rows is refused whole.
 			for _, bad := range []struct {
-				states []*HybridState
+				states []*model.HybridState
 				want   string
-			}{{[]*HybridState{sb}, "2 rows with 1 states"}, {[]*HybridState{sb, sb}, "another row's"}} {
+			}{{[]*model.HybridState{sb}, "2 rows with 1 states"}, {[]*model.HybridState{sb, sb}, "another row's"}} {
 				longer := []int32{0, 3, 4, 6, 7, 8, 10, 12, 13, 15, 22}
-				_, err := batched.ForwardBatch(&Batch{Rows: []Row{
+				_, err := batched.ForwardBatch(&model.Batch{Rows: []model.Row{
 					{Start: 40, Tokens: other[:1], Blocks: longer}, {Start: 40, Tokens: other[:1], Blocks: longer},
 				}}, bad.states, kv2)
 				if err == nil || !strings.Contains(err.Error(), bad.want) {

@@ -48,6 +48,11 @@ type Batch struct {
 	// at every position of the rows that set Capture (dflash_features.go);
 	// nil costs nothing.
 	Features *FeatureCapture
+
+	// StateCopies are state slot copies (metal.CopyStates) Forward makes,
+	// in order, before Copies and the rows: state snapshots taken and
+	// restored. Only a model with state layers can get any.
+	StateCopies []metal.StateCopy
 }
 
 // Row is a run of consecutive tokens of one sequence.
@@ -88,6 +93,12 @@ func Architectures() Registry {
 	return Registry{
 		"Qwen3ForCausalLM": newQwen3,
 		"LlamaForCausalLM": newLlama,
+		// Hybrid models (Config.Hybrid, hybridconfig.go).
+		"Qwen3NextForCausalLM":               newHybrid,
+		"Qwen3_5ForConditionalGeneration":    newHybrid,
+		"Qwen3_5ForCausalLM":                 newHybrid,
+		"Qwen3_5MoeForConditionalGeneration": newHybrid,
+		"Qwen3_5MoeForCausalLM":              newHybrid,
 	}
 }
 

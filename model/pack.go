@@ -180,9 +180,13 @@ func packWeights(src, dir, sub string, quant metal.DType, files map[string]FileE
 	wm := &WeightsManifest{Config: *cfg, File: rel}
 	var off int64
 	var pad [tensorAlign]byte
-	for _, name := range ts.Names() {
-		t, _ := ts.Tensor(name)
-		d := packedType(t, quant)
+	tensors, err := packTensors(cfg, ts)
+	if err != nil {
+		return nil, fmt.Errorf("model: pack %s: %w", sub, err)
+	}
+	for _, pt := range tensors {
+		name, t := pt.name, pt.t
+		d := packedType(name, t, quant)
 		q, err := metal.Quantize(d, t.Dequantize(), t.Rows, t.Cols)
 		if err != nil {
 			return nil, fmt.Errorf("model: pack %s: tensor %s: %w", sub, name, err)
@@ -204,19 +208,6 @@ func packWeights(src, dir, sub string, quant metal.DType, files map[string]FileE
 	st.Bytes += off
 	files[rel] = FileEntry{Size: off, SHA256: hex.EncodeToString(h.Sum(nil))}
 	return wm, nil
-}
-
-// packedType is the dtype a tensor gets in a package of the given
-// quantization: vectors stay f32; matrices take quant when their rows split
-// into whole groups, else the nearest float type.
-func packedType(t *metal.Tensor, quant metal.DType) metal.DType {
-	switch {
-	case t.Rows == 1:
-		return metal.F32
-	case quant.Quantized() && t.Cols%metal.GroupSize != 0:
-		return metal.BF16
-	}
-	return quant
 }
 
 func copyHashed(src, dst, rel string, files map[string]FileEntry) error {

@@ -27,16 +27,22 @@ func logitsOf(t *testing.T, dir string, be metal.Backend) ([]float32, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt := []int32{9707, 11, 1879, 0, 151643, 42, 7, 100}
-	for i := range prompt {
-		prompt[i] %= int32(m.Config().VocabSize)
-	}
-	kv := m.NewKVCache(4, 16, metal.KVF16)
+	prompt := logitsPrompt(m.Config().VocabSize)
+	kv := model.NewCache(m, 4, 16, 1, metal.KVF32) // a hybrid model's one sequence in state slot 0
 	l, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: []int32{0}, Logits: len(prompt)}}}, kv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return append([]float32(nil), l...), m.Config().VocabSize
+}
+
+// logitsPrompt is logitsOf's prompt for a vocabulary of vocab tokens.
+func logitsPrompt(vocab int) []int32 {
+	prompt := []int32{9707, 11, 1879, 0, 151643, 42, 7, 100}
+	for i := range prompt {
+		prompt[i] %= int32(vocab)
+	}
+	return prompt
 }
 
 func TestCheckpointsLoad(t *testing.T) {

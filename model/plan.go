@@ -34,11 +34,12 @@ type PlanInput struct {
 	KVCap          int64 // cap on the paged KV cache; 0: none
 	MaxBatchTokens int   // tokens per step
 	MaxRunning     int   // the operator's cap on sequences running at once
+	Snapshots      int   // state snapshots wanted, for a model with state layers (engine.Config.StateSnapshots)
 }
 
 // Plan is how a budget is spent: weights and scratch first, then one state
-// slot per running sequence for a model with state layers, then the paged
-// KV cache, which takes the rest up to the cap.
+// slot per running sequence and the state snapshots for a model with state
+// layers, then the paged KV cache, which takes the rest up to the cap.
 type Plan struct {
 	KVType                        metal.KVType
 	Weights, DraftWeights, Packed int64 // Weights includes DraftWeights
@@ -52,7 +53,10 @@ type Plan struct {
 	// layers to the states that fit beside one full context's KV cache;
 	// StateSlots is MaxRunning then, 0 without state layers.
 	MaxRunning, StateSlots int
-	Budget                 int64
+	// Snapshots is PlanInput.Snapshots, lowered to what fits beside the
+	// states and one full context's KV cache; 0 without state layers.
+	Snapshots int
+	Budget    int64
 }
 
 // KVBytes is the paged KV cache's memory.
@@ -60,6 +64,9 @@ func (p *Plan) KVBytes() int64 { return int64(p.Blocks*p.BlockSize) * p.KVPerTok
 
 // StateBytes is the state slots' memory.
 func (p *Plan) StateBytes() int64 { return int64(p.StateSlots) * p.StatePerSeq }
+
+// SnapshotBytes is the state snapshots' memory.
+func (p *Plan) SnapshotBytes() int64 { return int64(p.Snapshots) * p.StatePerSeq }
 
 // ScratchBytes is the forward pass's scratch: a full step's activations
 // and attention's scores.
@@ -69,7 +76,7 @@ func (p *Plan) ScratchBytes() int64 {
 
 // Total is the memory the plan uses, within Budget.
 func (p *Plan) Total() int64 {
-	return p.Weights + p.Packed + p.KVBytes() + p.StateBytes() + p.ScratchBytes()
+	return p.Weights + p.Packed + p.KVBytes() + p.StateBytes() + p.SnapshotBytes() + p.ScratchBytes()
 }
 
 // PlanMemory plans in's budget. On ErrPlanTooSmall the returned plan is
@@ -113,8 +120,9 @@ func PlanMemory(in PlanInput) (Plan, error) {
 			return p, fmt.Errorf("%w: it leaves no room for one sequence's state of %d B beside one %d-token context's KV cache",
 				ErrPlanTooSmall, p.StatePerSeq, p.Context)
 		}
+		p.Snapshots = int(min(int64(max(in.Snapshots, 0)), max(free-oneContext-p.StateBytes(), 0)/p.StatePerSeq))
 	}
-	kv := free - p.StateBytes()
+	kv := free - p.StateBytes() - p.SnapshotBytes()
 	if in.KVCap > 0 {
 		kv = min(kv, in.KVCap)
 	}

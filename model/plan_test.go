@@ -10,7 +10,8 @@ import (
 
 // TestPlanMemory: the budget pays weights, packed copies and scratch first,
 // then a state per running sequence (lowering the running cap to what
-// fits beside one context's KV cache), then KV blocks up to the cap; the
+// fits beside one context's KV cache) and the state snapshots wanted (as
+// many as fit beside those), then KV blocks up to the cap; the
 // plan never exceeds the budget, and too small a budget is ErrPlanTooSmall.
 func TestPlanMemory(t *testing.T) {
 	const mib = 1 << 20
@@ -46,6 +47,12 @@ func TestPlanMemory(t *testing.T) {
 		{"hybrid, no room for a state", func(in *PlanInput) {
 			in.Cache, in.Budget = hybrid, fixed+1024*hybridToken+hybridState-1
 		}, hybridToken, hybridState, 0, 0, 0, true},
+		{"hybrid with snapshots", func(in *PlanInput) { in.Cache, in.Snapshots = hybrid, 5 }, hybridToken, hybridState,
+			int((64*mib - fixed - 13*hybridState) / (hybridToken * 16)), 8, 8, false},
+		{"hybrid, snapshots lowered", func(in *PlanInput) {
+			in.Cache, in.Snapshots, in.Budget = hybrid, 5, fixed+1024*hybridToken+10*hybridState+100
+		}, hybridToken, hybridState, 1024 / 16, 8, 8, false},
+		{"dense ignores snapshots", func(in *PlanInput) { in.Snapshots = 5 }, f16Token, 0, int((64*mib - fixed) / (f16Token * 16)), 8, 0, false},
 		{"state only", func(in *PlanInput) { in.Cache = CacheSpec{Layers: []LayerCache{StateLayer(1 << 14)}} }, 0, 4 << 14, 8 * 1024 / 16, 8, 8, false},
 		{"dense, under one context", func(in *PlanInput) { in.KVCap = 1023 * f16Token }, f16Token, 0, 1023 / 16, 8, 0, true},
 	} {
@@ -65,6 +72,11 @@ func TestPlanMemory(t *testing.T) {
 			if p.KVPerToken != tc.perToken || p.StatePerSeq != tc.state || p.Blocks != tc.blocks || p.MaxRunning != tc.running || p.StateSlots != tc.slots {
 				t.Errorf("KV %d B/token, state %d B, %d blocks, running %d, %d slots; want %d, %d, %d, %d, %d",
 					p.KVPerToken, p.StatePerSeq, p.Blocks, p.MaxRunning, p.StateSlots, tc.perToken, tc.state, tc.blocks, tc.running, tc.slots)
+			}
+			if want := min(in.Snapshots, int(in.Budget-fixed-int64(p.Blocks*16)*p.KVPerToken)/max(int(tc.state), 1)-p.StateSlots); tc.state > 0 && p.Snapshots != want {
+				t.Errorf("%d snapshots, want %d", p.Snapshots, want)
+			} else if tc.state == 0 && p.Snapshots != 0 {
+				t.Errorf("%d snapshots without state layers", p.Snapshots)
 			}
 			if p.Total() > in.Budget {
 				t.Errorf("plan of %d B exceeds the budget of %d", p.Total(), in.Budget)

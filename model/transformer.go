@@ -145,6 +145,9 @@ func (m *transformer) Forward(b *Batch, kv *metal.KVCache) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(b.StateCopies) > 0 {
+		return nil, fmt.Errorf("model: %s has no state layers to copy", m.cfg.Architecture)
+	}
 	if err := b.Features.prepare(b, m.cfg.NumHiddenLayers, m.cfg.HiddenSize); err != nil {
 		return nil, err
 	}

@@ -192,7 +192,7 @@ func (g *generation) run(ctx context.Context, prompt []int32) error {
 	for i := range blocks {
 		blocks[i] = int32(i)
 	}
-	kv := g.m.NewKVCache(len(blocks), generateBlockSize, g.kvType)
+	kv := model.NewCache(g.m, len(blocks), generateBlockSize, 1, g.kvType) // a state model's one sequence in slot 0
 	entropy := rand.NewPCG(uint64(time.Now().UnixNano()), 0x5151)
 	sampler, err := sample.New(g.params, entropy)
 	if err != nil {

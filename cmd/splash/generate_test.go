@@ -48,24 +48,33 @@ func TestGenerateJSONLogprobs(t *testing.T) {
 	}
 }
 
+// generateJSON is generate's --json output.
+type generateJSON struct {
+	Tokens []struct {
+		ID      int32    `json:"id"`
+		Logprob *float64 `json:"logprob"`
+		Top     []struct {
+			ID      int32   `json:"id"`
+			Logprob float64 `json:"logprob"`
+		} `json:"top"`
+	} `json:"tokens"`
+}
+
+func parseGenerateJSON(t *testing.T, out string) generateJSON {
+	t.Helper()
+	var res generateJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return res
+}
+
 // checkGenerateLogprobs checks generate's --echo --logprobs 2 --json
 // output out for the prompt 9707,11,1879,0 and three tokens against the
 // model's own logits over a cache of type typ.
 func checkGenerateLogprobs(t *testing.T, dir, out string, typ metal.KVType) {
 	t.Helper()
-	var res struct {
-		Tokens []struct {
-			ID      int32    `json:"id"`
-			Logprob *float64 `json:"logprob"`
-			Top     []struct {
-				ID      int32   `json:"id"`
-				Logprob float64 `json:"logprob"`
-			} `json:"top"`
-		} `json:"tokens"`
-	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	res := parseGenerateJSON(t, out)
 	if len(res.Tokens) != 7 || res.Tokens[0].Logprob != nil || len(res.Tokens[0].Top) != 0 {
 		t.Fatalf("tokens: %s", out)
 	}

@@ -44,6 +44,7 @@ type serveFlags struct {
 	maxPrefillDec  int
 	prefillCost    bool
 	maxRunning     int
+	stateSnapshots int
 	maxWaiting     int
 	maxBody        string
 	maxImagePixels int
@@ -105,6 +106,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.maxPrefillDec, 0, "max-prefill-with-decode", 128, "prompt tokens a step takes while other requests are decoding, so that their streams do not stall behind long prompts (0: up to --max-batch-tokens)")
 	fs.BoolVar(&f.prefillCost, 0, "prefill-by-attention", "count prompt tokens deep in a long prompt at their attention's cost against --max-prefill-with-decode: smaller chunks there, steadier streams beside long prompts, less throughput")
 	fs.IntVar(&f.maxRunning, 0, "max-running", 64, "sequences running at once")
+	fs.IntVar(&f.stateSnapshots, 0, "state-snapshots", 16, "hybrid models: snapshots of a sequence's linear-layer state kept for prefix hits, one per 512 prompt tokens cached (each a running sequence's state memory; 0: no prefix hits)")
 	fs.IntVar(&f.maxWaiting, 0, "max-waiting", 256, "sequences (a request with n choices is n) queued beyond --max-running before new requests get 429")
 	fs.StringVar(&f.maxBody, 0, "max-body", "8M", "largest request body (413 beyond it)")
 	fs.IntVar(&f.maxImagePixels, 0, "max-image-pixels", api.DefaultMaxImagePixels, "largest input image, width × height in pixels (the served models are text-only: images are refused either way, this says when one is also too large)")
@@ -160,8 +162,8 @@ func (f *serveFlags) validate() error {
 			return fmt.Errorf("serve: --allowed-origin: %w", err)
 		}
 	}
-	if f.specTokens < 0 || f.threads < 0 {
-		return fmt.Errorf("serve: --spec-tokens and --threads must not be negative")
+	if f.specTokens < 0 || f.threads < 0 || f.stateSnapshots < 0 {
+		return fmt.Errorf("serve: --spec-tokens, --threads and --state-snapshots must not be negative")
 	}
 	if f.maxPrefillDec < 0 {
 		return fmt.Errorf("serve: --max-prefill-with-decode %d: must not be negative", f.maxPrefillDec)
@@ -234,7 +236,8 @@ type attnScratch func(context int) int64
 // flags; model.PlanMemory plans from the models' cache declarations.
 func makePlan(f *serveFlags, m *loadedModel, target, draft model.Model, packed int64, scratch attnScratch, auto func(blockSize int, headDims ...int) (metal.KVType, string)) (plan, error) {
 	in := model.PlanInput{Cache: target.CacheSpec(), Weights: model.WeightBytes(m.tensors), ScratchPerToken: model.ScratchPerToken(m.cfg),
-		Packed: packed, BlockSize: f.kvBlockSize, Context: m.cfg.MaxPositionEmbeddings, MaxBatchTokens: f.maxBatchTokens, MaxRunning: f.maxRunning}
+		Packed: packed, BlockSize: f.kvBlockSize, Context: m.cfg.MaxPositionEmbeddings, MaxBatchTokens: f.maxBatchTokens, MaxRunning: f.maxRunning,
+		Snapshots: f.stateSnapshots}
 	var p plan
 	if in.Context <= 0 {
 		in.Context = 4096
@@ -312,6 +315,7 @@ func (p plan) table(f *serveFlags) string {
 	if p.StatePerSeq > 0 {
 		fmt.Fprintf(w, "state per sequence\t%d B (the state layers' fixed state, whatever the length)\n", p.StatePerSeq)
 		fmt.Fprintf(w, "states\t%d running sequences × %s = %s (--max-running %d)\n", p.StateSlots, mb(p.StatePerSeq), mb(p.StateBytes()), f.maxRunning)
+		fmt.Fprintf(w, "state snapshots\t%d × %s = %s (--state-snapshots %d; prefix hits resume from them)\n", p.Snapshots, mb(p.StatePerSeq), mb(p.SnapshotBytes()), f.stateSnapshots)
 	}
 	fmt.Fprintf(w, "context\t%d tokens\n", p.Context)
 	fmt.Fprintf(w, "KV cache\t%d blocks × %d tokens = %s\n", p.Blocks, p.BlockSize, mb(p.KVBytes()))
@@ -415,7 +419,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		fmt.Fprintf(s.err, "warning: the %s kernels have no bf16 attention loops: attention over the bf16 KV cache runs on the portable ones, many times slower than with --kv-cache-type f16\n", be.Name())
 	}
 	sched := engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens, MaxPrefillWithDecode: f.maxPrefillDec,
-		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens}
+		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens, StateSnapshots: p.Snapshots}
 	if f.prefillCost {
 		sched.AttentionBreakEven = m.cfg.AttentionBreakEven(be.QuantSpeedup(productType(m.tensors)) / be.AttentionSpeedup(p.kvType))
 		fmt.Fprintf(s.err, "prompt chunks while others decode: %d tokens at the start of a prompt, %d at 8192 (a token's attention costs its matrix products at a context of %d)\n",

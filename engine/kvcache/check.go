@@ -78,6 +78,9 @@ func (m *Manager) Check(live ...*Blocks) error {
 	if err := m.checkSlots(live); err != nil {
 		errs = append(errs, err)
 	}
+	if err := m.checkSnapshots(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

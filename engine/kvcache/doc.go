@@ -68,22 +68,24 @@
 // (ErrStateRollback) to keep fewer positions than a sequence with a slot
 // wrote, since rejected draft tokens would stay in its state; the
 // scheduler therefore turns speculation off for such models. Prefix
-// reuse: a hit would need the state at the hit's end, which no block
-// holds, so such a manager indexes nothing and serves no hit.
+// reuse: a hit needs the state at the hit's end, which no block holds, so
+// without snapshots such a manager indexes nothing and serves no hit.
 //
-// Snapshots lift both without another API: a snapshot of every state
-// layer at a block boundary, kept under that block's chain hash (and, for
-// a partial block, its parent hash and offset, beside the children lists)
-// and evicted with it. A prefix hit is then cut back to the deepest
-// snapshot within it, and Admit owes a state copy (snapshot to slot, like
-// TakeCopies' block copies) that the batch carries; Settle restores the
-// deepest snapshot at or before the kept position and returns that
-// position, which the scheduler already takes as its computed count and
-// recomputes from. Check and CheckLeaks would count snapshot memory as they
-// count slots.
+// Snapshots (Config.Snapshots, snapshots.go) are state slots past the
+// running sequences' that keep the state after a cached block whose end
+// is a multiple of Config.SnapshotEvery: Snapshot, which the scheduler
+// calls when a prompt chunk ends there, takes one for the block under its
+// chain hash, and a snapshot is dropped with its block's index entry (or
+// taken over, least recently used first, when all are held). Admit then
+// cuts a hit back to the deepest snapshot within the cached prefix (no
+// partial-block hits) and owes a state copy, snapshot to the sequence's
+// slot; TakeStateCopies hands the copies, snapshots kept first, to the
+// next forward pass, which makes them before its rows. Rollback stays
+// refused: a verify pass would need a snapshot before it and a replay.
 //
 // Check verifies every invariant (reference counts against the live block
 // tables, free list membership, index consistency, state slots held once);
 // CheckLeaks is Check with no live sequences and belongs at the end of every
-// test that schedules.
+// test that schedules. Check also verifies that each snapshot is free or
+// held by exactly one cached block.
 package kvcache

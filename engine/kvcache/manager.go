@@ -21,6 +21,12 @@ type Config struct {
 	// holds one until it is freed. Zero for a model without: the manager
 	// then keeps no slots and serves prefix hits.
 	StateSlots int
+	// Snapshots is the number of state snapshots kept, for a model with
+	// state layers (snapshots.go): state slots StateSlots onwards, each
+	// the state after a cached block whose end is a multiple of
+	// SnapshotEvery, so that a prefix hit can resume there. Zero: no
+	// prefix hits for such a model.
+	Snapshots, SnapshotEvery int
 }
 
 // DefaultBlockSize is the block size when Config.BlockSize is zero.
@@ -40,6 +46,7 @@ type block struct {
 	listed bool
 	fill   int32  // committed positions of a listed block: BlockSize when cached
 	parent uint64 // parent's chain hash, valid while listed
+	snap   int32  // snapshot slot + 1 of the state after the block (cached only); 0: none
 }
 
 // Blocks is one sequence's block table. The zero value is an empty table.
@@ -78,6 +85,7 @@ type Stats struct {
 	// StateSlots and FreeSlots count the state slots (Config.StateSlots)
 	// and those no sequence holds; both zero for a model without state.
 	StateSlots, FreeSlots int
+	Snapshots             int // state snapshots kept (Config.Snapshots)
 }
 
 // Manager is the block pool plus prefix index. It is not safe for
@@ -94,6 +102,7 @@ type Manager struct {
 	queried   int64
 	evictions int64
 	slots     slotPool
+	snaps     snapshotPool
 }
 
 // New returns a Manager with every block free.
@@ -104,6 +113,9 @@ func New(c Config) (*Manager, error) {
 	if c.NumBlocks <= 0 || c.BlockSize <= 0 || c.StateSlots < 0 {
 		return nil, fmt.Errorf("kvcache: need positive NumBlocks and BlockSize and no negative StateSlots, got %d, %d and %d", c.NumBlocks, c.BlockSize, c.StateSlots)
 	}
+	if c.Snapshots < 0 || c.Snapshots > 0 && (c.StateSlots == 0 || c.SnapshotEvery <= 0 || c.SnapshotEvery%c.BlockSize != 0) {
+		return nil, fmt.Errorf("kvcache: %d snapshots every %d positions need state slots and an interval that is a multiple of the block size %d", c.Snapshots, c.SnapshotEvery, c.BlockSize)
+	}
 	m := &Manager{
 		blockSize: c.BlockSize,
 		blocks:    make([]block, c.NumBlocks),
@@ -112,6 +124,7 @@ func New(c Config) (*Manager, error) {
 		index:     make(map[uint64]int32),
 		children:  make(map[uint64][]int32),
 		slots:     newSlotPool(c.StateSlots),
+		snaps:     newSnapshotPool(c.StateSlots, c.Snapshots, c.SnapshotEvery),
 	}
 	for id := range m.blocks {
 		m.free.pushTail(m.blocks, int32(id))
@@ -134,12 +147,17 @@ func (m *Manager) Stats() Stats {
 		Total: len(m.blocks), Used: len(m.blocks) - m.free.n, Free: m.free.n, Cached: len(m.index),
 		HitTokens: m.hitTokens, Queried: m.queried, Evictions: m.evictions,
 		StateSlots: m.slots.n, FreeSlots: len(m.slots.free),
+		Snapshots: m.snaps.n - len(m.snaps.free),
 	}
 }
 
 // Lookup returns how many leading tokens of tokens a call to Reuse would
 // serve from the cache, without taking any block.
 func (m *Manager) Lookup(tokens []int32) int {
+	if m.snapshotting() {
+		depth, _ := m.snapshotPrefix(tokens)
+		return depth * m.blockSize
+	}
 	tokens = m.hittable(tokens)
 	full, parent := m.walkPrefix(tokens, func(int32, uint64) {})
 	_, n := m.partialMatch(parent, m.partialWant(tokens, full))
@@ -155,7 +173,7 @@ func (m *Manager) Lookup(tokens []int32) int {
 // copy the caller must make (TakeCopies) before the table's positions are
 // read or written.
 func (m *Manager) Reuse(b *Blocks, tokens []int32) (int, error) {
-	hit, err := m.attachPrefix(b, tokens)
+	hit, _, err := m.attachPrefix(b, m.hittable(tokens))
 	if err == nil {
 		m.hitTokens += int64(hit)
 		m.queried += int64(len(tokens))
@@ -172,7 +190,7 @@ func (m *Manager) Admit(b *Blocks, tokens []int32, want func(hit int) int) (int,
 		return 0, fmt.Errorf("%w: all %d held", ErrOutOfSlots, m.slots.n)
 	}
 	owed := len(m.copies)
-	hit, err := m.attachPrefix(b, tokens)
+	hit, snap, err := m.attachPrefix(b, tokens)
 	if err != nil {
 		return 0, err
 	}
@@ -184,14 +202,24 @@ func (m *Manager) Admit(b *Blocks, tokens []int32, want func(hit int) int) (int,
 	if m.slots.n > 0 {
 		m.takeSlot(b)
 	}
+	if snap != 0 {
+		m.snaps.copies = append(m.snaps.copies, metal.StateCopy{Src: snap - 1, Dst: b.Slot()})
+	}
 	m.hitTokens += int64(hit)
 	m.queried += int64(len(tokens))
 	return hit, nil
 }
 
-func (m *Manager) attachPrefix(b *Blocks, tokens []int32) (int, error) {
+// attachPrefix attaches the longest usable cached prefix of tokens to the
+// empty table b: with snapshots, up to the deepest one, whose slot + 1 it
+// also returns.
+func (m *Manager) attachPrefix(b *Blocks, tokens []int32) (int, int32, error) {
 	if len(b.table) != 0 {
-		return 0, fmt.Errorf("kvcache: Reuse on a table that already holds %d blocks", len(b.table))
+		return 0, 0, fmt.Errorf("kvcache: Reuse on a table that already holds %d blocks", len(b.table))
+	}
+	if m.snapshotting() {
+		hit, snap := m.attachSnapshot(b, tokens)
+		return hit, snap, nil
 	}
 	tokens = m.hittable(tokens)
 	full, parent := m.walkPrefix(tokens, func(id int32, h uint64) {
@@ -203,7 +231,7 @@ func (m *Manager) attachPrefix(b *Blocks, tokens []int32) (int, error) {
 	if n > 0 && !m.attachPartial(b, src, n) {
 		n = 0
 	}
-	return full*m.blockSize + n, nil
+	return full*m.blockSize + n, 0, nil
 }
 
 // walkPrefix calls visit for each indexed block of the longest cached prefix
@@ -255,7 +283,7 @@ func (m *Manager) Commit(b *Blocks, tokens []int32, n int) error {
 	if n > len(tokens) {
 		return fmt.Errorf("kvcache: Commit of %d tokens from a sequence of %d", n, len(tokens))
 	}
-	if m.slots.n > 0 {
+	if m.slots.n > 0 && !m.snapshotting() {
 		return nil // no prefix index without state snapshots (hittable)
 	}
 	full := min(n/m.blockSize, len(b.table))
@@ -279,7 +307,8 @@ func (m *Manager) Commit(b *Blocks, tokens []int32, n int) error {
 		m.list(id, parent, bs)
 		m.index[h] = id
 	}
-	if i := len(b.hashes); i == full && n > i*bs && i < len(b.table) {
+	if i := len(b.hashes); i == full && n > i*bs && i < len(b.table) && m.slots.n == 0 {
+		// (A state model resumes only at snapshots, at block ends.)
 		m.commitPartial(b.table[i], b.parentOf(i), tokens[i*bs:n])
 	}
 	return nil
@@ -319,7 +348,7 @@ func (m *Manager) Free(b *Blocks) {
 
 // hittable is what of tokens a prefix hit may cover: all of them, or none
 // for a model with state layers, whose state at the hit's end no block
-// holds (snapshots would make those hits possible).
+// holds (Admit with snapshots resumes from one).
 func (m *Manager) hittable(tokens []int32) []int32 {
 	if m.slots.n > 0 {
 		return nil
@@ -365,6 +394,7 @@ func (m *Manager) evict(id int32) {
 func (m *Manager) unindex(id int32) {
 	blk := &m.blocks[id]
 	if blk.cached {
+		m.dropSnapshot(id)
 		delete(m.index, blk.hash)
 		blk.cached = false
 		m.evictions++

@@ -32,6 +32,9 @@ const (
 	l2NormEps = 1e-6
 )
 
+// A call of metal.DeltaShortRows rows must take the token loop.
+const _ = uint(deltaChunkMinRows - 1 - metal.DeltaShortRows)
+
 // DeltaGates is Qwen3NextGatedDeltaNet.forward's
 // g = −exp(A_log)·softplus(a + dt_bias) and beta = sigmoid(b), per token
 // and value head, computed in float64.

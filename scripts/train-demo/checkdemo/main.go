@@ -112,7 +112,7 @@ func forward(src *model.Source, be metal.Backend, tokens []int32, n int) ([]floa
 		if err != nil {
 			return nil, err
 		}
-		out, err := m.Forward(row, m.NewState(), m.NewKVCache(len(blocks), block, metal.KVF32))
+		out, err := m.ForwardState(row, m.NewState(), m.NewKVCache(len(blocks), block, metal.KVF32))
 		return slices.Clone(out), err
 	}
 	m, err := src.Build(be)

@@ -1,4 +1,11 @@
-package model
+// Package hybridref is the tests' float64 reference of the hybrid text
+// models (Qwen3.5, Qwen3-Next, Qwen3.5-MoE): a forward pass over a whole
+// sequence written from transformers' modeling_qwen3_next.py and
+// modular_qwen3_5.py without the backend or the model's code, random
+// weights to feed both, small configs of each layout, and random
+// checkpoints on disk, so that the model package's tests and the command
+// line's can compare against one reference.
+package hybridref
 
 import (
 	"fmt"
@@ -6,13 +13,35 @@ import (
 	"math/rand/v2"
 
 	"github.com/splash-inference/splash/metal"
+	"github.com/splash-inference/splash/model"
 )
 
-// This file holds a float64 forward pass of a hybrid text model (Qwen3.5,
-// Qwen3-Next, Qwen3.5-MoE) over a whole sequence, written from
-// transformers' modeling_qwen3_next.py and modular_qwen3_5.py without the
-// backend or the model's code, and the random weights the tests feed to
-// both.
+// Tensors is a set of weights in memory (model.Tensors).
+type Tensors map[string]*metal.Tensor
+
+// Tensor returns the named tensor.
+func (m Tensors) Tensor(name string) (*metal.Tensor, error) {
+	t, ok := m[name]
+	if !ok {
+		return nil, fmt.Errorf("tensor %s not found", name)
+	}
+	return t, nil
+}
+
+// Names lists the tensors, in no particular order.
+func (m Tensors) Names() []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	return names
+}
+
+// Close does nothing.
+func (m Tensors) Close() error { return nil }
+
+// Weights are the exact values of the same weights, in float64.
+type Weights map[string][]float64
 
 // hybridWeights draws random weights for a hybrid cfg: matrices stored as
 // d, the vectors (norms, A_log, dt_bias) and the convolution in float32.
@@ -20,8 +49,8 @@ import (
 type hybridWeights struct {
 	rng *rand.Rand
 	d   metal.DType
-	mt  memTensors
-	rw  refWeights
+	mt  Tensors
+	rw  Weights
 }
 
 func (g *hybridWeights) put(name string, rows, cols int, d metal.DType, draw func() float64) {
@@ -49,8 +78,11 @@ func (g *hybridWeights) vector(name string, n int, draw func() float64) {
 	g.put(name, 1, n, metal.F32, draw)
 }
 
-func randomHybrid(cfg *Config, d metal.DType, seed uint64) (memTensors, refWeights) {
-	g := &hybridWeights{rng: rand.New(rand.NewPCG(seed, 77)), d: d, mt: memTensors{}, rw: refWeights{}}
+// Random draws weights for cfg, matrices stored as d, vectors and the
+// convolution as float32: the tensors a model loads and their exact
+// values for Forward.
+func Random(cfg *model.Config, d metal.DType, seed uint64) (Tensors, Weights) {
+	g := &hybridWeights{rng: rand.New(rand.NewPCG(seed, 77)), d: d, mt: Tensors{}, rw: Weights{}}
 	y, p := cfg.Hybrid, cfg.Hybrid.TextPrefix
 	h, hd, in := cfg.HiddenSize, cfg.HeadDim, cfg.IntermediateSize
 	dims := y.DeltaDims()
@@ -105,7 +137,7 @@ func randomHybrid(cfg *Config, d metal.DType, seed uint64) (memTensors, refWeigh
 // experts draws a mixture-of-experts block: router, shared expert and its
 // gate, and the experts, fused (gate_up_proj, down_proj: Qwen3.5-MoE's
 // layout) or one tensor per expert and projection (Qwen3-Next's).
-func (g *hybridWeights) experts(cfg *Config, p string) {
+func (g *hybridWeights) experts(cfg *model.Config, p string) {
 	y, h := cfg.Hybrid, cfg.HiddenSize
 	in, si := y.MoEIntermediateSize, y.SharedExpertIntermediateSize
 	g.matrix(p+"gate.weight", y.NumExperts, h, 0.5)
@@ -133,7 +165,7 @@ func (g *hybridWeights) experts(cfg *Config, p string) {
 // tensors are read as transformers' Qwen3NextExperts does: expert e's
 // gate is rows [2eI, 2eI+I) of gate_up_proj, its up the next I rows, its
 // down rows [eH, eH+H) of down_proj.
-func refMoE(cfg *Config, w refWeights, p string, m []float64) []float64 {
+func refMoE(cfg *model.Config, w Weights, p string, m []float64) []float64 {
 	y, hsz := cfg.Hybrid, cfg.HiddenSize
 	in, si := y.MoEIntermediateSize, y.SharedExpertIntermediateSize
 	row := func(W []float64, r int, x []float64) float64 {
@@ -201,10 +233,19 @@ func refMoE(cfg *Config, w refWeights, p string, m []float64) []float64 {
 	return out
 }
 
-// refHybridForward returns the logits (float64) at every position of
-// tokens, run from position 0; the full-attention layers' keys and values
-// are rounded to float16, as the model's cache stores them.
-func refHybridForward(cfg *Config, w refWeights, tokens []int32) [][]float64 {
+// Forward returns the logits (float64) at every position of tokens, run
+// from position 0; the full-attention layers' keys and values are rounded
+// as a cache of type kv stores them (f32 or f16).
+func Forward(cfg *model.Config, w Weights, tokens []int32, kv metal.KVType) [][]float64 {
+	var round func(float32) float32
+	switch kv {
+	case metal.KVF32:
+		round = func(v float32) float32 { return v }
+	case metal.KVF16:
+		round = func(v float32) float32 { return metal.F16ToF32(metal.F32ToF16(v)) }
+	default:
+		panic(fmt.Sprintf("hybridref: no reference for a %s cache", kv))
+	}
 	y, p := cfg.Hybrid, cfg.Hybrid.TextPrefix
 	hsz, eps := cfg.HiddenSize, cfg.RMSNormEps
 	n := len(tokens)
@@ -252,7 +293,7 @@ func refHybridForward(cfg *Config, w refWeights, tokens []int32) [][]float64 {
 		if y.IsLinear(l) {
 			mixed = refGatedDeltaNet(cfg, w, lp+"linear_attn.", normed, rmsNorm)
 		} else {
-			mixed = refGatedAttention(cfg, w, lp+"self_attn.", normed, lin, rmsNorm)
+			mixed = refGatedAttention(cfg, w, lp+"self_attn.", normed, lin, rmsNorm, round)
 		}
 		for t := range xs {
 			for i := range xs[t] {
@@ -299,7 +340,7 @@ type (
 // theta^(-2i/rotary_dim)); causal softmax attention with key heads shared
 // by heads/kv_heads query heads, scaled 1/sqrt(head_dim); the output times
 // sigmoid(gate), then o_proj.
-func refGatedAttention(cfg *Config, w refWeights, ap string, xs [][]float64, lin refLinear, norm refNorm) [][]float64 {
+func refGatedAttention(cfg *model.Config, w Weights, ap string, xs [][]float64, lin refLinear, norm refNorm, round func(float32) float32) [][]float64 {
 	hd, nh, nkv := cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads
 	rot := int(float64(hd) * cfg.Hybrid.PartialRotaryFactor)
 	n := len(xs)
@@ -313,7 +354,7 @@ func refGatedAttention(cfg *Config, w refWeights, ap string, xs [][]float64, lin
 	}
 	half := func(v []float64) []float64 {
 		for i := range v {
-			v[i] = float64(metal.F16ToF32(metal.F32ToF16(float32(v[i]))))
+			v[i] = float64(round(float32(v[i])))
 		}
 		return v
 	}
@@ -375,7 +416,7 @@ func refGatedAttention(cfg *Config, w refWeights, ap string, xs [][]float64, lin
 // gates g = −e^{A_log}·softplus(a+dt_bias) and β = sigmoid(b), the delta
 // rule token by token on L2-normalised q and k (q also scaled by
 // 1/sqrt(dk)), each value head normalised and gated by silu(z), out_proj.
-func refGatedDeltaNet(cfg *Config, w refWeights, lp string, xs [][]float64, norm refNorm) [][]float64 {
+func refGatedDeltaNet(cfg *model.Config, w Weights, lp string, xs [][]float64, norm refNorm) [][]float64 {
 	y := cfg.Hybrid
 	kh, vh, dk, dv := y.LinearNumKeyHeads, y.LinearNumValueHeads, y.LinearKeyHeadDim, y.LinearValueHeadDim
 	r, K := vh/kh, y.LinearConvKernelDim

@@ -1,0 +1,193 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/splash-inference/splash/engine"
+	"github.com/splash-inference/splash/engine/sample"
+	"github.com/splash-inference/splash/metal"
+	"github.com/splash-inference/splash/metal/cpu"
+	"github.com/splash-inference/splash/model"
+	"github.com/splash-inference/splash/model/hybridref"
+)
+
+// tinyHybridModel builds a small random hybrid model of the given layout
+// (hybridref's configs) with a vocabulary that promptFor's tokens fit.
+func tinyHybridModel(t testing.TB, arch string, cfg *model.Config, d metal.DType) model.Model {
+	t.Helper()
+	cfg.Architecture, cfg.VocabSize = arch, 160
+	w, _ := hybridref.Random(cfg, d, 7)
+	be := cpu.New(2)
+	t.Cleanup(be.Close)
+	m, err := model.Architectures().Build(cfg, w, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// hybridPrompt is request i's prompt: 20 to 149 tokens, so that prompts
+// span one, two or three of the delta rule's 64-token chunks and the
+// scheduler cuts them at chunk ends.
+func hybridPrompt(i int) []int32 {
+	p := make([]int32, 20+(i*37)%130)
+	for j := range p {
+		p[j] = int32((i*31 + j*7 + j*j) % 160)
+	}
+	return p
+}
+
+// TestHybridGreedyIsBatchInvariant: a hybrid model's greedy output (dense
+// and mixture-of-experts, f32 and bf16 weights, f32 cache) equals the
+// plain loop's, whose prompt is one call, token for token and its
+// logprobs bit for bit (which needs the prompt chunks cut at the delta
+// rule's chunks), alone or among 8 and 64
+// concurrent requests, with speculation asked for or not (it is off for
+// state models), and with so few blocks that 64 requests preempt each
+// other, with state snapshots every 64 positions or without (a preempted
+// sequence then resumes from its own prompt's snapshot); no block, state
+// slot or snapshot leaks afterwards.
+func TestHybridGreedyIsBatchInvariant(t *testing.T) {
+	const n = 16
+	for _, tc := range []struct {
+		arch string
+		cfg  *model.Config
+		d    metal.DType
+	}{
+		{"Qwen3_5ForConditionalGeneration", hybridref.Tiny("qwen3_5", true), metal.BF16},
+		{"Qwen3NextForCausalLM", hybridref.TinyMoE("qwen3_next"), metal.F32},
+		{"Qwen3_5MoeForConditionalGeneration", hybridref.TinyMoE("qwen3_5_moe"), metal.BF16},
+	} {
+		t.Run(tc.cfg.Hybrid.ModelType, func(t *testing.T) {
+			m := tinyHybridModel(t, tc.arch, tc.cfg, tc.d)
+			want, wantLogprobs := map[int][]int32{}, map[int][]float32{}
+			for i := range 64 {
+				want[i], wantLogprobs[i] = greedyAloneLogprobs(t, m, metal.KVF32, hybridPrompt(i), n)
+			}
+			for _, run := range []struct {
+				spec                    string
+				conc, blocks, snapshots int
+				wantPreemptions         bool
+			}{{"off", 1, 128, 0, false}, {"ngram", 8, 128, 0, false}, {"off", 64, 1024, 0, false}, {"off", 64, 48, 0, true}, {"off", 64, 48, 32, true}} {
+				t.Run(fmt.Sprintf("%s/%d/%d-blocks/%d-snapshots", run.spec, run.conc, run.blocks, run.snapshots), func(t *testing.T) {
+					e, err := New(Config{Model: m, Spec: run.spec, KVType: metal.KVF32, NewDecoder: func() TextDecoder { return idDecoder{} },
+						Scheduler: engine.Config{NumBlocks: run.blocks, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 64,
+							StateSnapshots: run.snapshots, StateSnapshotEvery: 64},
+						Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(e.Close)
+					results := make([]result, run.conc)
+					var wg sync.WaitGroup
+					for i := range run.conc {
+						wg.Go(func() {
+							ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: hybridPrompt(i), MaxTokens: n, Sampling: sample.Params{Logprobs: 0}})
+							if err != nil {
+								results[i].err = err
+								return
+							}
+							results[i] = collect(ch)
+						})
+					}
+					wg.Wait()
+					for i, r := range results {
+						if r.err != nil {
+							t.Fatalf("request %d: %v", i, r.err)
+						}
+						if fmt.Sprint(r.tokens) != fmt.Sprint(want[i]) {
+							t.Fatalf("request %d (prompt of %d): %v, alone %v", i, len(hybridPrompt(i)), r.tokens, want[i])
+						}
+						for j, lp := range r.logprobs {
+							if math.Float32bits(lp) != math.Float32bits(wantLogprobs[i][j]) {
+								t.Fatalf("request %d (prompt of %d): token %d's logprob %v, alone %v", i, len(hybridPrompt(i)), j, lp, wantLogprobs[i][j])
+							}
+						}
+						if len(r.logprobs) != n {
+							t.Fatalf("request %d: %d logprobs", i, len(r.logprobs))
+						}
+					}
+					waitIdle(t, e)
+					var sb strings.Builder
+					e.WriteMetrics(&sb)
+					metrics := sb.String()
+					if !strings.Contains(metrics, "splash_spec_proposed_tokens_total 0\n") {
+						t.Errorf("a state model speculated:\n%s", metrics)
+					}
+					if hits := !strings.Contains(metrics, "splash_prefix_cache_hit_tokens_total 0\n"); hits != (run.snapshots > 0) {
+						t.Errorf("prefix hits: %v, want %v (preempted sequences resume from their snapshots)", hits, run.snapshots > 0)
+					}
+					if preempted := !strings.Contains(metrics, "splash_preemptions_total 0\n"); preempted != run.wantPreemptions {
+						t.Errorf("preemptions: %v, want %v:\n%s", preempted, run.wantPreemptions, metrics)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestHybridPrefixHitsResumeFromSnapshots: with state snapshots every 64
+// positions, a prompt that shares a cached prompt's first o tokens, for
+// every o across two snapshot intervals, is served from the deepest
+// snapshot at or below o (its cached tokens say so) and answers with the
+// tokens and bit-identical logprobs of a cold run; nothing leaks, and
+// without snapshots nothing is served from the cache.
+func TestHybridPrefixHitsResumeFromSnapshots(t *testing.T) {
+	const n, every = 8, 64
+	m := tinyHybridModel(t, "Qwen3_5ForConditionalGeneration", hybridref.Tiny("qwen3_5", true), metal.F32)
+	base := hybridPrompt(5)
+	for len(base) < 200 {
+		base = append(base, hybridPrompt(len(base))...)
+	}
+	base = base[:200]
+	prompt := func(o int) []int32 {
+		p := append([]int32(nil), base[:o]...)
+		for j := range 10 {
+			p = append(p, int32((o*13+j*29+1)%160))
+		}
+		return p
+	}
+	for _, snapshots := range []int{0, 16} {
+		t.Run(fmt.Sprintf("snapshots=%d", snapshots), func(t *testing.T) {
+			e, err := New(Config{Model: m, Spec: "off", KVType: metal.KVF32, NewDecoder: func() TextDecoder { return idDecoder{} },
+				Scheduler: engine.Config{NumBlocks: 256, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 8,
+					StateSnapshots: snapshots, StateSnapshotEvery: every},
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(e.Close)
+			generate(t, e, base, n) // caches base with snapshots at 64, 128 and 192
+			for o := 2 * every; o <= 3*every+8; o++ {
+				p := prompt(o)
+				r := generate(t, e, p, n)
+				want, wantLogprobs := greedyAloneLogprobs(t, m, metal.KVF32, p, n)
+				if fmt.Sprint(r.tokens) != fmt.Sprint(want) {
+					t.Fatalf("offset %d: %v, cold %v", o, r.tokens, want)
+				}
+				for j, lp := range r.logprobs {
+					if math.Float32bits(lp) != math.Float32bits(wantLogprobs[j]) {
+						t.Fatalf("offset %d: token %d's logprob %v, cold %v", o, j, lp, wantLogprobs[j])
+					}
+				}
+				if wantHit := (o / every) * every * min(snapshots, 1); r.usage.CachedTokens != wantHit {
+					t.Fatalf("offset %d: %d tokens cached, want %d", o, r.usage.CachedTokens, wantHit)
+				}
+			}
+			waitIdle(t, e)
+			var sb strings.Builder
+			e.WriteMetrics(&sb)
+			kept := !strings.Contains(sb.String(), "splash_state_snapshot_bytes 0\n")
+			if !strings.Contains(sb.String(), "splash_state_snapshot_bytes ") || kept != (snapshots > 0) {
+				t.Errorf("snapshots kept %v, want %v:\n%s", kept, snapshots > 0, sb.String())
+			}
+		})
+	}
+}
