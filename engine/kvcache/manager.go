@@ -94,6 +94,7 @@ type Manager struct {
 	queried   int64
 	evictions int64
 	slots     slotPool
+	onEvict   func(Evicted) // a lower tier's hook (tier.go); nil: none
 }
 
 // New returns a Manager with every block free.
@@ -365,6 +366,9 @@ func (m *Manager) evict(id int32) {
 func (m *Manager) unindex(id int32) {
 	blk := &m.blocks[id]
 	if blk.cached {
+		if m.onEvict != nil {
+			m.onEvict(Evicted{ID: id, Hash: blk.hash, Parent: blk.parent, Tokens: m.tokens[int(id)*m.blockSize : (int(id)+1)*m.blockSize]})
+		}
 		delete(m.index, blk.hash)
 		blk.cached = false
 		m.evictions++
