@@ -26,6 +26,7 @@ type BatcherActor struct {
 	verifier      *actor.PID
 	draftProps    *actor.Props // nil without draft-model speculation
 	draft         *actor.PID
+	disk          *diskReads // nil without a disk tier (disktier.go)
 
 	live     map[uint64]*liveRequest
 	stepping bool   // a Verify is outstanding
@@ -54,14 +55,22 @@ func (b *BatcherActor) Receive(ctx actor.Context) {
 		if b.draftProps != nil {
 			b.draft = ctx.Spawn(b.draftProps)
 		}
+	case *actor.Stopped:
+		if b.disk != nil {
+			b.disk.save(b.sched.KV())
+		}
 	case *Submit:
 		b.submit(ctx, m)
 	case *Cancel:
 		if b.sched.Cancel(m.ID, m.Reason) {
 			delete(b.live, m.ID)
 			b.release(ctx, m.ID)
+		} else {
+			b.cancelRead(m.ID)
 		}
 		b.metrics.observe(b.sched.Stats())
+	case *diskRead:
+		b.diskReadDone(ctx, m)
 	case *stepNow:
 		b.runStep(ctx)
 	case *CheckPool:
@@ -84,6 +93,14 @@ func (b *BatcherActor) submit(ctx actor.Context, m *Submit) {
 	// the accepted tokens), so it gets no drafts: none is proposed for it
 	// or reserved room in the batch.
 	m.Req.NoDraft = m.Req.NoDraft || m.Mask != nil
+	if b.readFromDisk(ctx, m) {
+		return // added once its prefix is read back
+	}
+	b.add(ctx, m)
+}
+
+// add schedules a submitted request.
+func (b *BatcherActor) add(ctx actor.Context, m *Submit) {
 	s, err := sample.New(m.Sampling, rand.NewPCG(rand.New(b.entropy).Uint64(), m.Req.ID))
 	if err == nil {
 		err = b.sched.Add(m.Req)
@@ -105,6 +122,7 @@ func (b *BatcherActor) runStep(ctx actor.Context) {
 	if b.stepping {
 		return
 	}
+	b.applyReads(ctx)
 	plan := b.sched.Schedule()
 	b.metrics.observe(b.sched.Stats())
 	if plan.Empty() {

@@ -32,9 +32,29 @@ func ChainHashes(dst []uint64, tokens []int32, blockSize int) []uint64 {
 // before its contents change. f must not call the Manager.
 func (m *Manager) OnEvict(f func(Evicted)) { m.onEvict = f }
 
+// EachCached calls f with every cached block, as OnEvict would; f must not
+// call the Manager.
+func (m *Manager) EachCached(f func(Evicted)) {
+	for h, id := range m.index {
+		f(Evicted{ID: id, Hash: h, Parent: m.blocks[id].parent, Tokens: m.tokens[int(id)*m.blockSize : (int(id)+1)*m.blockSize]})
+	}
+}
+
 // Indexed reports whether a block with this chain hash is in the index.
 func (m *Manager) Indexed(hash uint64) bool {
 	_, ok := m.index[hash]
+	return ok
+}
+
+// Touch makes the cached block under hash, when it is free, the most
+// recently used, so that restoring the blocks after it does not evict it.
+// It reports whether the hash is indexed.
+func (m *Manager) Touch(hash uint64) bool {
+	id, ok := m.index[hash]
+	if ok && m.blocks[id].ref == 0 {
+		m.free.remove(m.blocks, id)
+		m.free.pushTail(m.blocks, id)
+	}
 	return ok
 }
 
