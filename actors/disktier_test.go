@@ -135,3 +135,34 @@ func TestDiskTierServesEvictedPrefix(t *testing.T) {
 	e.Close()
 	s.Close()
 }
+
+// TestDiskTierWriteFailureKeepsServing: when the disk fails (here its
+// directory is gone), evictions are counted as failed writes, the cache
+// goes on in RAM only and every request is answered as a cold run is.
+func TestDiskTierWriteFailureKeepsServing(t *testing.T) {
+	const n = 4
+	m := tinyModel(t)
+	dir := filepath.Join(t.TempDir(), "kv")
+	s := openDisk(t, dir)
+	defer s.Close()
+	e := newDiskEngine(t, m, 8, s)
+	defer e.Close()
+	os.RemoveAll(dir)
+	for i := range 4 {
+		p := make([]int32, 90)
+		for j := range p {
+			p[j] = int32(60 + (i*17+j*7)%50)
+		}
+		if r := generate(t, e, p, n); !slices.Equal(r.tokens, greedyAlone(t, m, p, n)) {
+			t.Fatalf("prompt %d: %v differs from a cold run", i, r.tokens)
+		}
+	}
+	waitIdle(t, e)
+	s.Flush()
+	if st := s.Stats(); st.Writing || st.WriteErrors != 1 || st.Records != 0 {
+		t.Fatalf("stats %+v, want one failed write and writing stopped", st)
+	}
+	if got := metric(e, "splash_prefix_cache_disk_write_errors_total"); got != "1" {
+		t.Fatalf("write errors metric %q", got)
+	}
+}
