@@ -57,7 +57,7 @@ func (d *diskTier) spill(e kvcache.Evicted) {
 	if d.store.Contains(kvdisk.KindKV, e.Hash) {
 		return
 	}
-	buf, err := d.kv.ReadBlock(make([]byte, 0, d.kv.BlockBytes()), e.ID)
+	buf, err := d.kv.ReadBlock(d.store.Buffer(d.kv.BlockBytes()), e.ID)
 	if err != nil {
 		return
 	}

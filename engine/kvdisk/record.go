@@ -70,7 +70,14 @@ func (h header) size() int64 {
 
 // encode appends e as a record to dst.
 func encode(dst []byte, e Entry) []byte {
-	start := len(dst)
+	head := encodeHead(nil, e)
+	dst = append(append(dst, head...), e.Payload...)
+	return binary.LittleEndian.AppendUint32(dst, recordCRC(head, e.Payload))
+}
+
+// encodeHead appends a record's header and token ids to dst: what
+// precedes the payload.
+func encodeHead(dst []byte, e Entry) []byte {
 	dst = append(dst, magic[:]...)
 	dst = binary.LittleEndian.AppendUint16(dst, formatVersion)
 	dst = append(dst, byte(e.Kind), 0)
@@ -81,8 +88,12 @@ func encode(dst []byte, e Entry) []byte {
 	for _, t := range e.Tokens {
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(t))
 	}
-	dst = append(dst, e.Payload...)
-	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
+	return dst
+}
+
+// recordCRC is the checksum of a record's head and payload.
+func recordCRC(head, payload []byte) uint32 {
+	return crc32.Update(crc32.Checksum(head, castagnoli), castagnoli, payload)
 }
 
 // decodeHeader reads a record's fixed part.

@@ -65,6 +65,7 @@ type Store struct {
 	lru   *list.List
 	stats Stats
 
+	bufs  sync.Pool // *[]byte: payloads Spill wrote, for Buffer
 	jobs  chan job
 	done  chan struct{} // closed when the writer has stopped
 	close sync.Once
@@ -206,11 +207,12 @@ func (s *Store) Put(e Entry) error {
 	if !writing {
 		return errors.New("kvdisk: writes stopped after an error")
 	}
-	b := encode(nil, e)
-	if int64(len(b)) > s.budget {
-		return fmt.Errorf("kvdisk: a record of %d bytes exceeds the budget of %d", len(b), s.budget)
+	head := encodeHead(nil, e)
+	size := int64(len(head) + len(e.Payload) + crcSize)
+	if size > s.budget {
+		return fmt.Errorf("kvdisk: a record of %d bytes exceeds the budget of %d", size, s.budget)
 	}
-	if err := s.writeFile(k, b); err != nil {
+	if err := s.writeFile(k, head, e.Payload); err != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.stats.WriteErrors++
@@ -222,7 +224,7 @@ func (s *Store) Put(e Entry) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	it := &item{key: k, parent: e.Parent, tokens: slices.Clone(e.Tokens), size: int64(len(b))}
+	it := &item{key: k, parent: e.Parent, tokens: slices.Clone(e.Tokens), size: size}
 	if old, ok := s.index[k]; ok {
 		s.drop(old) // written twice at once: the file is the newer, equal record
 	}
@@ -253,6 +255,16 @@ func (s *Store) Spill(e Entry) bool {
 	return false
 }
 
+// Buffer returns an empty byte slice of capacity at least n for a payload
+// to Spill: one of an earlier Spill's, once written, when it is large
+// enough, so that evicting blocks does not allocate a buffer each.
+func (s *Store) Buffer(n int) []byte {
+	if p, ok := s.bufs.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, n)
+}
+
 // Flush waits until every record Spill queued before it is written.
 func (s *Store) Flush() {
 	ch := make(chan struct{})
@@ -269,18 +281,26 @@ func (s *Store) write() {
 			continue
 		}
 		_ = s.Put(j.e) // counted and logged by Put; a failed spill is only a lost record
+		s.bufs.Put(&j.e.Payload)
 	}
 }
 
-// writeFile makes b the file of k, atomically: a temporary file, synced,
-// renamed into place. A process killed before the rename leaves only the
-// temporary file, which Open deletes.
-func (s *Store) writeFile(k key, b []byte) error {
+// writeFile makes the record of head and payload the file of k,
+// atomically: a temporary file, synced, renamed into place. A process
+// killed before the rename leaves only the temporary file, which Open
+// deletes.
+func (s *Store) writeFile(k key, head, payload []byte) error {
 	f, err := os.CreateTemp(s.dir, "*"+tmpSuffix)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(b)
+	_, err = f.Write(head)
+	if err == nil {
+		_, err = f.Write(payload)
+	}
+	if err == nil {
+		_, err = f.Write(binary.LittleEndian.AppendUint32(nil, recordCRC(head, payload)))
+	}
 	if err == nil {
 		err = f.Sync()
 	}
