@@ -61,11 +61,16 @@ func modelIdentity(dir string) (string, error) {
 }
 
 // openDiskCache opens the prefix cache's disk tier for the model and plan
-// under --cache-dir/kv, or returns nil when --max-cache-disk is 0 or the
-// directory cannot be used (a warning: serving goes on with RAM only).
-func openDiskCache(s *stdio, f *serveFlags, identity string, p plan) *kvdisk.Store {
+// under --cache-dir/kv, or returns nil when --max-cache-disk is 0, the
+// model has state layers (whose snapshots the tier does not hold yet) or
+// the directory cannot be used (a warning: serving goes on with RAM only).
+func openDiskCache(s *stdio, f *serveFlags, identity string, p plan, hasState bool) *kvdisk.Store {
 	budget, err := f.diskCacheBytes()
 	if budget == 0 || err != nil {
+		return nil
+	}
+	if hasState {
+		fmt.Fprintln(s.err, "warning: --max-cache-disk is ignored: the disk tier holds attention layers' KV blocks only, and this model has state layers")
 		return nil
 	}
 	dir := kvdisk.Dir(filepath.Join(f.cacheDir, "kv"), identity, p.kvType.String(), p.blockSize)
@@ -79,7 +84,7 @@ func openDiskCache(s *stdio, f *serveFlags, identity string, p plan) *kvdisk.Sto
 		return nil
 	}
 	stats := st.Stats()
-	fmt.Fprintf(s.err, "prefix cache on disk\t%.1f MiB of a %.1f MiB budget (--max-cache-disk), %d blocks of %.1f MiB, in %s\n",
+	fmt.Fprintf(s.err, "prefix cache on disk: %.1f MiB of a %.1f MiB budget (--max-cache-disk) in %d blocks of %.1f MiB, in %s\n",
 		float64(stats.Bytes)/(1<<20), float64(budget)/(1<<20), stats.Records, float64(block)/(1<<20), dir)
 	return st
 }

@@ -407,7 +407,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		fmt.Fprintf(s.err, "prompt chunks while others decode: %d tokens at the start of a prompt, %d at 8192 (a token's attention costs its matrix products at a context of %d)\n",
 			sched.PrefillChunkAt(0), sched.PrefillChunkAt(8192), sched.AttentionBreakEven)
 	}
-	disk := openDiskCache(s, f, m.identity, p)
+	disk := openDiskCache(s, f, m.identity, p, mdl.CacheSpec().HasState())
 	if disk != nil {
 		defer disk.Close() // after the engine, which saves its cached blocks when it stops
 	}
