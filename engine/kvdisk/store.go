@@ -224,10 +224,13 @@ func (s *Store) Put(e Entry) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	it := &item{key: k, parent: e.Parent, tokens: slices.Clone(e.Tokens), size: size}
 	if old, ok := s.index[k]; ok {
-		s.drop(old) // written twice at once: the file is the newer, equal record
+		// Written twice at once (a spill and the shutdown's save): the
+		// file is the later, equal record, which the index already lists.
+		s.lru.MoveToFront(old.elem)
+		return nil
 	}
+	it := &item{key: k, parent: e.Parent, tokens: slices.Clone(e.Tokens), size: size}
 	s.insert(it)
 	s.stats.Writes++
 	s.stats.WriteBytes += it.size

@@ -282,3 +282,25 @@ func TestSpillBuffersAreReused(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentPutsOfOneRecord: the same record put from several
+// goroutines at once (a spill and the shutdown's save) is indexed once
+// and reads back.
+func TestConcurrentPutsOfOneRecord(t *testing.T) {
+	s := open(t, t.TempDir(), 1<<20)
+	done := make(chan error)
+	for range 8 {
+		go func() { done <- s.Put(entry(5)) }()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := s.Stats(); st.Records != 1 || st.Bytes != int64(len(encode(nil, entry(5)))) {
+		t.Fatalf("stats %+v", st)
+	}
+	if got, err := s.Get(KindKV, entry(5).Hash); err != nil || !sameEntry(got, entry(5)) {
+		t.Fatalf("read back: %v", err)
+	}
+}
