@@ -32,6 +32,7 @@ type BatcherActor struct {
 	// states in every pass; finishStep sends the committed ones to the
 	// draft actor.
 	features *model.FeatureCapture
+	disk          *diskReads // nil without a disk tier (disktier.go)
 
 	live     map[uint64]*liveRequest
 	stepping bool   // a Verify is outstanding
@@ -58,14 +59,22 @@ func (b *BatcherActor) Receive(ctx actor.Context) {
 		if b.draftProps != nil {
 			b.draft = ctx.Spawn(b.draftProps)
 		}
+	case *actor.Stopped:
+		if b.disk != nil {
+			b.disk.save(b.sched.KV())
+		}
 	case *Submit:
 		b.submit(ctx, m)
 	case *Cancel:
 		if b.sched.Cancel(m.ID, m.Reason) {
 			delete(b.live, m.ID)
 			b.release(ctx, m.ID)
+		} else {
+			b.cancelRead(m.ID)
 		}
 		b.metrics.observe(b.sched.Stats())
+	case *diskRead:
+		b.diskReadDone(ctx, m)
 	case *stepNow:
 		b.runStep(ctx)
 	case *CheckPool:
@@ -88,6 +97,14 @@ func (b *BatcherActor) submit(ctx actor.Context, m *Submit) {
 	// the accepted tokens), so it gets no drafts: none is proposed for it
 	// or reserved room in the batch.
 	m.Req.NoDraft = m.Req.NoDraft || m.Mask != nil
+	if b.readFromDisk(ctx, m) {
+		return // added once its prefix is read back
+	}
+	b.add(ctx, m)
+}
+
+// add schedules a submitted request.
+func (b *BatcherActor) add(ctx actor.Context, m *Submit) {
 	s, err := sample.New(m.Sampling, rand.NewPCG(rand.New(b.entropy).Uint64(), m.Req.ID))
 	if err == nil {
 		err = b.sched.Add(m.Req)
@@ -109,6 +126,7 @@ func (b *BatcherActor) runStep(ctx actor.Context) {
 	if b.stepping {
 		return
 	}
+	b.applyReads(ctx)
 	plan := b.sched.Schedule()
 	b.metrics.observe(b.sched.Stats())
 	if plan.Empty() {

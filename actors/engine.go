@@ -14,6 +14,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/splash-inference/splash/engine"
+	"github.com/splash-inference/splash/engine/kvdisk"
 	"github.com/splash-inference/splash/engine/sample"
 	"github.com/splash-inference/splash/engine/spec"
 	"github.com/splash-inference/splash/engine/stop"
@@ -53,6 +54,11 @@ type Config struct {
 	// VerifierFault, when set, runs before every forward pass (tests inject
 	// panics with it).
 	VerifierFault func(step uint64)
+	// Disk, when set, is the prefix cache's disk tier (disktier.go): a
+	// store of the target's cache identity (model, KVType, block size),
+	// which the caller opens and closes after Close. Ignored for a model
+	// with state layers, whose blocks serve no prefix hit.
+	Disk *kvdisk.Store
 	// Logger receives the actor system's logs (supervision events among
 	// them); nil logs warnings and errors to stderr.
 	Logger *slog.Logger
@@ -187,6 +193,11 @@ func New(cfg Config) (*Engine, error) {
 	}
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
 	e := &Engine{system: system, cfg: cfg, metrics: newMetrics(sc.NumBlocks, cache.StateBytes())}
+	var tier *diskTier
+	if cfg.Disk != nil && !cache.HasState() {
+		tier = &diskTier{store: cfg.Disk, kv: kv, metrics: e.metrics}
+		e.metrics.disk = cfg.Disk
+	}
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -212,6 +223,10 @@ func New(cfg Config) (*Engine, error) {
 	props := actor.PropsFromProducer(func() actor.Actor {
 		b := &BatcherActor{sched: mustScheduler(cfg.Scheduler, proposer), decider: engine.Decider{Vocab: cfg.Model.Config().VocabSize},
 			metrics: e.metrics, entropy: rand.NewPCG(seed, 0x5eed), verifierProps: verifier, draftProps: draftProps}
+		if tier != nil {
+			b.disk = &diskReads{diskTier: tier, cancelled: map[uint64]bool{}}
+			b.sched.KV().OnEvict(tier.spill)
+		}
 		if cfg.Spec == "dflash" {
 			b.features = &model.FeatureCapture{Layers: cfg.DFlash.FeatureLayers()}
 		}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/splash-inference/splash/engine"
+	"github.com/splash-inference/splash/engine/kvdisk"
 )
 
 // metricsBox holds the engine's Prometheus metrics. The batcher writes it;
@@ -19,6 +20,8 @@ type metricsBox struct {
 	promptTokens, generationTokens            atomic.Int64
 	specProposed, specAccepted                atomic.Int64
 	stepSeconds                               histogram
+	diskRestoredTokens                        atomic.Int64  // prompt tokens read back from the disk tier
+	disk                                      *kvdisk.Store // nil without a disk tier
 }
 
 func newMetrics(blocks int, stateBytes int64) *metricsBox {
@@ -59,6 +62,17 @@ func (m *metricsBox) write(w io.Writer) {
 	counter("splash_spec_proposed_tokens_total", "Draft tokens proposed for verification.", m.specProposed.Load())
 	counter("splash_spec_accepted_tokens_total", "Draft tokens accepted.", m.specAccepted.Load())
 	m.stepSeconds.write(w, "splash_step_seconds", "Time of one batched step (schedule, forward, sample).")
+	if m.disk != nil {
+		d := m.disk.Stats()
+		gauge("splash_prefix_cache_disk_budget_bytes", "Bytes the prefix cache's disk tier may use (--max-cache-disk).", d.Budget)
+		gauge("splash_prefix_cache_disk_bytes", "Bytes of KV blocks on disk.", d.Bytes)
+		counter("splash_prefix_cache_disk_hit_tokens_total", "Prompt tokens whose KV blocks were read back from disk.", m.diskRestoredTokens.Load())
+		counter("splash_prefix_cache_disk_read_bytes_total", "Bytes of KV blocks read from disk.", d.ReadBytes)
+		counter("splash_prefix_cache_disk_write_bytes_total", "Bytes of KV blocks written to disk.", d.WriteBytes)
+		counter("splash_prefix_cache_disk_corrupt_total", "Disk blocks dropped by a failed check (recomputed).", d.Corrupt)
+		counter("splash_prefix_cache_disk_dropped_total", "Evicted blocks not written: the writer's queue was full or writes had stopped.", d.Dropped)
+		counter("splash_prefix_cache_disk_write_errors_total", "Failed disk writes; the first leaves the cache in RAM only.", d.WriteErrors)
+	}
 }
 
 // histogram is a Prometheus histogram with fixed bounds.

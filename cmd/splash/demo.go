@@ -43,6 +43,7 @@ type loadedModel struct {
 	tok      *tokenizer.Tokenizer
 	tpl      *chat.Template
 	close    func() error
+	identity string // the weights' identity for the prefix cache's disk tier (modelIdentity)
 }
 
 func loadDemo() (*loadedModel, error) {
@@ -66,7 +67,7 @@ func loadDemo() (*loadedModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &loadedModel{name: demoName, cfg: cfg, tensors: ts, tok: tok, tpl: tpl, close: ts.Close}, nil
+	return &loadedModel{name: demoName, cfg: cfg, tensors: ts, tok: tok, tpl: tpl, close: ts.Close, identity: demoIdentity()}, nil
 }
 
 func gunzipEmbedded(name string) ([]byte, error) {
@@ -98,6 +99,11 @@ func loadModelDir(dir string) (*loadedModel, error) {
 		src.Close()
 		return nil, err
 	}
+	id, err := modelIdentity(src.Dir)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
 	return &loadedModel{name: src.Name, cfg: src.Config, tensors: src.Tensors, draftCfg: src.DraftConfig, draft: src.Draft, dflash: src.DFlash,
-		tok: tok, tpl: tpl, close: src.Close}, nil
+		tok: tok, tpl: tpl, close: src.Close, identity: id}, nil
 }

@@ -51,6 +51,7 @@ type serveFlags struct {
 	quant          string
 	toolParser     string
 	cacheDir       string
+	maxCacheDisk   string // prefix cache disk tier budget (diskcache.go); "" or "0": off
 	spec           string
 	specTokens     int
 	backend        string
@@ -85,6 +86,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.StringVar(&f.quant, 0, "quant", "q8", "weight type a checkpoint is packed to before serving: q4 (fastest, smallest), q8 (near-lossless), bf16, f32, or none to serve its safetensors in place")
 	fs.StringVar(&f.toolParser, 0, "tool-parser", "auto", "tool-call format: auto (read from the model's chat template), hermes (Qwen/Hermes <tool_call>), or none (requests offering tools get a 400)")
 	fs.StringVar(&f.cacheDir, 0, "cache-dir", defaultCacheDir(), "where checkpoints packed for serving are kept")
+	fs.StringVar(&f.maxCacheDisk, 0, "max-cache-disk", "0", "budget of the prefix cache's disk tier under --cache-dir/kv, e.g. 8G: KV blocks evicted from RAM are kept there and survive restarts (0: off)")
 	fs.StringVar(&f.host, 0, "host", "127.0.0.1", "address to listen on")
 	fs.IntVar(&f.port, 0, "port", 8000, "port to listen on (0 picks a free one)")
 	fs.StringVar(&f.apiKey, 0, "api-key", "", "require this key as Authorization: Bearer or x-api-key")
@@ -170,6 +172,9 @@ func (f *serveFlags) validate() error {
 	}
 	if f.prefillCost && f.maxPrefillDec == 0 {
 		return fmt.Errorf("serve: --prefill-by-attention counts prompt tokens against --max-prefill-with-decode, which is 0 (no cap)")
+	}
+	if _, err := f.diskCacheBytes(); err != nil {
+		return err
 	}
 	sizes := []struct {
 		flag, v string
@@ -425,8 +430,13 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		fmt.Fprintf(s.err, "prompt chunks while others decode: %d tokens at the start of a prompt, %d at 8192 (a token's attention costs its matrix products at a context of %d)\n",
 			sched.PrefillChunkAt(0), sched.PrefillChunkAt(8192), sched.AttentionBreakEven)
 	}
+	disk := openDiskCache(s, f, m.identity, p, mdl.CacheSpec().HasState())
+	if disk != nil {
+		defer disk.Close() // after the engine, which saves its cached blocks when it stops
+	}
 	eng, err := actors.New(actors.Config{Model: mdl, Draft: draft, DFlash: dflash, Spec: f.spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
 		KVType:    p.kvType,
+		Disk:      disk,
 		Scheduler: sched,
 		Logger:    slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {

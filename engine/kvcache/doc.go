@@ -83,6 +83,17 @@
 // next forward pass, which makes them before its rows. Rollback stays
 // refused: a verify pass would need a snapshot before it and a replay.
 //
+// # A lower tier
+//
+// A tier below RAM (the disk, engine/kvdisk) hooks in through tier.go:
+// OnEvict reports each cached block just before the pool reuses it, its
+// contents still intact, with its chain hash, parent hash and tokens
+// (ChainHashes computes the same names for a prompt); Restore indexes a
+// block the tier brought back as a free cached block, the most recently
+// used, whose contents the caller writes before the next forward pass;
+// Touch keeps a prompt's blocks already in RAM from being evicted by the
+// restores that extend them.
+//
 // Check verifies every invariant (reference counts against the live block
 // tables, free list membership, index consistency, state slots held once);
 // CheckLeaks is Check with no live sequences and belongs at the end of every

@@ -103,6 +103,7 @@ type Manager struct {
 	evictions int64
 	slots     slotPool
 	snaps     snapshotPool
+	onEvict   func(Evicted) // a lower tier's hook (tier.go); nil: none
 }
 
 // New returns a Manager with every block free.
@@ -395,6 +396,9 @@ func (m *Manager) unindex(id int32) {
 	blk := &m.blocks[id]
 	if blk.cached {
 		m.dropSnapshot(id)
+		if m.onEvict != nil {
+			m.onEvict(Evicted{ID: id, Hash: blk.hash, Parent: blk.parent, Tokens: m.tokens[int(id)*m.blockSize : (int(id)+1)*m.blockSize]})
+		}
 		delete(m.index, blk.hash)
 		blk.cached = false
 		m.evictions++
