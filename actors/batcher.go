@@ -32,7 +32,7 @@ type BatcherActor struct {
 	// states in every pass; finishStep sends the committed ones to the
 	// draft actor.
 	features *model.FeatureCapture
-	disk          *diskReads // nil without a disk tier (disktier.go)
+	disk     *diskReads // nil without a disk tier (disktier.go)
 
 	live     map[uint64]*liveRequest
 	stepping bool   // a Verify is outstanding
