@@ -85,19 +85,21 @@ func newWeightGen(d metal.DType, seed uint64) *weightGen {
 // add draws the named rows×cols tensor: N(0, std²) entries, or 1+N(0, 0.01)
 // for a norm.
 func (g *weightGen) add(name string, rows, cols int, std float64, norm bool) {
+	if norm {
+		g.put(name, rows, cols, metal.F32, func() float64 { return 1 + 0.1*g.rng.NormFloat64() })
+		return
+	}
+	g.put(name, rows, cols, g.d, func() float64 { return std * g.rng.NormFloat64() })
+}
+
+// put draws the named rows×cols tensor from draw, stored as d, and keeps
+// the exact values it holds.
+func (g *weightGen) put(name string, rows, cols int, d metal.DType, draw func() float64) {
 	v := make([]float32, rows*cols)
 	for i := range v {
-		if norm {
-			v[i] = float32(1 + 0.1*g.rng.NormFloat64())
-		} else {
-			v[i] = float32(std * g.rng.NormFloat64())
-		}
+		v[i] = float32(draw())
 	}
-	dt := g.d
-	if norm {
-		dt = metal.F32
-	}
-	t, err := metal.Quantize(dt, v, rows, cols)
+	t, err := metal.Quantize(d, v, rows, cols)
 	if err != nil {
 		panic(err)
 	}

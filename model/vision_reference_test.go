@@ -16,35 +16,10 @@ import (
 // permuted by view/permute, the rotary table indexed by stacked
 // coordinates, attention as explicit sums. It shares no code with the tower.
 
-// visionWeights draws random tensors for the tower and keeps the exact
-// values the reference computes with.
-type visionWeights struct {
-	rng *rand.Rand
-	mt  memTensors
-	rw  refWeights
-}
-
-func (g *visionWeights) put(name string, rows, cols int, d metal.DType, draw func() float64) {
-	v := make([]float32, rows*cols)
-	for i := range v {
-		v[i] = float32(draw())
-	}
-	t, err := metal.Quantize(d, v, rows, cols)
-	if err != nil {
-		panic(err)
-	}
-	g.mt[name] = t
-	exact := t.Dequantize()
-	g.rw[name] = make([]float64, len(exact))
-	for i, x := range exact {
-		g.rw[name][i] = float64(x)
-	}
-}
-
 // randomVision draws a tower's weights (matrices as d, vectors f32) and
 // returns them with their exact float64 values.
 func randomVision(c *VisionConfig, prefix string, d metal.DType, seed uint64) (memTensors, refWeights) {
-	g := &visionWeights{rng: rand.New(rand.NewPCG(seed, 5)), mt: memTensors{}, rw: refWeights{}}
+	g := &weightGen{rng: rand.New(rand.NewPCG(seed, 5)), mt: memTensors{}, rw: refWeights{}}
 	h, in := c.HiddenSize, c.IntermediateSize
 	merged := h * c.SpatialMergeSize * c.SpatialMergeSize
 	normal := func(std float64) func() float64 { return func() float64 { return std * g.rng.NormFloat64() } }
