@@ -351,78 +351,139 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	if err != nil {
 		return err
 	}
-	maxBody, _ := parseSize(f.maxBody, true)
-	var m *loadedModel
-	if f.model == "" {
-		fmt.Fprintf(s.err, "no --model: serving the embedded %s (random weights; it answers noise)\n", demoName)
-		m, err = loadDemo()
-	} else {
-		var cache *packCache
-		if f.quant != "none" {
-			q, _ := metal.ParseDType(f.quant)
-			cache = &packCache{dir: f.cacheDir, quant: q}
-		}
-		m, err = loadModelSpec(ctx, s, f.model, cache)
-	}
+	m, err := loadServed(ctx, s, f)
 	if err != nil {
 		return err
 	}
 	defer m.close()
+	ms, err := buildServed(dev, m, f)
+	if err != nil {
+		return err
+	}
+	defer ms.close()
+	p, err := planServe(s, f, m, ms)
+	if err != nil {
+		return err
+	}
+	defer limitGoMemory(p.Total())()
+	disk := openDiskCache(s, f, m.identity, p, ms.target.CacheSpec().HasState())
+	if disk != nil {
+		defer disk.Close() // after the engine, which saves its cached blocks when it stops
+	}
+	eng, err := actors.New(actors.Config{Model: ms.target, Draft: ms.draft, DFlash: ms.dflash, Spec: f.spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
+		KVType:    p.kvType,
+		Disk:      disk,
+		Scheduler: schedulerConfig(s, f, m, ms.be, p),
+		Logger:    slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	srv, err := newAPIServer(s, f, m, eng, p)
+	if err != nil {
+		return err
+	}
+	return serveUntilDone(ctx, s, f, srv, eng, fmt.Sprintf("model %s, %s kernels", m.name, ms.be.Name()), ready)
+}
+
+// loadServed loads --model (a package, a checkpoint or a hub name, packed
+// into the cache unless --quant none), or the embedded demo without one.
+func loadServed(ctx context.Context, s *stdio, f *serveFlags) (*loadedModel, error) {
+	if f.model == "" {
+		fmt.Fprintf(s.err, "no --model: serving the embedded %s (random weights; it answers noise)\n", demoName)
+		return loadDemo()
+	}
+	var cache *packCache
+	if f.quant != "none" {
+		q, _ := metal.ParseDType(f.quant)
+		cache = &packCache{dir: f.cacheDir, quant: q}
+	}
+	return loadModelSpec(ctx, s, f.model, cache)
+}
+
+// serveModels are the built target and, unless --spec rules it out, its
+// draft model or DFlash draft on a device of its own (a Backend is owned
+// by one model runner).
+type serveModels struct {
+	be, dbe metal.Device // dbe: nil without a draft
+	target  model.Model
+	draft   model.Model
+	dflash  *model.DFlashDraft
+	packed  int64 // the devices' packed weight copies (metal.WeightPreparer), counted with the weights
+}
+
+func (ms *serveModels) close() {
+	if ms.dbe != nil {
+		ms.dbe.Close()
+	}
+	ms.be.Close()
+}
+
+func buildServed(dev device, m *loadedModel, f *serveFlags) (*serveModels, error) {
 	be, err := dev.New()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer be.Close()
-	mdl, err := model.Architectures().Build(m.cfg, m.tensors, be)
-	if err != nil {
-		return err
+	ms := &serveModels{be: be}
+	if ms.target, err = model.Architectures().Build(m.cfg, m.tensors, be); err != nil {
+		ms.close()
+		return nil, err
 	}
-	// Building packs q4 matrices for the kernels that read them packed
-	// (metal.WeightPreparer): memory the plan counts with the weights.
-	packed := be.PackedBytes()
-	var draft model.Model
-	var dflash *model.DFlashDraft
-	var dbe metal.Device
-	if m.draft != nil && f.spec != "ngram" && f.spec != "off" {
-		// its own backend: a Backend is owned by one model runner
-		if dbe, err = dev.New(); err != nil {
-			return err
+	ms.packed = be.PackedBytes()
+	if m.draft == nil || f.spec == "ngram" || f.spec == "off" {
+		return ms, nil
+	}
+	if ms.dbe, err = dev.New(); err != nil {
+		ms.close()
+		return nil, err
+	}
+	if m.dflash != nil {
+		// a DFlash draft embeds and scores with the target's weights
+		if ms.dflash, err = model.NewDFlashDraft(m.dflash, m.draft, ms.target, ms.dbe); err != nil {
+			ms.close()
+			return nil, fmt.Errorf("serve: dflash draft: %w", err)
 		}
-		defer dbe.Close()
-		if m.dflash != nil {
-			// a DFlash draft embeds and scores with the target's weights
-			if dflash, err = model.NewDFlashDraft(m.dflash, m.draft, mdl, dbe); err != nil {
-				return fmt.Errorf("serve: dflash draft: %w", err)
-			}
-		} else if draft, err = model.Architectures().Build(m.draftCfg, m.draft, dbe); err != nil {
-			return fmt.Errorf("serve: draft model: %w", err)
-		}
-		packed += dbe.PackedBytes()
+	} else if ms.draft, err = model.Architectures().Build(m.draftCfg, m.draft, ms.dbe); err != nil {
+		ms.close()
+		return nil, fmt.Errorf("serve: draft model: %w", err)
 	}
+	ms.packed += ms.dbe.PackedBytes()
+	return ms, nil
+}
+
+// planServe makes the memory plan, reserves the attention scratch it
+// counts and prints it; --max-running becomes the plan's (lowered to the
+// states that fit, for a model with state layers).
+func planServe(s *stdio, f *serveFlags, m *loadedModel, ms *serveModels) (plan, error) {
 	heads, hd := m.cfg.NumAttentionHeads, m.cfg.HeadDim
-	scratch := func(context int) int64 { return be.AttentionScratchBytes(heads, hd, context) }
-	if dbe != nil {
+	scratch := func(context int) int64 { return ms.be.AttentionScratchBytes(heads, hd, context) }
+	if ms.dbe != nil {
 		dh, dhd := m.draftCfg.NumAttentionHeads, m.draftCfg.HeadDim
 		scratch = func(context int) int64 {
-			return be.AttentionScratchBytes(heads, hd, context) + dbe.AttentionScratchBytes(dh, dhd, context)
+			return ms.be.AttentionScratchBytes(heads, hd, context) + ms.dbe.AttentionScratchBytes(dh, dhd, context)
 		}
 	}
-	p, err := makePlan(f, m, mdl, draft, packed, scratch, be.AutoKVType)
+	p, err := makePlan(f, m, ms.target, ms.draft, ms.packed, scratch, ms.be.AutoKVType)
 	if err != nil {
-		return err
+		return p, err
 	}
 	// The attention scratch the plan counts, allocated once: grown chunk
 	// by chunk, a long prompt left a trail of buffers behind.
-	be.ReserveAttention(heads, hd, p.context)
-	if draft != nil {
-		dbe.ReserveAttention(m.draftCfg.NumAttentionHeads, m.draftCfg.HeadDim, p.context)
+	ms.be.ReserveAttention(heads, hd, p.context)
+	if ms.draft != nil {
+		ms.dbe.ReserveAttention(m.draftCfg.NumAttentionHeads, m.draftCfg.HeadDim, p.context)
 	}
-	defer limitGoMemory(p.Total())()
 	fmt.Fprintf(s.err, "memory plan for %s:\n%s", m.name, p.table(f))
-	f.maxRunning = p.MaxRunning // lowered to the states that fit, for a model with state layers
-	if p.kvType == metal.KVBF16 && !be.SIMDAttention(p.kvType) {
-		fmt.Fprintf(s.err, "warning: the %s kernels have no bf16 attention loops: attention over the bf16 KV cache runs on the portable ones, many times slower than with --kv-cache-type f16\n", be.Name())
+	f.maxRunning = p.MaxRunning
+	if p.kvType == metal.KVBF16 && !ms.be.SIMDAttention(p.kvType) {
+		fmt.Fprintf(s.err, "warning: the %s kernels have no bf16 attention loops: attention over the bf16 KV cache runs on the portable ones, many times slower than with --kv-cache-type f16\n", ms.be.Name())
 	}
+	return p, nil
+}
+
+// schedulerConfig is the engine's scheduling from the plan and the flags;
+// with --prefill-by-attention it prints the prompt chunk sizes that follow.
+func schedulerConfig(s *stdio, f *serveFlags, m *loadedModel, be metal.Device, p plan) engine.Config {
 	sched := engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens, MaxPrefillWithDecode: f.maxPrefillDec,
 		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens, StateSnapshots: p.Snapshots}
 	if f.prefillCost {
@@ -430,35 +491,32 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 		fmt.Fprintf(s.err, "prompt chunks while others decode: %d tokens at the start of a prompt, %d at 8192 (a token's attention costs its matrix products at a context of %d)\n",
 			sched.PrefillChunkAt(0), sched.PrefillChunkAt(8192), sched.AttentionBreakEven)
 	}
-	disk := openDiskCache(s, f, m.identity, p, mdl.CacheSpec().HasState())
-	if disk != nil {
-		defer disk.Close() // after the engine, which saves its cached blocks when it stops
-	}
-	eng, err := actors.New(actors.Config{Model: mdl, Draft: draft, DFlash: dflash, Spec: f.spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
-		KVType:    p.kvType,
-		Disk:      disk,
-		Scheduler: sched,
-		Logger:    slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
+	return sched
+}
+
+// newAPIServer is the HTTP frontend over eng, with the model's tokenizer,
+// template and constrained-decoding vocabulary.
+func newAPIServer(s *stdio, f *serveFlags, m *loadedModel, eng *actors.Engine, p plan) (*api.Server, error) {
+	maxBody, _ := parseSize(f.maxBody, true)
 	eos := append([]int32(nil), m.tok.EOS()...)
 	for _, id := range m.cfg.EOSTokenID {
 		eos = append(eos, int32(id))
 	}
 	vocab, err := grammarVocab(m.tok, m.cfg.VocabSize, eos)
 	if err != nil {
-		return fmt.Errorf("serve: constrained decoding vocabulary: %w", err)
+		return nil, fmt.Errorf("serve: constrained decoding vocabulary: %w", err)
 	}
 	noTools := chooseToolParser(f.toolParser, m.tpl, s.err) == toolParserNone
-	srv, err := api.New(api.Options{NoToolCalls: noTools, Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos, vocab: vocab}, Tokenizer: textmodel.Tokenizer{T: m.tok},
+	return api.New(api.Options{NoToolCalls: noTools, Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos, vocab: vocab}, Tokenizer: textmodel.Tokenizer{T: m.tok},
 		Template: textmodel.Template{T: m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
 		AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, MaxConnections: f.maxConns, MaxConnectionsPerIP: f.maxConnsPerIP, NoWebUI: f.noWebUI, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody),
 		MaxImagePixels: f.maxImagePixels})
-	if err != nil {
-		return err
-	}
+}
+
+// serveUntilDone listens, warms the engine up, prints the Ready line
+// (what names the model and kernels) and serves until ctx ends, then
+// shuts down within --shutdown-grace.
+func serveUntilDone(ctx context.Context, s *stdio, f *serveFlags, srv *api.Server, eng *actors.Engine, what string, ready chan<- string) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -471,7 +529,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	}
 	srv.SetReady(true)
 	url := "http://" + ln.Addr().String()
-	fmt.Fprintf(s.out, "Ready: %s (model %s, %s kernels)\n", url, m.name, be.Name())
+	fmt.Fprintf(s.out, "Ready: %s (%s)\n", url, what)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
