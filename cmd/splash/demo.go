@@ -43,7 +43,7 @@ type loadedModel struct {
 	tok      *tokenizer.Tokenizer
 	tpl      *chat.Template
 	close    func() error
-	identity string // the weights' identity for the prefix cache's disk tier (modelIdentity)
+	identity string // the weights' identity for the prefix cache's disk tier (model.Identity)
 }
 
 func loadDemo() (*loadedModel, error) {
@@ -99,7 +99,7 @@ func loadModelDir(dir string) (*loadedModel, error) {
 		src.Close()
 		return nil, err
 	}
-	id, err := modelIdentity(src.Dir)
+	id, err := model.Identity(src.Dir)
 	if err != nil {
 		src.Close()
 		return nil, err

@@ -5,13 +5,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 
 	"github.com/splash-inference/splash/engine/kvdisk"
-	"github.com/splash-inference/splash/model"
 )
 
 // diskCacheBytes is --max-cache-disk in bytes: 0 (the default, also "")
@@ -25,39 +22,6 @@ func (f *serveFlags) diskCacheBytes() (int64, error) {
 		return 0, fmt.Errorf("serve: --max-cache-disk: %w", err)
 	}
 	return n, nil
-}
-
-// modelIdentity names the weights in dir for the disk cache, whose blocks
-// only the same weights may reuse: a package by the hash of its manifest,
-// which holds every file's SHA-256; a checkpoint served in place by its
-// config and its files' names, sizes and modification times.
-func modelIdentity(dir string) (string, error) {
-	h := sha256.New()
-	if b, err := os.ReadFile(filepath.Join(dir, model.ManifestName)); err == nil {
-		h.Write(b)
-		return "pkg-" + hex.EncodeToString(h.Sum(nil)[:16]), nil
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return "", err
-	}
-	names := make([]string, 0, len(ents))
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		fi, err := os.Stat(filepath.Join(dir, n))
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		fmt.Fprintf(h, "%s %d %d\n", n, fi.Size(), fi.ModTime().UnixNano())
-		if n == "config.json" {
-			b, _ := os.ReadFile(filepath.Join(dir, n))
-			h.Write(b)
-		}
-	}
-	return "ckpt-" + hex.EncodeToString(h.Sum(nil)[:16]), nil
 }
 
 // openDiskCache opens the prefix cache's disk tier for the model and plan

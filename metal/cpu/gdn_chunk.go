@@ -135,8 +135,7 @@ func deltaOneChunk(d *deltaHead, t0, c, stride int, scratch []float32, G []float
 // the chunk's last) are taken as 0. A factor that small is 1e-10 of
 // float32's resolution, so dropping it changes nothing; kept, decays
 // multiplied along T's chains become subnormal, which x86 multiplies
-// about a hundred times slower (a 256-token chunk of fast-decaying heads
-// ran 5× slower).
+// about a hundred times slower (BenchmarkGatedDeltaRule).
 const tinyFactor = 1e-17
 
 // expf is e^x rounded to float32, or 0 below tinyFactor.
