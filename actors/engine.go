@@ -186,7 +186,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := cache.CheckKV(cfg.KVType, sc.BlockSize); err != nil {
 		return nil, fmt.Errorf("actors: %w", err)
 	}
-	kv := model.NewCache(cfg.Model, sc.NumBlocks, sc.BlockSize, sc.StateSlots+sc.StateSnapshots, cfg.KVType) // running sequences' slots, then snapshots
+	kv := model.NewCache(cfg.Model, sc.NumBlocks, sc.BlockSize, sc.CacheSlots(), cfg.KVType) // running sequences' slots and spares, then snapshots
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -35,12 +35,18 @@ func tinyModelSeed(t testing.TB, seed uint64) model.Model { return tinyModelShap
 // tinyModelShaped is tinyModelSeed with heads of headDim (0: Tiny's).
 func tinyModelShaped(t testing.TB, seed uint64, headDim int) model.Model {
 	t.Helper()
-	dir := t.TempDir()
 	spec := testmodel.Tiny("qwen3")
 	spec.Seed = seed
 	if headDim > 0 {
 		spec.HeadDim = headDim
 	}
+	return tinyModelOf(t, spec)
+}
+
+// tinyModelOf writes spec's checkpoint and builds it on a 2-thread CPU.
+func tinyModelOf(t testing.TB, spec testmodel.Spec) model.Model {
+	t.Helper()
+	dir := t.TempDir()
 	if err := testmodel.Write(dir, spec); err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,12 @@ import (
 
 	"github.com/splash-inference/splash/engine"
 	"github.com/splash-inference/splash/engine/sample"
+	"github.com/splash-inference/splash/engine/spec"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model"
 	"github.com/splash-inference/splash/model/hybridref"
+	"github.com/splash-inference/splash/model/testmodel"
 )
 
 // tinyHybridModel builds a small random hybrid model of the given layout
@@ -48,12 +50,15 @@ func hybridPrompt(i int) []int32 {
 // and mixture-of-experts, f32 and bf16 weights, f32 cache) equals the
 // plain loop's, whose prompt is one call, token for token and its
 // logprobs bit for bit (which needs the prompt chunks cut at the delta
-// rule's chunks), alone or among 8 and 64
-// concurrent requests, with speculation asked for or not (it is off for
-// state models), and with so few blocks that 64 requests preempt each
-// other, with state snapshots every 64 positions or without (a preempted
-// sequence then resumes from its own prompt's snapshot); no block, state
-// slot or snapshot leaks afterwards.
+// rule's chunks and verify rows no longer than its short calls), alone or
+// among 8 and 64 concurrent requests, with speculation off, by n-gram
+// lookup, by a draft model and by an oracle that is right up to a draft
+// index that moves with the position (so verify passes accept every count
+// of drafts and the rejected ones go back to the state saved before them),
+// and with so few blocks that 64 requests preempt each other, with state
+// snapshots every 64 positions or without (a preempted sequence then
+// resumes from its own prompt's snapshot); no block, state slot, spare or
+// snapshot leaks afterwards.
 func TestHybridGreedyIsBatchInvariant(t *testing.T) {
 	const n = 16
 	for _, tc := range []struct {
@@ -72,15 +77,28 @@ func TestHybridGreedyIsBatchInvariant(t *testing.T) {
 				want[i], wantLogprobs[i] = greedyAloneLogprobs(t, m, metal.KVF32, hybridPrompt(i), n)
 			}
 			for _, run := range []struct {
-				spec                    string
+				spec                    string // off, ngram, draft or oracle
 				conc, blocks, snapshots int
 				wantPreemptions         bool
-			}{{"off", 1, 128, 0, false}, {"ngram", 8, 128, 0, false}, {"off", 64, 1024, 0, false}, {"off", 64, 48, 0, true}, {"off", 64, 48, 32, true}} {
+			}{
+				{"off", 1, 128, 0, false}, {"ngram", 8, 128, 0, false}, {"draft", 8, 128, 0, false}, {"oracle", 1, 128, 0, false},
+				{"oracle", 8, 128, 0, false}, {"off", 64, 1024, 0, false}, {"oracle", 64, 1024, 0, false},
+				{"off", 64, 48, 0, true}, {"oracle", 64, 48, 0, true}, {"oracle", 64, 48, 32, true},
+			} {
 				t.Run(fmt.Sprintf("%s/%d/%d-blocks/%d-snapshots", run.spec, run.conc, run.blocks, run.snapshots), func(t *testing.T) {
-					e, err := New(Config{Model: m, Spec: run.spec, KVType: metal.KVF32, NewDecoder: func() TextDecoder { return idDecoder{} },
+					cfg := Config{Model: m, Spec: run.spec, KVType: metal.KVF32, NewDecoder: func() TextDecoder { return idDecoder{} },
 						Scheduler: engine.Config{NumBlocks: run.blocks, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 64,
 							StateSnapshots: run.snapshots, StateSnapshotEvery: 64},
-						Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+						Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+					switch run.spec {
+					case "draft":
+						cfg.Draft = tinyDenseDraft(t, cfg.Model.Config().VocabSize)
+						cfg.Scheduler.DraftCost = 0.01 // keep proposing, however often the unrelated draft is wrong
+					case "oracle":
+						cfg.Spec, cfg.Proposer = "ngram", oracleProposer{want: want} // the proposer replaces the spec's
+						cfg.Scheduler.DraftCost = 0.01
+					}
+					e, err := New(cfg)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -118,8 +136,9 @@ func TestHybridGreedyIsBatchInvariant(t *testing.T) {
 					var sb strings.Builder
 					e.WriteMetrics(&sb)
 					metrics := sb.String()
-					if !strings.Contains(metrics, "splash_spec_proposed_tokens_total 0\n") {
-						t.Errorf("a state model speculated:\n%s", metrics)
+					proposed := !strings.Contains(metrics, "splash_spec_proposed_tokens_total 0\n")
+					if mustPropose := run.spec == "draft" || run.spec == "oracle"; proposed != mustPropose && run.spec != "ngram" {
+						t.Errorf("proposed drafts: %v, want %v:\n%s", proposed, mustPropose, metrics)
 					}
 					if hits := !strings.Contains(metrics, "splash_prefix_cache_hit_tokens_total 0\n"); hits != (run.snapshots > 0) {
 						t.Errorf("prefix hits: %v, want %v (preempted sequences resume from their snapshots)", hits, run.snapshots > 0)
@@ -131,6 +150,43 @@ func TestHybridGreedyIsBatchInvariant(t *testing.T) {
 			}
 		})
 	}
+}
+
+// oracleProposer proposes request i's greedy reference continuation
+// (want[i]; a hybridPrompt's first token tells i), wrong at the draft
+// index the sequence's length picks (k+1 or more: right throughout), so
+// that verify passes accept every count of drafts.
+type oracleProposer struct {
+	want map[int][]int32
+}
+
+func (o oracleProposer) Propose(wants []spec.Want) error {
+	for i := range wants {
+		w := &wants[i]
+		for r := range o.want {
+			p := hybridPrompt(r)
+			if p[0] != w.Tokens[0] || len(w.Tokens) < len(p) {
+				continue
+			}
+			gen := len(w.Tokens) - len(p)
+			next := o.want[r][min(gen, len(o.want[r])):]
+			w.Draft = append(w.Draft, next[:min(w.K, len(next))]...)
+			if bad := len(w.Tokens) % (w.K + 2); bad < len(w.Draft) {
+				w.Draft[bad] = (w.Draft[bad] + 1) % 160
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// tinyDenseDraft is a small dense Qwen3 model of vocab tokens, a draft
+// model unrelated to the target.
+func tinyDenseDraft(t testing.TB, vocab int) model.Model {
+	t.Helper()
+	ms := testmodel.Tiny("qwen3")
+	ms.Vocab, ms.Layers, ms.Seed = vocab, 1, 5
+	return tinyModelOf(t, ms)
 }
 
 // TestHybridPrefixHitsResumeFromSnapshots: with state snapshots every 64
@@ -189,5 +245,29 @@ func TestHybridPrefixHitsResumeFromSnapshots(t *testing.T) {
 				t.Errorf("snapshots kept %v, want %v:\n%s", kept, snapshots > 0, sb.String())
 			}
 		})
+	}
+}
+
+// TestCommittedFeaturesOfRecomputedTokens: a hybrid model's decode row that
+// recomputes the tokens a rejected verify kept (it starts at the state
+// saved before that verify) commits the features of every token it feeds
+// and of its accepted drafts.
+func TestCommittedFeaturesOfRecomputedTokens(t *testing.T) {
+	const w = 1
+	for _, tc := range []struct {
+		tokens, draft, result []int32
+		want                  []float32
+	}{
+		{[]int32{5, 6, 7}, []int32{8, 9}, []int32{8, 1}, []float32{0, 1, 2, 3}},
+		{[]int32{5, 6}, []int32{8, 9}, []int32{2}, []float32{0, 1}},
+		{[]int32{5, 6}, nil, []int32{2}, []float32{0, 1}},
+	} {
+		plan := &engine.Plan{Rows: []engine.PlanRow{{Seq: 1, Kind: engine.DecodeRow, Start: 10, Tokens: tc.tokens, Draft: tc.draft}}}
+		res := engine.StepResult{Rows: []engine.RowResult{{Tokens: tc.result}}}
+		out := []float32{0, 1, 2, 3, 4}
+		got := committedFeatures(out, w, plan, res)
+		if want := []spec.Features{{Seq: 1, Start: 10, Rows: tc.want}}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("tokens %v, drafts %v, result %v: committed %v, want %v", tc.tokens, tc.draft, tc.result, got, want)
+		}
 	}
 }

@@ -81,14 +81,28 @@
 // admitted only when one is free, and preemption, cancellation and
 // finishing free it with the blocks. Each row carries its slot
 // (PlanRow.State, model.Row.State); a preempted sequence restarts at
-// position 0, where the model clears the slot. Its state cannot be rolled
-// back, so such a scheduler does not speculate. Its results depend on how
+// position 0, where the model clears the slot. Its results depend on how
 // the model's calls split a sequence, so prompt chunks are cut where the
 // model says they may be (Config.StateChunk, StateShortRows) and results
 // are the same however the scheduler batches and preempts. A prefix is
 // resumed only from a state snapshot (Config.StateSnapshots, kvcache's
 // package doc), kept where a prompt chunk ends at a multiple of
 // StateSnapshotEvery.
+//
+// Its state cannot be rolled back either, so when such a scheduler
+// speculates each running sequence holds a second, spare slot
+// (Config.CacheSlots counts them): a verify row's batch first copies the
+// sequence's state into its spare (Plan.Batch), and when drafts are
+// rejected Update swaps slot and spare (kvcache's Settle), so the
+// sequence stands at the verify's start again, and its next decode row
+// recomputes the tokens the verify kept before its new one (a replay,
+// with room for new drafts). Decode and verify rows stay within
+// StateShortRows tokens, the calls that compute a position as decoding it
+// alone does, so greedy output is the same with and without speculation,
+// whatever the proposer (n-gram, draft model or DFlash: the mechanism
+// only sees drafts). Saving costs one state copy a verify row; keeping
+// every verify position's state instead would write k+1 states a row and
+// hold k+1 slots a sequence (BenchmarkHybridVerifyState).
 //
 // # States
 //

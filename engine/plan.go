@@ -32,6 +32,7 @@ type PlanRow struct {
 	Draft    []int32 // proposals to verify, at most MaxDraft
 	Blocks   []int32 // the sequence's block table
 	State    int32   // the sequence's state slot (model.Row.State); -1 for a model without state layers
+	spare    int32   // the sequence's spare state slot (kvcache's Blocks.Spare); -1: none
 	// CompletesSequence is set on a prefill row that reaches the end of the
 	// sequence's tokens: its last logits give the next token.
 	CompletesSequence bool
@@ -49,6 +50,16 @@ func (r *PlanRow) SeqTokens() []int32 {
 		return nil
 	}
 	return r.seq.tokens
+}
+
+// saved is the position whose state the row's batch saves in the
+// sequence's spare slot before it runs (Batch: a verify row of a model
+// with state layers saves the state at its start), or -1.
+func (r *PlanRow) saved() int {
+	if r.Kind == DecodeRow && len(r.Draft) > 0 && r.spare >= 0 {
+		return r.Start
+	}
+	return -1
 }
 
 // NumLogits is how many logit vectors the row gets back from the model.
@@ -70,9 +81,10 @@ type Plan struct {
 	inputs []int32 // backing store for decode rows' model tokens
 	copies []metal.BlockCopy
 	// stateCopies are the state snapshots kept and restored (kvcache's
-	// TakeStateCopies) that the batch makes first.
-	stateCopies []metal.StateCopy
-	batch       model.Batch
+	// TakeStateCopies) that the batch makes first; batchCopies are them
+	// followed by the verify rows' saves (PlanRow.saved).
+	stateCopies, batchCopies []metal.StateCopy
+	batch                    model.Batch
 }
 
 // Empty reports whether the plan has no rows (nothing to run).
@@ -126,8 +138,10 @@ func (p *Plan) SetDrafts(wants []spec.Want) {
 // Batch returns the model batch for the plan. It is rebuilt on every call,
 // so call it after the drafts are set; the returned batch is valid until the
 // next Schedule. Its Copies (the prefix cache's partial-block hits of the
-// sequences admitted in this step) must be made once, before the rows run,
-// as model.Model.Forward does: run each batch once.
+// sequences admitted in this step) and StateCopies (state snapshots kept
+// and restored, then each verify row's state saved in its spare slot, for
+// a model with state layers) must be made once, before the rows run, as
+// model.Model.Forward does: run each batch once.
 func (p *Plan) Batch() *model.Batch {
 	need := 0
 	for i := range p.Rows {
@@ -140,6 +154,7 @@ func (p *Plan) Batch() *model.Batch {
 	}
 	in := p.inputs[:0]
 	rows := p.batch.Rows[:0]
+	p.batchCopies = append(p.batchCopies[:0], p.stateCopies...)
 	for i := range p.Rows {
 		r := &p.Rows[i]
 		mr := model.Row{Start: r.Start, Tokens: r.Tokens, Blocks: r.Blocks, State: r.State, Logits: r.NumLogits()}
@@ -149,9 +164,12 @@ func (p *Plan) Batch() *model.Batch {
 			in = append(in, r.Draft...)
 			mr.Tokens = in[start:len(in):len(in)]
 		}
+		if r.saved() >= 0 {
+			p.batchCopies = append(p.batchCopies, metal.StateCopy{Src: r.State, Dst: r.spare})
+		}
 		rows = append(rows, mr)
 	}
-	p.batch.Rows, p.batch.Copies, p.batch.StateCopies = rows, p.copies, p.stateCopies
+	p.batch.Rows, p.batch.Copies, p.batch.StateCopies = rows, p.copies, p.batchCopies
 	return &p.batch
 }
 

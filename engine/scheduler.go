@@ -47,7 +47,7 @@ func New(cfg Config, proposer spec.Proposer) (*Scheduler, error) {
 		return nil, err
 	}
 	kv, err := kvcache.New(kvcache.Config{NumBlocks: c.NumBlocks, BlockSize: c.BlockSize, StateSlots: c.StateSlots,
-		Snapshots: c.StateSnapshots, SnapshotEvery: c.StateSnapshotEvery})
+		Snapshots: c.StateSnapshots, SnapshotEvery: c.StateSnapshotEvery, Spares: c.spares() > 0})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -173,16 +173,15 @@ func (s *Scheduler) Schedule() *Plan {
 }
 
 // addDecodeRows adds the decode rows of the running sequences in s.order
-// that need just their last token, each with room for drafts, within
-// budget tokens, and returns what is left of it. Each gets its own token
-// before any gets drafts.
+// that need just their last token (or, for a model with state layers,
+// the tokens a rejected verify left to recompute, decodeTokens), each with
+// room for drafts, within budget tokens, and returns what is left of it.
+// Each gets its own tokens before any gets drafts.
 func (s *Scheduler) addDecodeRows(budget int) int {
 	p := &s.plan
 	decoding := 0
 	for _, q := range s.running {
-		if q.pending() == 1 {
-			decoding++
-		}
+		decoding += s.decodeTokens(q)
 	}
 	draftBudget := max(budget-decoding, 0)
 	cost := s.draftCost(decoding)
@@ -190,18 +189,19 @@ func (s *Scheduler) addDecodeRows(budget int) int {
 		if budget <= 0 {
 			break
 		}
-		if q.state == Waiting || q.pending() != 1 {
+		n := s.decodeTokens(q)
+		if q.state == Waiting || n == 0 {
 			continue
 		}
-		k := min(q.draftK.Next(cost), draftBudget, q.draftRoom())
-		if k > 0 && s.kv.Allocate(&q.blocks, q.computed+1+k) != nil {
+		k := min(q.draftK.Next(cost), draftBudget, q.draftRoom(), s.stateDraftRoom(n))
+		if k > 0 && s.kv.Allocate(&q.blocks, q.computed+n+k) != nil {
 			k = 0 // speculation never preempts anyone
 		}
-		if !s.fit(q, q.computed+1) {
+		if !s.fit(q, q.computed+n) {
 			continue
 		}
 		draftBudget -= k
-		budget -= 1 + k
+		budget -= n + k
 		s.addRow(PlanRow{Seq: q.id, Kind: DecodeRow, Start: q.computed, Tokens: q.tokens[q.computed:len(q.tokens):len(q.tokens)], MaxDraft: k}, q)
 	}
 	// The decode rows go to the model by block table, not by arrival, so
@@ -311,6 +311,45 @@ func (s *Scheduler) finishPlan(p *Plan) {
 	}
 }
 
+// decodeTokens is how many tokens q's decode row feeds: 1 when it needs
+// just its last token, and for a model with state layers, after a verify
+// pass whose drafts were partly rejected (its state went back to the one
+// saved before the pass, kvcache's Settle), the accepted tokens to
+// recompute followed by the new one, in one short row (at most
+// StateShortRows tokens with a StateChunk: the bits of one call a token,
+// like the decode steps that first computed them). 0: q needs a prompt
+// chunk instead.
+func (s *Scheduler) decodeTokens(q *sequence) int {
+	n := q.pending()
+	switch {
+	case n == 1:
+		return 1
+	case n > 1 && s.cfg.StateSlots > 0 && q.computed >= q.promptLen && n <= s.shortRows():
+		return n
+	}
+	return 0
+}
+
+// shortRows is the longest row of generated tokens a model with state
+// layers computes as it would one token a call: StateShortRows (at least
+// 1) when the model has a StateChunk, else any.
+func (s *Scheduler) shortRows() int {
+	if s.cfg.StateChunk == 0 {
+		return s.cfg.MaxModelLen
+	}
+	return max(s.cfg.StateShortRows, 1)
+}
+
+// stateDraftRoom bounds the drafts of a decode row of n tokens of a model
+// with state layers to what keeps the row short (shortRows), so that a
+// verify pass gives each position the bits of decoding it alone.
+func (s *Scheduler) stateDraftRoom(n int) int {
+	if s.cfg.StateSlots == 0 {
+		return s.cfg.MaxDraft
+	}
+	return max(s.shortRows()-n, 0)
+}
+
 // draftCost is what one verified draft token costs relative to a decode
 // row's share of a step with rows decode rows: Config.DraftCost when set,
 // else learned from the timed steps.
@@ -350,7 +389,7 @@ func (s *Scheduler) stateCut(q *sequence, start, n int, first bool) int {
 	case c == 0 || n <= 0:
 		return n
 	case start >= q.promptLen:
-		return min(n, max(s.cfg.StateShortRows, 1))
+		return min(n, s.shortRows())
 	}
 	if e := s.cfg.StateSnapshotEvery; s.cfg.StateSnapshots > 0 {
 		n = min(n, (start/e+1)*e-start) // each interval's end is a chunk's, and gets a snapshot
@@ -391,7 +430,7 @@ func (s *Scheduler) addRow(r PlanRow, q *sequence) {
 	if r.Kind == DecodeRow {
 		q.state = Decoding
 	}
-	r.Blocks, r.State, r.seq = q.blocks.Table(), q.blocks.Slot(), q
+	r.Blocks, r.State, r.spare, r.seq = q.blocks.Table(), q.blocks.Slot(), q.blocks.Spare(), q
 	q.scheduledAt = s.step
 	s.plan.Rows = append(s.plan.Rows, r)
 }

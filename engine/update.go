@@ -103,7 +103,7 @@ func (s *Scheduler) Update(p *Plan, res StepResult) ([]Output, error) {
 			}
 		case DecodeRow:
 			accepted := len(toks) - 1
-			q.computed += 1 + accepted
+			q.computed = r.Start + len(r.Tokens) + accepted
 			q.draftK.Observe(len(r.Draft), accepted)
 			s.peers.Observe(len(r.Draft), accepted)
 			if o, ok := s.proposer.(spec.Observer); ok && len(r.Draft) > 0 {
@@ -111,9 +111,9 @@ func (s *Scheduler) Update(p *Plan, res StepResult) ([]Output, error) {
 			}
 		}
 		written := r.Start + len(r.Tokens) + len(r.Draft)
-		kept, err := s.kv.Settle(&q.blocks, written, q.computed)
+		kept, err := s.kv.Settle(&q.blocks, r.saved(), written, q.computed)
 		if err != nil {
-			return nil, fmt.Errorf("engine: %w", err) // Update commits only computed tokens, and drafts are off with state slots: a bug
+			return nil, fmt.Errorf("engine: %w", err) // Update commits only computed tokens, and verify rows save the state: a bug
 		}
 		q.computed = kept
 		if end := r.Start + len(r.Tokens); r.Kind == PrefillRow && end <= q.promptLen {
