@@ -97,9 +97,10 @@ func TestGenerateHybridMatchesReference(t *testing.T) {
 }
 
 // TestServeHybrid: `splash serve` loads a hybrid checkpoint and its
-// package, prints the memory plan with the state per sequence, answers a
-// greedy prompt as `splash generate` does, and serves a resent long
-// prompt from a state snapshot with the same answer.
+// package, prints the memory plan with the state per sequence (and a spare
+// each unless --spec off), answers a greedy prompt as `splash generate`
+// does with speculation or without, and serves a resent long prompt from
+// a state snapshot with the same answer.
 func TestServeHybrid(t *testing.T) {
 	src := t.TempDir()
 	cfg := hybridref.TinyMoE("qwen3_5_moe")
@@ -114,12 +115,13 @@ func TestServeHybrid(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := "1,5,9,80,3,3,17,42,11,60,2,7"
-	for _, dir := range []string{src, pkg} {
+	for _, run := range []struct{ dir, spec string }{{src, "auto"}, {pkg, "ngram"}, {pkg, "off"}} {
+		dir := run.dir
 		out, err := runCmd(t, "generate", "--model", dir, "--prompt-ids", ids, "--max-tokens", "24", "--ignore-eos")
 		if err != nil {
 			t.Fatal(err)
 		}
-		addr, _, logs, stop := startServeLogs(t, "--model", dir)
+		addr, _, logs, stop := startServeLogs(t, "--model", dir, "--spec", run.spec)
 		var resp struct {
 			Choices []struct{ Text string }
 		}
@@ -148,6 +150,9 @@ func TestServeHybrid(t *testing.T) {
 		}
 		if !strings.Contains(logs.String(), "state per sequence") {
 			t.Errorf("%s: the memory plan shows no state:\n%s", dir, logs.String())
+		}
+		if spares := strings.Contains(logs.String(), "a spare each"); spares != (run.spec != "off") {
+			t.Errorf("%s --spec %s: spare state slots in the plan %v:\n%s", dir, run.spec, spares, logs.String())
 		}
 	}
 }

@@ -242,7 +242,7 @@ type attnScratch func(context int) int64
 func makePlan(f *serveFlags, m *loadedModel, target, draft model.Model, packed int64, scratch attnScratch, auto func(blockSize int, headDims ...int) (metal.KVType, string)) (plan, error) {
 	in := model.PlanInput{Cache: target.CacheSpec(), Weights: model.WeightBytes(m.tensors), ScratchPerToken: model.ScratchPerToken(m.cfg),
 		Packed: packed, BlockSize: f.kvBlockSize, Context: m.cfg.MaxPositionEmbeddings, MaxBatchTokens: f.maxBatchTokens, MaxRunning: f.maxRunning,
-		Snapshots: f.stateSnapshots}
+		Snapshots: f.stateSnapshots, Spares: f.spec != "off"} // every other --spec drafts
 	var p plan
 	if in.Context <= 0 {
 		in.Context = 4096
@@ -319,7 +319,12 @@ func (p plan) table(f *serveFlags) string {
 	}
 	if p.StatePerSeq > 0 {
 		fmt.Fprintf(w, "state per sequence\t%d B (the state layers' fixed state, whatever the length)\n", p.StatePerSeq)
-		fmt.Fprintf(w, "states\t%d running sequences × %s = %s (--max-running %d)\n", p.StateSlots, mb(p.StatePerSeq), mb(p.StateBytes()), f.maxRunning)
+		if p.SpareSlots > 0 {
+			fmt.Fprintf(w, "states\t%d running sequences × 2 × %s = %s (a spare each, where verify passes save the state before their drafts; --max-running %d)\n",
+				p.StateSlots, mb(p.StatePerSeq), mb(p.StateBytes()), f.maxRunning)
+		} else {
+			fmt.Fprintf(w, "states\t%d running sequences × %s = %s (--max-running %d)\n", p.StateSlots, mb(p.StatePerSeq), mb(p.StateBytes()), f.maxRunning)
+		}
 		fmt.Fprintf(w, "state snapshots\t%d × %s = %s (--state-snapshots %d; prefix hits resume from them)\n", p.Snapshots, mb(p.StatePerSeq), mb(p.SnapshotBytes()), f.stateSnapshots)
 	}
 	fmt.Fprintf(w, "context\t%d tokens\n", p.Context)
