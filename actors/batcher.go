@@ -323,15 +323,18 @@ func (b *BatcherActor) sendFeatures(ctx actor.Context, plan *engine.Plan, res en
 // committed: a prefill row's every position, a decode row's tokens (its
 // last, after those a state model recomputes following rejected drafts)
 // and its accepted drafts (the target's own token after them has not been
-// run yet: it is the next block's anchor). out holds w floats per
-// position the batch fed.
+// run yet: it is the next block's anchor), none of a warming row's
+// (engine.Config.WarmAnswers). out holds w floats per position the batch
+// fed.
 func committedFeatures(out []float32, w int, plan *engine.Plan, res engine.StepResult) []spec.Features {
 	var fs []spec.Features
 	off := 0
 	for i := range plan.Rows {
 		r := &plan.Rows[i]
 		fed, keep := len(r.Tokens), len(r.Tokens)
-		if r.Kind == engine.DecodeRow {
+		if r.Warm {
+			keep = 0 // the scheduler's own recomputation: no draft follows that sequence
+		} else if r.Kind == engine.DecodeRow {
 			fed = len(r.Tokens) + len(r.Draft)
 			keep = min(len(r.Tokens)-1+len(res.Rows[i].Tokens), fed)
 		}

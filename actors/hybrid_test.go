@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -251,7 +252,7 @@ func TestHybridPrefixHitsResumeFromSnapshots(t *testing.T) {
 // TestCommittedFeaturesOfRecomputedTokens: a hybrid model's decode row that
 // recomputes the tokens a rejected verify kept (it starts at the state
 // saved before that verify) commits the features of every token it feeds
-// and of its accepted drafts.
+// and of its accepted drafts; a warming row commits none.
 func TestCommittedFeaturesOfRecomputedTokens(t *testing.T) {
 	const w = 1
 	for _, tc := range []struct {
@@ -262,12 +263,58 @@ func TestCommittedFeaturesOfRecomputedTokens(t *testing.T) {
 		{[]int32{5, 6}, []int32{8, 9}, []int32{2}, []float32{0, 1}},
 		{[]int32{5, 6}, nil, []int32{2}, []float32{0, 1}},
 	} {
-		plan := &engine.Plan{Rows: []engine.PlanRow{{Seq: 1, Kind: engine.DecodeRow, Start: 10, Tokens: tc.tokens, Draft: tc.draft}}}
+		plan := &engine.Plan{Rows: []engine.PlanRow{{Seq: 1, Kind: engine.DecodeRow, Start: 10, Tokens: tc.tokens, Draft: tc.draft},
+			{Seq: 2, Kind: engine.PrefillRow, Start: 64, Tokens: []int32{1, 2}, Warm: true}}}
 		res := engine.StepResult{Rows: []engine.RowResult{{Tokens: tc.result}}}
-		out := []float32{0, 1, 2, 3, 4}
+		out := []float32{0, 1, 2, 3, 4, 5, 6}
 		got := committedFeatures(out, w, plan, res)
 		if want := []spec.Features{{Seq: 1, Start: 10, Rows: tc.want}}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("tokens %v, drafts %v, result %v: committed %v, want %v", tc.tokens, tc.draft, tc.result, got, want)
 		}
+	}
+}
+
+// TestHybridNextTurnResumesAtAnswer: an agent's next turn (the previous
+// prompt, its answer and a new message) on a hybrid model resumes from a
+// state snapshot at the previous turn's last chunk boundary when the
+// scheduler warms finished answers (engine.Config.WarmAnswers), at the
+// previous prompt's last chunk boundary when it does not, and answers
+// with the tokens and bit-identical logprobs of a cold run either way;
+// nothing leaks.
+func TestHybridNextTurnResumesAtAnswer(t *testing.T) {
+	const n, chunk = 80, 64
+	m := tinyHybridModel(t, "Qwen3_5ForConditionalGeneration", hybridref.Tiny("qwen3_5", true), metal.F32)
+	first := hybridPrompt(3) // 131 tokens: the prompt's last chunk boundary is 128, the answer's 192
+	for _, tc := range []struct {
+		warm    bool
+		wantHit int
+	}{{true, (len(first) + n) / chunk * chunk}, {false, len(first) / chunk * chunk}} {
+		t.Run(fmt.Sprintf("warm=%v", tc.warm), func(t *testing.T) {
+			e, err := New(Config{Model: m, Spec: "ngram", KVType: metal.KVF32, NewDecoder: func() TextDecoder { return idDecoder{} },
+				Scheduler: engine.Config{NumBlocks: 256, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 8,
+					StateSnapshots: 16, StateSnapshotEvery: 256, WarmAnswers: tc.warm},
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(e.Close)
+			answer := generate(t, e, first, n)
+			waitIdle(t, e) // the answer warmed
+			next := append(append(slices.Clone(first), answer.tokens...), 7, 8, 9, 10)
+			r := generate(t, e, next, 8)
+			want, wantLogprobs := greedyAloneLogprobs(t, m, metal.KVF32, next, 8)
+			if fmt.Sprint(r.tokens) != fmt.Sprint(want) {
+				t.Fatalf("next turn: %v, cold %v", r.tokens, want)
+			}
+			for j, lp := range r.logprobs {
+				if math.Float32bits(lp) != math.Float32bits(wantLogprobs[j]) {
+					t.Fatalf("next turn: token %d's logprob %v, cold %v", j, lp, wantLogprobs[j])
+				}
+			}
+			if r.usage.CachedTokens != tc.wantHit {
+				t.Errorf("next turn of %d tokens: %d cached, want %d", len(next), r.usage.CachedTokens, tc.wantHit)
+			}
+			waitIdle(t, e)
+		})
 	}
 }

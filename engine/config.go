@@ -58,6 +58,15 @@ type Config struct {
 	// snapshots also end at its multiples, so that each is a chunk's end
 	// and gets a snapshot, and a hit recomputes less than an interval.
 	StateSnapshotEvery int
+	// WarmAnswers, for a model with state snapshots, has the scheduler
+	// recompute each finished request's answer (not a cancelled one's) on
+	// its own account, in prompt chunks from the snapshot at its prompt's
+	// last chunk boundary, when no request waits: a generated token's
+	// state is not what a prompt chunk computes, so without this a
+	// conversation's next turn, which sends the answer back as prompt,
+	// resumes at the previous prompt's end and recomputes the whole
+	// answer; with it, at the answer's last chunk boundary.
+	WarmAnswers bool
 }
 
 // CacheSlots is the number of state slots model.NewCache must make for a

@@ -87,7 +87,17 @@
 // are the same however the scheduler batches and preempts. A prefix is
 // resumed only from a state snapshot (Config.StateSnapshots, kvcache's
 // package doc), kept where a prompt chunk ends at a multiple of
-// StateSnapshotEvery.
+// StateSnapshotEvery or at the prompt's last multiple of StateChunk (a
+// chunk ends there too); only blocks up to that boundary are indexed,
+// since decoded positions and a prompt's last partial chunk hold other
+// bits than a longer prompt computes there. So that a conversation's next
+// turn resumes at the end of the answer rather than of the prompt, with
+// Config.WarmAnswers a finished request (not a cancelled one) leaves a
+// warming sequence of its tokens up to their last StateChunk multiple: the
+// scheduler's own, run as a prompt from that snapshot when no request
+// waits (PlanRow.Warm rows ask no logits; no Output), indexed and
+// snapshotted at its end like a prompt, and dropped when a request needs
+// its place or blocks.
 //
 // Its state cannot be rolled back either, so when such a scheduler
 // speculates each running sequence holds a second, spare slot

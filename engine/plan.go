@@ -39,6 +39,10 @@ type PlanRow struct {
 	// PromptLogits is set when the row has logits at every position for
 	// the request's prompt logprobs.
 	PromptLogits bool
+	// Warm is set on the prompt chunks of the scheduler's own sequences
+	// that recompute a finished answer's state (Config.WarmAnswers): no
+	// request's, their ids are none the caller gave.
+	Warm bool
 
 	seq *sequence
 }

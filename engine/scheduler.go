@@ -20,6 +20,8 @@ type Scheduler struct {
 
 	seqs    map[uint64]*sequence
 	waiting []*sequence   // by arrival
+	warming []*sequence   // Config.WarmAnswers' sequences not yet admitted, oldest first
+	warmed  uint64        // warming sequences made so far
 	running []*sequence   // by arrival
 	order   []*sequence   // Schedule's snapshot of running
 	wants   []prefillWant // Schedule's scratch: the prompts wanting a chunk
@@ -144,8 +146,13 @@ func (s *Scheduler) Check() error {
 			errs = append(errs, fmt.Errorf("engine: waiting sequence %d is %v with %d blocks", q.id, q.state, q.blocks.Len()))
 		}
 	}
-	if len(s.waiting)+len(s.running) != len(s.seqs) {
-		errs = append(errs, fmt.Errorf("engine: %d waiting + %d running but %d live", len(s.waiting), len(s.running), len(s.seqs)))
+	for _, q := range s.warming {
+		if q.blocks.Len() != 0 || q.state != Waiting || !q.warm {
+			errs = append(errs, fmt.Errorf("engine: warming sequence %d is %v with %d blocks", q.id, q.state, q.blocks.Len()))
+		}
+	}
+	if len(s.waiting)+len(s.warming)+len(s.running) != len(s.seqs) {
+		errs = append(errs, fmt.Errorf("engine: %d waiting + %d warming + %d running but %d live", len(s.waiting), len(s.warming), len(s.running), len(s.seqs)))
 	}
 	if err := s.kv.Check(live...); err != nil {
 		errs = append(errs, err)
@@ -159,6 +166,7 @@ func (s *Scheduler) Schedule() *Plan {
 	s.step++
 	p := &s.plan
 	p.reset(s.step)
+	s.yieldWarming()
 	// Iterate over a snapshot: fit may preempt sequences out of s.running.
 	s.order = append(s.order[:0], s.running...)
 	budget := s.addDecodeRows(s.cfg.MaxBatchTokens)
@@ -190,7 +198,7 @@ func (s *Scheduler) addDecodeRows(budget int) int {
 			break
 		}
 		n := s.decodeTokens(q)
-		if q.state == Waiting || n == 0 {
+		if q.state == Waiting || q.state == Finished || n == 0 { // (preempted or, warming, dropped by an older one's fit)
 			continue
 		}
 		k := min(q.draftK.Next(cost), draftBudget, q.draftRoom(), s.stateDraftRoom(n))
@@ -228,7 +236,7 @@ func (s *Scheduler) addPromptChunks(pb *prefillBudget) {
 	// starves.
 	wants := s.wants[:0]
 	for _, q := range s.order {
-		if q.state != Waiting && q.pending() > 1 && q.scheduledAt != s.step {
+		if (q.state == Prefilling || q.state == Decoding) && (q.pending() > 1 || q.warm) && q.scheduledAt != s.step {
 			wants = append(wants, prefillWant{q, pb.need(q.computed, q.pending())})
 		}
 	}
@@ -243,12 +251,12 @@ func (s *Scheduler) addPromptChunks(pb *prefillBudget) {
 			break
 		}
 		q := w.q
-		if q == nil || q.state == Waiting {
-			continue // the waiting one, or preempted by an older prompt's fit
+		if q == nil || q.state == Waiting || q.state == Finished {
+			continue // the waiting one, or preempted (or, warming, dropped) by an older prompt's fit
 		}
 		var later prefillNeed
 		for _, o := range wants[i+1:] {
-			if o.need.cost < w.need.cost && o.need.tokens <= s.cfg.MaxBatchTokens && (o.q == nil || o.q.state != Waiting) {
+			if o.need.cost < w.need.cost && o.need.tokens <= s.cfg.MaxBatchTokens && (o.q == nil || o.q.state == Prefilling || o.q.state == Decoding) {
 				later = later.plus(o.need)
 			}
 		}
@@ -262,21 +270,51 @@ func (s *Scheduler) addPromptChunks(pb *prefillBudget) {
 	clear(s.wants) // hold no sequence past its step
 }
 
+// yieldWarming drops running warming sequences (Config.WarmAnswers)
+// while a request waits for a running place or a state slot: they are
+// nobody's request, and the answer's prompt keeps its snapshot.
+func (s *Scheduler) yieldWarming() {
+	for len(s.waiting) > 0 && (len(s.running) >= s.cfg.MaxRunning || s.kv.FreeSlots() == 0) {
+		i := slices.IndexFunc(s.running, func(q *sequence) bool { return q.warm })
+		if i < 0 {
+			return
+		}
+		s.finish(s.running[i], stop.Cancelled)
+	}
+}
+
 // admitWaiting admits waiting sequences, oldest first, each with a first
-// chunk within pb; it stops at the first that does not fit.
+// chunk within pb; it stops at the first that does not fit. When none is
+// left waiting, the warming sequences (Config.WarmAnswers) come next.
 func (s *Scheduler) admitWaiting(pb *prefillBudget) {
-	for len(s.waiting) > 0 && !pb.spent() && len(s.running) < s.cfg.MaxRunning {
-		q := s.waiting[0]
+	if s.admitFrom(&s.waiting, pb) {
+		s.admitFrom(&s.warming, pb)
+	}
+}
+
+// admitFrom admits the sequences of queue in order, as admitWaiting, and
+// reports whether it emptied the queue.
+func (s *Scheduler) admitFrom(queue *[]*sequence, pb *prefillBudget) bool {
+	for len(*queue) > 0 && !pb.spent() && len(s.running) < s.cfg.MaxRunning {
+		q := (*queue)[0]
 		cached := s.cachedTokens(q)
 		// What is left of a cap may not pay for one token at the depth of
 		// its cached prefix: then it waits for the next step.
 		// (Looked up again: the chunks above may have evicted cached blocks.)
 		hit := s.kv.Lookup(cached)
+		if q.warm && hit < q.warmFrom {
+			s.finish(q, stop.Cancelled) // its prompt's snapshot is gone (finish takes it off the queue)
+			continue
+		}
 		chunk := s.stateCut(q, hit, pb.chunk(hit, len(q.tokens), prefillNeed{}), !pb.taken)
 		if chunk == 0 {
 			break
 		}
-		hit, err := s.kv.Admit(&q.blocks, cached, func(hit int) int { return min(len(q.tokens), hit+chunk) })
+		admit := s.kv.Admit
+		if q.warm {
+			admit = s.kv.AdmitUncounted // no request's hit
+		}
+		hit, err := admit(&q.blocks, cached, func(hit int) int { return min(len(q.tokens), hit+chunk) })
 		if errors.Is(err, kvcache.ErrOutOfBlocks) || errors.Is(err, kvcache.ErrOutOfSlots) {
 			break // it waits for a running sequence to finish or be preempted
 		} else if err != nil {
@@ -287,10 +325,11 @@ func (s *Scheduler) admitWaiting(pb *prefillBudget) {
 			q.cachedPrompt = min(hit, q.promptLen)
 		}
 		chunk = min(chunk, q.pending())
-		s.waiting = s.waiting[1:]
+		*queue = (*queue)[1:]
 		s.insertRunning(q)
 		pb.take(hit, s.addChunk(q, chunk))
 	}
+	return len(*queue) == 0
 }
 
 // finishPlan makes the step's block copies part of the plan, gives the
@@ -322,6 +361,8 @@ func (s *Scheduler) finishPlan(p *Plan) {
 func (s *Scheduler) decodeTokens(q *sequence) int {
 	n := q.pending()
 	switch {
+	case q.warm:
+		return 0 // its last token too is a prompt's
 	case n == 1:
 		return 1
 	case n > 1 && s.cfg.StateSlots > 0 && q.computed >= q.promptLen && n <= s.shortRows():
@@ -393,6 +434,9 @@ func (s *Scheduler) stateCut(q *sequence, start, n int, first bool) int {
 	}
 	if e := s.cfg.StateSnapshotEvery; s.cfg.StateSnapshots > 0 {
 		n = min(n, (start/e+1)*e-start) // each interval's end is a chunk's, and gets a snapshot
+		if last := s.lastCut(q); start < last {
+			n = min(n, last-start) // and so is the prompt's last chunk boundary
+		}
 	}
 	if start+n >= q.promptLen {
 		return q.promptLen - start
@@ -414,8 +458,8 @@ func (s *Scheduler) addChunk(q *sequence, chunk int) int {
 		chunk = min(chunk, q.promptDone-q.computed)
 	}
 	end := q.computed + chunk
-	r := PlanRow{Seq: q.id, Kind: PrefillRow, Start: q.computed, Tokens: q.tokens[q.computed:end:end]}
-	if end == len(q.tokens) {
+	r := PlanRow{Seq: q.id, Kind: PrefillRow, Start: q.computed, Tokens: q.tokens[q.computed:end:end], Warm: q.warm}
+	if end == len(q.tokens) && !q.warm {
 		r.CompletesSequence, r.Logits = true, 1
 	}
 	if q.wantPrompt && q.computed >= q.promptDone && q.computed < q.promptLen {
@@ -462,7 +506,12 @@ func (s *Scheduler) youngestUnscheduled() *sequence {
 
 // preempt frees q's blocks (and state slot) and requeues it at its arrival position; its
 // tokens, generated ones included, are recomputed when it is readmitted.
+// A warming sequence is dropped instead: it is nobody's request.
 func (s *Scheduler) preempt(q *sequence) {
+	if q.warm {
+		s.finish(q, stop.Cancelled)
+		return
+	}
 	s.kv.Free(&q.blocks)
 	q.computed = 0
 	q.state = Waiting
@@ -479,15 +528,23 @@ func (s *Scheduler) insertRunning(q *sequence) {
 }
 
 // finish ends q: commits what it computed for later prefix hits, frees its
-// blocks and forgets it.
+// blocks and forgets it; with Config.WarmAnswers, a request that was not
+// cancelled leaves its answer to warm.
 func (s *Scheduler) finish(q *sequence, reason stop.Reason) {
 	if q.state == Finished {
 		return
 	}
-	if q.state != Waiting {
-		s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
-	} else {
-		s.waiting = slices.DeleteFunc(s.waiting, func(x *sequence) bool { return x == q })
+	is := func(x *sequence) bool { return x == q }
+	switch {
+	case q.state != Waiting:
+		s.running = slices.DeleteFunc(s.running, is)
+	case q.warm:
+		s.warming = slices.DeleteFunc(s.warming, is)
+	default:
+		s.waiting = slices.DeleteFunc(s.waiting, is)
+	}
+	if !q.warm && reason != stop.Cancelled {
+		s.queueWarm(q)
 	}
 	s.kv.Free(&q.blocks)
 	q.state, q.reason = Finished, reason
@@ -495,6 +552,47 @@ func (s *Scheduler) finish(q *sequence, reason stop.Reason) {
 	if r, ok := s.proposer.(spec.Releaser); ok {
 		r.Release(q.id)
 	}
+}
+
+// warmIDs is the id space of warming sequences (Config.WarmAnswers): the
+// top bit set, apart from any request's id.
+const warmIDs = 1 << 63
+
+// queueWarm queues a warming sequence for q's tokens up to their last
+// chunk boundary (Config.WarmAnswers), when that lies past its prompt's
+// (lastCut), where a snapshot can already be: it runs as a prompt from the
+// deepest snapshot, cut like one, so the snapshot it leaves at its end
+// (Update) holds the bits a prompt with those tokens computes, which a
+// later turn resumes from. Only the newest MaxRunning wait; older ones
+// are dropped.
+func (s *Scheduler) queueWarm(q *sequence) {
+	c := s.cfg.StateChunk
+	if !s.cfg.WarmAnswers || s.cfg.StateSnapshots == 0 || c == 0 {
+		return
+	}
+	end := len(q.tokens) / c * c
+	if end <= s.lastCut(q) || end%s.cfg.BlockSize != 0 || end >= s.cfg.MaxModelLen {
+		return
+	}
+	w := &sequence{id: warmIDs | s.warmed, arrival: s.arrival, tokens: slices.Clone(q.tokens[:end]), promptLen: end,
+		cond: stop.Conditions{MaxContext: s.cfg.MaxModelLen}, cachedPrompt: -1, warm: true, warmFrom: s.lastCut(q)}
+	s.warmed++
+	s.arrival++
+	s.seqs[w.id] = w
+	s.warming = append(s.warming, w)
+	if len(s.warming) > s.cfg.MaxRunning {
+		s.finish(s.warming[0], stop.Cancelled)
+	}
+}
+
+// lastCut is the last multiple of Config.StateChunk in q's prompt: the
+// deepest position whose state q's prompt chunks compute as any prompt
+// with those tokens does (0 without a StateChunk).
+func (s *Scheduler) lastCut(q *sequence) int {
+	if c := s.cfg.StateChunk; c > 0 {
+		return q.promptLen / c * c
+	}
+	return 0
 }
 
 func byArrival(x *sequence, arrival uint64) int { return cmp.Compare(x.arrival, arrival) }

@@ -400,7 +400,7 @@ func TestStress(t *testing.T) {
 		{"state model, draft model and ngram", Config{BlockSize: 4, NumBlocks: 20, MaxBatchTokens: 24, MaxRunning: 6, MaxDraft: 5, StateSlots: 4,
 			StateChunk: 4, StateShortRows: 5}, nil, true},
 		{"state model, snapshots", Config{BlockSize: 4, NumBlocks: 20, MaxBatchTokens: 24, MaxRunning: 6, MaxDraft: 5, DraftCost: 0.01, StateSlots: 4,
-			StateChunk: 4, StateShortRows: 5, StateSnapshots: 6, StateSnapshotEvery: 8}, spec.Ngram{}, false},
+			StateChunk: 4, StateShortRows: 5, StateSnapshots: 6, StateSnapshotEvery: 8, WarmAnswers: true}, spec.Ngram{}, false},
 	} {
 		for seed := range uint64(6) {
 			t.Run(fmt.Sprintf("%s/seed%d", tc.name, seed), func(t *testing.T) { stressOnce(t, tc.cfg, tc.proposer, tc.draft, seed) })

@@ -126,7 +126,8 @@ func TestServeHybrid(t *testing.T) {
 			Choices []struct{ Text string }
 		}
 		postJSON(t, "http://"+addr+"/v1/completions", `{"prompt":[`+ids+`],"max_tokens":24,"temperature":0,"ignore_eos":true}`, &resp)
-		// A resent 600-token prompt resumes from the state snapshot at 512.
+		// A resent 601-token prompt resumes from the state snapshot at its
+		// last chunk boundary, 576.
 		long := strings.Repeat(ids+",", 50) + "1"
 		var first, again struct {
 			Choices []struct{ Text string }
@@ -142,8 +143,8 @@ func TestServeHybrid(t *testing.T) {
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
-		if c := again.Usage.PromptTokensDetails.CachedTokens; c != 512 || len(again.Choices) != 1 || len(first.Choices) != 1 || again.Choices[0].Text != first.Choices[0].Text {
-			t.Errorf("%s: resent prompt: %d tokens cached (want 512), %+v against %+v", dir, c, again.Choices, first.Choices)
+		if c := again.Usage.PromptTokensDetails.CachedTokens; c != 576 || len(again.Choices) != 1 || len(first.Choices) != 1 || again.Choices[0].Text != first.Choices[0].Text {
+			t.Errorf("%s: resent prompt: %d tokens cached (want 576), %+v against %+v", dir, c, again.Choices, first.Choices)
 		}
 		if len(resp.Choices) != 1 || resp.Choices[0].Text+"\n" != out {
 			t.Fatalf("%s: generate: %q\nserve: %+v", dir, out, resp)

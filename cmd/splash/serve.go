@@ -490,7 +490,8 @@ func planServe(s *stdio, f *serveFlags, m *loadedModel, ms *serveModels) (plan, 
 // with --prefill-by-attention it prints the prompt chunk sizes that follow.
 func schedulerConfig(s *stdio, f *serveFlags, m *loadedModel, be metal.Device, p plan) engine.Config {
 	sched := engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens, MaxPrefillWithDecode: f.maxPrefillDec,
-		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens, StateSnapshots: p.Snapshots}
+		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens, StateSnapshots: p.Snapshots,
+		WarmAnswers: true} // a hybrid model's next turn resumes at its answer's end
 	if f.prefillCost {
 		sched.AttentionBreakEven = m.cfg.AttentionBreakEven(be.QuantSpeedup(productType(m.tensors)) / be.AttentionSpeedup(p.kvType))
 		fmt.Fprintf(s.err, "prompt chunks while others decode: %d tokens at the start of a prompt, %d at 8192 (a token's attention costs its matrix products at a context of %d)\n",

@@ -75,8 +75,9 @@
 // indexes nothing and serves no hit.
 //
 // Snapshots (Config.Snapshots, snapshots.go) are state slots past the
-// running sequences' that keep the state after a cached block whose end
-// is a multiple of Config.SnapshotEvery: Snapshot, which the scheduler
+// running sequences' (and spares) that keep the state after a cached
+// block whose end is a multiple of Config.SnapshotEvery, or another block
+// end the caller names as a prompt's last: Snapshot, which the scheduler
 // calls when a prompt chunk ends there, takes one for the block under its
 // chain hash, and a snapshot is dropped with its block's index entry (or
 // taken over, least recently used first, when all are held). Admit then

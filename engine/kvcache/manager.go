@@ -199,6 +199,17 @@ func (m *Manager) Reuse(b *Blocks, tokens []int32) (int, error) {
 // ErrOutOfSlots b is left empty and the attempt is not counted in the hit
 // statistics. It is how a scheduler admits a waiting sequence.
 func (m *Manager) Admit(b *Blocks, tokens []int32, want func(hit int) int) (int, error) {
+	return m.admit(b, tokens, want, true)
+}
+
+// AdmitUncounted is Admit left out of the hit statistics, for work the
+// caller does on its own account (the scheduler's warming of a finished
+// answer's state), which no request asked for.
+func (m *Manager) AdmitUncounted(b *Blocks, tokens []int32, want func(hit int) int) (int, error) {
+	return m.admit(b, tokens, want, false)
+}
+
+func (m *Manager) admit(b *Blocks, tokens []int32, want func(hit int) int, count bool) (int, error) {
 	if m.FreeSlots() == 0 {
 		return 0, fmt.Errorf("%w: all %d held", ErrOutOfSlots, m.slots.n/m.slots.per)
 	}
@@ -218,8 +229,10 @@ func (m *Manager) Admit(b *Blocks, tokens []int32, want func(hit int) int) (int,
 	if snap != 0 {
 		m.snaps.copies = append(m.snaps.copies, metal.StateCopy{Src: snap - 1, Dst: b.Slot()})
 	}
-	m.hitTokens += int64(hit)
-	m.queried += int64(len(tokens))
+	if count {
+		m.hitTokens += int64(hit)
+		m.queried += int64(len(tokens))
+	}
 	return hit, nil
 }
 
