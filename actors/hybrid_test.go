@@ -194,8 +194,9 @@ func tinyDenseDraft(t testing.TB, vocab int) model.Model {
 // positions, a prompt that shares a cached prompt's first o tokens, for
 // every o across two snapshot intervals, is served from the deepest
 // snapshot at or below o (its cached tokens say so) and answers with the
-// tokens and bit-identical logprobs of a cold run; nothing leaks, and
-// without snapshots nothing is served from the cache.
+// tokens and bit-identical logprobs of a cold run, with n-gram
+// speculation or without; nothing leaks, and without snapshots nothing is
+// served from the cache.
 func TestHybridPrefixHitsResumeFromSnapshots(t *testing.T) {
 	const n, every = 8, 64
 	m := tinyHybridModel(t, "Qwen3_5ForConditionalGeneration", hybridref.Tiny("qwen3_5", true), metal.F32)
@@ -211,9 +212,13 @@ func TestHybridPrefixHitsResumeFromSnapshots(t *testing.T) {
 		}
 		return p
 	}
-	for _, snapshots := range []int{0, 16} {
-		t.Run(fmt.Sprintf("snapshots=%d", snapshots), func(t *testing.T) {
-			e, err := New(Config{Model: m, Spec: "off", KVType: metal.KVF32, NewDecoder: func() TextDecoder { return idDecoder{} },
+	for _, run := range []struct {
+		spec      string
+		snapshots int
+	}{{"off", 0}, {"off", 16}, {"ngram", 16}} {
+		snapshots := run.snapshots
+		t.Run(fmt.Sprintf("%s/snapshots=%d", run.spec, snapshots), func(t *testing.T) {
+			e, err := New(Config{Model: m, Spec: run.spec, KVType: metal.KVF32, NewDecoder: func() TextDecoder { return idDecoder{} },
 				Scheduler: engine.Config{NumBlocks: 256, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 8,
 					StateSnapshots: snapshots, StateSnapshotEvery: every},
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
