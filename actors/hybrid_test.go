@@ -156,9 +156,13 @@ func TestHybridGreedyIsBatchInvariant(t *testing.T) {
 // oracleProposer proposes request i's greedy reference continuation
 // (want[i]; a hybridPrompt's first token tells i), wrong at the draft
 // index the sequence's length picks (k+1 or more: right throughout), so
-// that verify passes accept every count of drafts.
+// that verify passes accept every count of drafts, or at the one wrong
+// picks.
 type oracleProposer struct {
 	want map[int][]int32
+	// wrong picks the draft index made wrong from the sequence's length and
+	// k; nil: the length modulo k+2.
+	wrong func(n, k int) int
 }
 
 func (o oracleProposer) Propose(wants []spec.Want) error {
@@ -172,7 +176,11 @@ func (o oracleProposer) Propose(wants []spec.Want) error {
 			gen := len(w.Tokens) - len(p)
 			next := o.want[r][min(gen, len(o.want[r])):]
 			w.Draft = append(w.Draft, next[:min(w.K, len(next))]...)
-			if bad := len(w.Tokens) % (w.K + 2); bad < len(w.Draft) {
+			bad := len(w.Tokens) % (w.K + 2)
+			if o.wrong != nil {
+				bad = o.wrong(len(w.Tokens), w.K)
+			}
+			if bad < len(w.Draft) {
 				w.Draft[bad] = (w.Draft[bad] + 1) % 160
 			}
 			break
