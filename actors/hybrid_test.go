@@ -53,7 +53,7 @@ func hybridPrompt(i int) []int32 {
 // logprobs bit for bit (which needs the prompt chunks cut at the delta
 // rule's chunks and verify rows no longer than its short calls), alone or
 // among 8 and 64 concurrent requests, with speculation off, by n-gram
-// lookup, by a draft model and by an oracle that is right up to a draft
+// lookup, by a draft model, by both (auto) and by an oracle that is right up to a draft
 // index that moves with the position (so verify passes accept every count
 // of drafts and the rejected ones go back to the state saved before them),
 // and with so few blocks that 64 requests preempt each other, with state
@@ -82,7 +82,8 @@ func TestHybridGreedyIsBatchInvariant(t *testing.T) {
 				conc, blocks, snapshots int
 				wantPreemptions         bool
 			}{
-				{"off", 1, 128, 0, false}, {"ngram", 8, 128, 0, false}, {"draft", 8, 128, 0, false}, {"oracle", 1, 128, 0, false},
+				{"off", 1, 128, 0, false}, {"ngram", 8, 128, 0, false}, {"draft", 8, 128, 0, false}, {"auto", 8, 128, 0, false},
+				{"oracle", 1, 128, 0, false},
 				{"oracle", 8, 128, 0, false}, {"off", 64, 1024, 0, false}, {"oracle", 64, 1024, 0, false},
 				{"off", 64, 48, 0, true}, {"oracle", 64, 48, 0, true}, {"oracle", 64, 48, 32, true},
 			} {
@@ -92,7 +93,7 @@ func TestHybridGreedyIsBatchInvariant(t *testing.T) {
 							StateSnapshots: run.snapshots, StateSnapshotEvery: 64},
 						Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 					switch run.spec {
-					case "draft":
+					case "draft", "auto": // auto: n-gram lookup and the draft model (spec.Hybrid)
 						cfg.Draft = tinyDenseDraft(t, cfg.Model.Config().VocabSize)
 						cfg.Scheduler.DraftCost = 0.01 // keep proposing, however often the unrelated draft is wrong
 					case "oracle":
@@ -138,7 +139,7 @@ func TestHybridGreedyIsBatchInvariant(t *testing.T) {
 					e.WriteMetrics(&sb)
 					metrics := sb.String()
 					proposed := !strings.Contains(metrics, "splash_spec_proposed_tokens_total 0\n")
-					if mustPropose := run.spec == "draft" || run.spec == "oracle"; proposed != mustPropose && run.spec != "ngram" {
+					if mustPropose := run.spec == "draft" || run.spec == "auto" || run.spec == "oracle"; proposed != mustPropose && run.spec != "ngram" {
 						t.Errorf("proposed drafts: %v, want %v:\n%s", proposed, mustPropose, metrics)
 					}
 					if hits := !strings.Contains(metrics, "splash_prefix_cache_hit_tokens_total 0\n"); hits != (run.snapshots > 0) {

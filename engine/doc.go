@@ -25,7 +25,9 @@
 // The Plan's rows map 1:1 onto model.Row: a prompt chunk wants no logits,
 // one (when it completes the sequence's tokens) or all of them (prompt
 // logprobs); a verify row feeds the last accepted token and k drafts and
-// wants logits at all k+1 positions. The batch also carries the block
+// wants logits at all k+1 positions (for a model with state layers, after
+// rejected drafts, the kept tokens it recomputes come first, without
+// logits). The batch also carries the block
 // copies of the step's prefix hits that reach into a block (a sequence gets
 // its own copy of a cached block whose first positions it shares), which
 // Forward makes before the rows run. Update rolls back the KV positions of

@@ -23,7 +23,7 @@ type PlanRow struct {
 	Seq    uint64
 	Kind   RowKind
 	Start  int     // position of Tokens[0]
-	Tokens []int32 // the known tokens fed: a chunk, or the one last token of a decode row
+	Tokens []int32 // the known tokens fed: a chunk, or a decode row's last token (after the tokens a state model recomputes, decodeTokens)
 	// Logits of a prefill row: 0 for a chunk that does not reach the end of
 	// the sequence's tokens, 1 for one that does, len(Tokens) for prompt
 	// logprobs. A decode row always wants 1+len(Draft).
