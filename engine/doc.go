@@ -97,9 +97,9 @@
 // Config.WarmAnswers a finished request (not a cancelled one) leaves a
 // warming sequence of its tokens up to their last StateChunk multiple: the
 // scheduler's own, run as a prompt from that snapshot when no request
-// waits (PlanRow.Warm rows ask no logits; no Output), indexed and
-// snapshotted at its end like a prompt, and dropped when a request needs
-// its place or blocks.
+// waits (PlanRow.Warm rows ask no logits; no Output; one StateChunk a
+// step beside decode rows), indexed and snapshotted at its end like a
+// prompt, and dropped when a request needs its place or blocks.
 //
 // Its state cannot be rolled back either, so when such a scheduler
 // speculates each running sequence holds a second, spare slot

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"slices"
+
 	"github.com/splash-inference/splash/engine/spec"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
@@ -101,6 +103,11 @@ func (p *Plan) NumTokens() int {
 		n += len(p.Rows[i].Tokens) + len(p.Rows[i].Draft)
 	}
 	return n
+}
+
+// hasDecodeRows reports whether any row is a decode or verify row.
+func (p *Plan) hasDecodeRows() bool {
+	return slices.ContainsFunc(p.Rows, func(r PlanRow) bool { return r.Kind == DecodeRow })
 }
 
 // onlyDecodeRows reports whether every row is a decode or verify row.

@@ -260,7 +260,7 @@ func (s *Scheduler) addPromptChunks(pb *prefillBudget) {
 				later = later.plus(o.need)
 			}
 		}
-		chunk := s.stateCut(q, q.computed, pb.chunk(q.computed, q.pending(), later), !pb.taken)
+		chunk := s.stateCut(q, q.computed, s.warmCap(q, pb.chunk(q.computed, q.pending(), later)), !pb.taken)
 		if chunk == 0 || !s.fit(q, q.computed+chunk) {
 			continue
 		}
@@ -306,7 +306,7 @@ func (s *Scheduler) admitFrom(queue *[]*sequence, pb *prefillBudget) bool {
 			s.finish(q, stop.Cancelled) // its prompt's snapshot is gone (finish takes it off the queue)
 			continue
 		}
-		chunk := s.stateCut(q, hit, pb.chunk(hit, len(q.tokens), prefillNeed{}), !pb.taken)
+		chunk := s.stateCut(q, hit, s.warmCap(q, pb.chunk(hit, len(q.tokens), prefillNeed{})), !pb.taken)
 		if chunk == 0 {
 			break
 		}
@@ -583,6 +583,16 @@ func (s *Scheduler) queueWarm(q *sequence) {
 	if len(s.warming) > s.cfg.MaxRunning {
 		s.finish(s.warming[0], stop.Cancelled)
 	}
+}
+
+// warmCap caps a chunk of n tokens of a warming sequence to one
+// StateChunk in a step that decodes: nobody waits for the warming, and
+// the streams running should not wait for it either.
+func (s *Scheduler) warmCap(q *sequence, n int) int {
+	if q.warm && s.plan.hasDecodeRows() {
+		return min(n, s.cfg.StateChunk)
+	}
+	return n
 }
 
 // lastCut is the last multiple of Config.StateChunk in q's prompt: the

@@ -35,8 +35,8 @@ func TestNextTurnResumesAtAnswer(t *testing.T) {
 				for _, r := range p.Rows {
 					if r.Warm {
 						warmRows++
-						if r.Logits != 0 || r.CompletesSequence || r.Seq < warmIDs {
-							t.Fatalf("warming row %+v", r)
+						if r.Logits != 0 || r.CompletesSequence || r.Seq < warmIDs || p.hasDecodeRows() && len(r.Tokens) > chunk {
+							t.Fatalf("warming row %+v in a step with decode rows: %v", r, p.hasDecodeRows())
 						}
 					}
 				}
@@ -94,5 +94,33 @@ func TestRequestTakesWarmingPlace(t *testing.T) {
 		t.Fatalf("the second request waits behind a warming")
 	}
 	h.run()
+	h.checkOutputs([]Request{first, second})
+}
+
+// TestWarmingYieldsToStreams: while another request decodes, a warming
+// sequence gets one StateChunk a step, so the stream's steps stay short.
+func TestWarmingYieldsToStreams(t *testing.T) {
+	const chunk = 4
+	h := newHarness(t, Config{BlockSize: 4, NumBlocks: 64, MaxBatchTokens: 32, MaxRunning: 2, StateSlots: 2,
+		StateChunk: chunk, StateShortRows: 6, StateSnapshots: 8, StateSnapshotEvery: 16, WarmAnswers: true}, nil)
+	shared := 0
+	h.onPlan = func(p *Plan) {
+		for _, r := range p.Rows {
+			if r.Warm && p.hasDecodeRows() {
+				shared++
+				if len(r.Tokens) > chunk {
+					t.Fatalf("a warming chunk of %d tokens beside decode rows", len(r.Tokens))
+				}
+			}
+		}
+	}
+	first := Request{ID: 1, Prompt: prompt(10, 3), MaxTokens: 13} // its warming recomputes 8..20
+	second := Request{ID: 2, Prompt: prompt(6, 9), MaxTokens: 40} // still decoding then
+	h.add(first, greedy())
+	h.add(second, greedy())
+	h.run()
+	if shared == 0 {
+		t.Fatal("the warming never ran beside the stream")
+	}
 	h.checkOutputs([]Request{first, second})
 }
