@@ -74,7 +74,8 @@ type Engine struct {
 	metrics *metricsBox
 }
 
-// GenerateRequest is one request in token ids.
+// GenerateRequest is one sequence's request in token ids: a Request's
+// choice (Request.Sequence), or a caller's own single sequence.
 type GenerateRequest struct {
 	Prompt         []int32
 	Sampling       sample.Params // Sampling.Logprobs: < 0 none, 0 sampled token, k top-k too

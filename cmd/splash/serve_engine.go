@@ -10,7 +10,6 @@ import (
 	"github.com/splash-inference/splash/actors"
 	"github.com/splash-inference/splash/engine"
 	"github.com/splash-inference/splash/engine/grammar"
-	"github.com/splash-inference/splash/engine/sample"
 	"github.com/splash-inference/splash/engine/stop"
 	api "github.com/splash-inference/splash/http"
 	"github.com/splash-inference/splash/tokenizer"
@@ -50,8 +49,8 @@ func (a *engineAdapter) WriteMetrics(w io.Writer) error {
 	return nil
 }
 
-func (a *engineAdapter) Generate(ctx context.Context, req *api.GenerateRequest) (<-chan api.Event, error) {
-	n := max(req.N, 1)
+func (a *engineAdapter) Generate(ctx context.Context, req *actors.Request) (<-chan api.Event, error) {
+	n := req.Choices()
 	ctx, cancel := context.WithCancel(ctx)
 	streams := make([]<-chan actors.Event, n)
 	for i := range streams {
@@ -138,35 +137,12 @@ func (a *engineAdapter) Generate(ctx context.Context, req *api.GenerateRequest) 
 	return out, nil
 }
 
-// request turns choice i of an HTTP request into an actors request. A
-// constrained output gets max_tokens as its budget, so that it ends as a
-// whole document; a budget smaller than the shortest document is an error.
-func (a *engineAdapter) request(req *api.GenerateRequest, i int) (actors.GenerateRequest, error) {
-	s := req.Sampling
-	p := sample.Params{
-		Temperature: float32(s.Temperature), TopP: float32(s.TopP), TopK: s.TopK, MinP: float32(s.MinP),
-		PresencePenalty: float32(s.PresencePenalty), FrequencyPenalty: float32(s.FrequencyPenalty),
-		RepetitionPenalty: float32(s.RepetitionPenalty), Logprobs: -1,
-	}
-	if len(s.LogitBias) > 0 {
-		p.LogitBias = make(map[int32]float32, len(s.LogitBias))
-		for k, v := range s.LogitBias {
-			p.LogitBias[k] = float32(v)
-		}
-	}
-	if s.Seed != nil {
-		seed := uint64(*s.Seed) + uint64(i) // each choice its own stream, all reproducible
-		p.Seed = &seed
-	}
-	if req.Logprobs || req.PromptLogprobs {
-		p.Logprobs = req.TopLogprobs
-	}
-	stops := append([]int32(nil), req.StopTokenIDs...)
-	if !req.IgnoreEOS {
-		stops = append(stops, a.eos...)
-	}
-	gr := actors.GenerateRequest{Prompt: req.Prompt, Sampling: p, MaxTokens: req.MaxTokens, Stop: req.StopStrings,
-		StopTokens: stops, PromptLogprobs: req.PromptLogprobs}
+// request turns choice i of an HTTP request into one sequence's request
+// with its mask. A constrained output gets max_tokens as its budget, so that
+// it ends as a whole document; a budget smaller than the shortest document
+// is an error.
+func (a *engineAdapter) request(req *actors.Request, i int) (actors.GenerateRequest, error) {
+	gr := req.Sequence(i, a.eos)
 	switch {
 	case req.Grammar != nil:
 		c := grammar.NewConstraint(a.vocab, req.Grammar)
