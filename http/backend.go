@@ -9,7 +9,7 @@ import (
 )
 
 // Engine generates tokens. It is the seam between the HTTP frontend and the
-// actor runtime; the lead wires an adapter over actors/ into Options.Engine.
+// actor runtime, served by http/actorengine over actors.Engine.
 type Engine interface {
 	// Generate starts one request and returns its event stream. An error
 	// returned here means nothing was started (wrap ErrBusy when the engine's

@@ -6,8 +6,8 @@
 // # Seams
 //
 // The package depends on the rest of Splash only through three small
-// interfaces, satisfied by adapters in cmd/splash (Engine) and
-// http/textmodel (Tokenizer, ChatTemplate):
+// interfaces, satisfied by adapters in http/actorengine (Engine, over the
+// actor runtime) and http/textmodel (Tokenizer, ChatTemplate):
 //
 //   - Engine runs an actors.Request and returns a channel of Events (text
 //     already detokenized and stop-string filtered, token ids, logprobs,
