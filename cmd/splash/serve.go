@@ -19,6 +19,7 @@ import (
 	"github.com/splash-inference/splash/actors"
 	"github.com/splash-inference/splash/engine"
 	api "github.com/splash-inference/splash/http"
+	"github.com/splash-inference/splash/http/actorengine"
 	"github.com/splash-inference/splash/http/textmodel"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
@@ -508,12 +509,12 @@ func newAPIServer(s *stdio, f *serveFlags, m *loadedModel, eng *actors.Engine, p
 	for _, id := range m.cfg.EOSTokenID {
 		eos = append(eos, int32(id))
 	}
-	vocab, err := grammarVocab(m.tok, m.cfg.VocabSize, eos)
+	frontEngine, err := actorengine.New(eng, m.tok, m.cfg.VocabSize, eos)
 	if err != nil {
-		return nil, fmt.Errorf("serve: constrained decoding vocabulary: %w", err)
+		return nil, fmt.Errorf("serve: %w", err)
 	}
 	noTools := chooseToolParser(f.toolParser, m.tpl, s.err) == toolParserNone
-	return api.New(api.Options{NoToolCalls: noTools, Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos, vocab: vocab}, Tokenizer: textmodel.Tokenizer{T: m.tok},
+	return api.New(api.Options{NoToolCalls: noTools, Engine: frontEngine, Tokenizer: textmodel.Tokenizer{T: m.tok},
 		Template: textmodel.Template{T: m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
 		AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, MaxConnections: f.maxConns, MaxConnectionsPerIP: f.maxConnsPerIP, NoWebUI: f.noWebUI, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody),
 		MaxImagePixels: f.maxImagePixels})
