@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -49,6 +50,8 @@ type liveRequest struct {
 	mask     TokenMask       // nil: unconstrained
 	promptLP []TokenLogprobs // prompt logprobs gathered over the prefill chunks
 	first    bool            // no TokensGenerated sent yet
+	trace    bool            // Submit.SpecTrace
+	step     *SpecStep       // the step being reported, when traced
 }
 
 func (b *BatcherActor) Receive(ctx actor.Context) {
@@ -114,7 +117,7 @@ func (b *BatcherActor) add(ctx actor.Context, m *Submit) {
 		return
 	}
 	s.SetPrompt(m.Req.Prompt)
-	b.live[m.Req.ID] = &liveRequest{reply: m.Reply, sampler: s, prompt: m.Req.Prompt, mask: m.Mask, first: true}
+	b.live[m.Req.ID] = &liveRequest{reply: m.Reply, sampler: s, prompt: m.Req.Prompt, mask: m.Mask, first: true, trace: m.SpecTrace}
 	b.metrics.promptTokens.Add(int64(len(m.Req.Prompt)))
 	if !b.stepping {
 		ctx.Send(ctx.Self(), &stepNow{})
@@ -218,17 +221,14 @@ func (b *BatcherActor) finishStep(ctx actor.Context, logits []float32) {
 	}
 	b.sendFeatures(ctx, plan, res)
 	b.metrics.stepSeconds.observe(time.Since(b.started).Seconds())
-	for i := range res.Rows {
-		if plan.Rows[i].Kind == engine.DecodeRow && len(plan.Rows[i].Draft) > 0 {
-			b.metrics.specAccepted.Add(int64(len(res.Rows[i].Tokens) - 1))
-		}
-	}
+	b.observeDecodeRows(plan, res)
 	for _, o := range outs {
 		lr, ok := b.live[o.ID]
 		if !ok {
 			continue
 		}
-		msg := &TokensGenerated{Tokens: o.Tokens, Reason: o.Reason, CachedTokens: o.CachedTokens}
+		msg := &TokensGenerated{Tokens: o.Tokens, Reason: o.Reason, CachedTokens: o.CachedTokens, Spec: lr.step}
+		lr.step = nil
 		if l, ok := lps[o.ID]; ok {
 			msg.Logprobs = l[:min(len(l), len(o.Tokens))]
 		}
@@ -254,6 +254,24 @@ func (b *BatcherActor) finishStep(ctx actor.Context, logits []float32) {
 	b.stepping, b.plan = false, nil
 	b.metrics.observe(b.sched.Stats())
 	ctx.Send(ctx.Self(), &stepNow{})
+}
+
+// observeDecodeRows counts the step's accepted drafts and keeps the
+// traced requests' SpecSteps for their TokensGenerated.
+func (b *BatcherActor) observeDecodeRows(plan *engine.Plan, res engine.StepResult) {
+	for i := range res.Rows {
+		r := &plan.Rows[i]
+		if r.Kind != engine.DecodeRow || len(res.Rows[i].Tokens) == 0 {
+			continue
+		}
+		accepted := len(res.Rows[i].Tokens) - 1
+		if len(r.Draft) > 0 {
+			b.metrics.specAccepted.Add(int64(accepted))
+		}
+		if lr, ok := b.live[r.Seq]; ok && lr.trace {
+			lr.step = &SpecStep{Position: r.Start, Proposed: slices.Clone(r.Draft), Accepted: accepted}
+		}
+	}
 }
 
 // abortStep ends every request of the step in flight with err; the other

@@ -85,6 +85,20 @@ type GenerateRequest struct {
 	// Mask, when set, constrains decoding (structured output, required tool
 	// calls): see TokenMask.
 	Mask TokenMask
+	// SpecTrace adds each decode step's SpecStep to the events.
+	SpecTrace bool
+}
+
+// SpecStep is one decode step of a sequence, as speculation saw it:
+// Position is the index in the sequence of the token the step fed (the last
+// committed one, a draft's anchor), Proposed the draft tokens verified after
+// it (none when nothing was proposed) and Accepted how many of them the
+// target kept; the step's tokens are Proposed[:Accepted] and the target's
+// own after them.
+type SpecStep struct {
+	Position int
+	Proposed []int32
+	Accepted int
 }
 
 // TokenMask is the constrained-decoding hook (grammar.Constraint is one).
@@ -108,6 +122,7 @@ type Event struct {
 	Tokens         []int32
 	Logprobs       []TokenLogprobs
 	PromptLogprobs []TokenLogprobs
+	Spec           *SpecStep // with GenerateRequest.SpecTrace: the decode step that gave Tokens
 	Finish         stop.Reason
 	Usage          Usage
 	Err            error
@@ -265,7 +280,7 @@ func (e *Engine) Generate(ctx context.Context, req GenerateRequest) (<-chan Even
 	sub := &Submit{
 		Req: engine.Request{ID: id, Prompt: req.Prompt, MaxTokens: req.MaxTokens, StopTokens: req.StopTokens,
 			PromptLogprobs: req.PromptLogprobs},
-		Sampling: req.Sampling, Mask: req.Mask,
+		Sampling: req.Sampling, Mask: req.Mask, SpecTrace: req.SpecTrace,
 	}
 	finished := make(chan struct{})
 	ra := &RequestActor{id: id, submit: sub, batcher: e.batcher, events: events, gone: ctx.Done(),
