@@ -267,6 +267,7 @@ func (b *BatcherActor) observeDecodeRows(plan *engine.Plan, res engine.StepResul
 		accepted := len(res.Rows[i].Tokens) - 1
 		if len(r.Draft) > 0 {
 			b.metrics.specAccepted.Add(int64(accepted))
+			b.metrics.acceptLength.observe(float64(accepted + 1))
 		}
 		if lr, ok := b.live[r.Seq]; ok && lr.trace {
 			lr.step = &SpecStep{Position: r.Start, Proposed: slices.Clone(r.Draft), Accepted: accepted}

@@ -80,6 +80,9 @@ func TestGreedyDFlashIsSpecInvariant(t *testing.T) {
 				if strings.Contains(sb.String(), "splash_spec_proposed_tokens_total 0\n") {
 					t.Fatalf("no draft proposed:\n%s", sb.String())
 				}
+				if checkAcceptanceLength(t, sb.String(), "dflash") == 0 {
+					t.Fatalf("no verify step with drafts:\n%s", sb.String())
+				}
 			})
 		}
 	}

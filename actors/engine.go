@@ -207,7 +207,7 @@ func New(cfg Config) (*Engine, error) {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	e := &Engine{system: system, cfg: cfg, metrics: newMetrics(sc.NumBlocks, cache.StateBytes())}
+	e := &Engine{system: system, cfg: cfg, metrics: newMetrics(sc.NumBlocks, cache.StateBytes(), cfg.Spec)}
 	var tier *diskTier
 	if cfg.Disk != nil && !cache.HasState() {
 		tier = &diskTier{store: cfg.Disk, kv: kv, metrics: e.metrics}
