@@ -46,6 +46,7 @@ type BatcherActor struct {
 type liveRequest struct {
 	reply    *actor.PID
 	sampler  *sample.Sampler
+	params   sample.Params // the sampler's, for a proposer that samples (spec.Want.Sampling)
 	prompt   []int32
 	mask     TokenMask       // nil: unconstrained
 	promptLP []TokenLogprobs // prompt logprobs gathered over the prefill chunks
@@ -117,7 +118,7 @@ func (b *BatcherActor) add(ctx actor.Context, m *Submit) {
 		return
 	}
 	s.SetPrompt(m.Req.Prompt)
-	b.live[m.Req.ID] = &liveRequest{reply: m.Reply, sampler: s, prompt: m.Req.Prompt, mask: m.Mask, first: true, trace: m.SpecTrace}
+	b.live[m.Req.ID] = &liveRequest{reply: m.Reply, sampler: s, prompt: m.Req.Prompt, mask: m.Mask, first: true, trace: m.SpecTrace, params: s.Params()}
 	b.metrics.promptTokens.Add(int64(len(m.Req.Prompt)))
 	if !b.stepping {
 		ctx.Send(ctx.Self(), &stepNow{})
@@ -149,6 +150,11 @@ func (b *BatcherActor) runStep(ctx actor.Context) {
 	if len(wants) == 0 {
 		b.verify(ctx, step)
 		return
+	}
+	for i := range wants {
+		if lr, ok := b.live[wants[i].Seq]; ok && lr.params.Temperature > 0 {
+			wants[i].Sampling = &lr.params
+		}
 	}
 	f := ctx.RequestFuture(b.draft, &Propose{Step: step, Wants: wants}, verifyTimeout)
 	ctx.ReenterAfter(f, func(res any, err error) {
