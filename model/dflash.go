@@ -201,6 +201,33 @@ func (d *DFlashDraft) FeatureLayers() []int { return d.cfg.TargetLayerIDs }
 // FeatureWidth is the width of one position's captured features.
 func (d *DFlashDraft) FeatureWidth() int { return len(d.cfg.TargetLayerIDs) * d.target.cfg.HiddenSize }
 
+// CacheSpec declares the draft's context cache: one paged K/V layer per
+// draft layer, addressed by the target's positions (NewKVCache), so a
+// memory plan counts it per token beside the target's.
+func (d *DFlashDraft) CacheSpec() CacheSpec {
+	lc := &d.cfg.Layers
+	s := CacheSpec{Layers: make([]LayerCache, lc.NumHiddenLayers)}
+	for i := range s.Layers {
+		s.Layers[i] = PagedLayer(lc.NumKeyValueHeads, lc.HeadDim)
+	}
+	return s
+}
+
+// ScratchBytes is the float32 scratch of a block pass over rows sequences
+// (Propose: the block's activations, every masked position's logits) and
+// a proposer's sampled distributions of as many (spec.DFlash), the most a
+// step of rows drafting sequences holds.
+func (d *DFlashDraft) ScratchBytes(rows int) int64 {
+	lc, B := &d.cfg.Layers, int64(d.cfg.BlockSize)
+	n, nw := int64(rows)*B, int64(rows)*(B-1)
+	perToken := int64(3*lc.HiddenSize + 2*lc.QDim() + 2*lc.KVDim() + 2*lc.IntermediateSize)
+	if d.cfg.Kind == DFlash2 {
+		perToken += int64(2 * d.cfg.ConvTaps * (lc.HiddenSize / d.cfg.ConvGroupSize))
+	}
+	perWanted := int64(lc.HiddenSize + 2*lc.VocabSize + d.cfg.SelectorRank)
+	return 4 * (n*perToken + nw*perWanted)
+}
+
 // NewKVCache allocates the draft's paged cache: one layer per draft layer,
 // addressed by sequence positions like the target's, so a sequence can use
 // the same block table in both. It panics when t cannot hold the heads.

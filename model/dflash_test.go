@@ -240,6 +240,21 @@ func checkFeatures(t *testing.T, ref DFlashTargetRef, d *DFlashDraft, tokens []i
 	}
 }
 
+// randomDFlashOver is a random non-causal draft of kind over a random
+// dflashTarget, with it.
+func randomDFlashOver(t *testing.T, be metal.Backend, kind DFlashKind) (*DFlashDraft, Model) {
+	t.Helper()
+	tcfg := dflashTarget()
+	target, _ := buildModel(t, tcfg, metal.F32, be)
+	dc := tinyDFlash(kind, false, tcfg)
+	dt, _ := randomDFlash(dc, tcfg.HiddenSize, 5)
+	d, err := NewDFlashDraft(dc, dt, target, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, target
+}
+
 // TestDFlashBatchInvariant checks that a sequence's proposal and logits
 // are bit-identical proposed alone (its own cache) and beside others.
 func TestDFlashBatchInvariant(t *testing.T) {
@@ -247,14 +262,8 @@ func TestDFlashBatchInvariant(t *testing.T) {
 	defer be.Close()
 	for _, kind := range []DFlashKind{DFlash, DFlash2} {
 		t.Run(string(kind), func(t *testing.T) {
-			tcfg := dflashTarget()
-			target, _ := buildModel(t, tcfg, metal.F32, be)
-			dc := tinyDFlash(kind, false, tcfg)
-			dt, _ := randomDFlash(dc, tcfg.HiddenSize, 5)
-			d, err := NewDFlashDraft(dc, dt, target, be)
-			if err != nil {
-				t.Fatal(err)
-			}
+			d, target := randomDFlashOver(t, be, kind)
+			dc, tcfg := d.cfg, target.Config()
 			B, V := dc.BlockSize, tcfg.VocabSize
 			lens := []int{9, 4, 14}
 			// propose runs the sequences in idx in one batch, each on
@@ -355,6 +364,31 @@ func TestFeatureCaptureLeavesLogits(t *testing.T) {
 		_, err := m.Forward(&Batch{Rows: []Row{{Tokens: toks[:2], Blocks: []int32{0}, Capture: true}}, Features: &FeatureCapture{Layers: bad}}, m.NewKVCache(2, 4, metal.KVF16))
 		if err == nil {
 			t.Errorf("capture of layers %v accepted", bad)
+		}
+	}
+}
+
+// TestDFlashCacheSpec: the draft declares its context cache as the layers
+// NewKVCache allocates, and its scratch grows with the rows drafting, at
+// least their logits and sampled distributions.
+func TestDFlashCacheSpec(t *testing.T) {
+	be := cpu.New(1)
+	defer be.Close()
+	for _, kind := range []DFlashKind{DFlash, DFlash2} {
+		d, target := randomDFlashOver(t, be, kind)
+		dc, tcfg := d.cfg, target.Config()
+		spec, kv := d.CacheSpec(), d.NewKVCache(2, 4, metal.KVF16)
+		if spec.KVLayers() != len(kv.Layers) || spec.HasState() {
+			t.Fatalf("%s: cache spec %+v for %d layers", kind, spec, len(kv.Layers))
+		}
+		for i, l := range spec.Layers {
+			if l.KVHeads != kv.Layers[i].KVHeads || l.HeadDim != kv.Layers[i].HeadDim {
+				t.Fatalf("%s layer %d: declared %+v, allocated %d heads of %d", kind, i, l, kv.Layers[i].KVHeads, kv.Layers[i].HeadDim)
+			}
+		}
+		one := d.ScratchBytes(1)
+		if d.ScratchBytes(3) != 3*one || one < 2*4*int64((dc.BlockSize-1)*tcfg.VocabSize) {
+			t.Fatalf("%s: scratch %d for one row, %d for three", kind, one, d.ScratchBytes(3))
 		}
 	}
 }

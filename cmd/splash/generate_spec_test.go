@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/splash-inference/splash/model"
 	"github.com/splash-inference/splash/model/testmodel"
 )
 
@@ -42,14 +41,7 @@ func TestGenerateSpecTrace(t *testing.T) {
 	if _, err := runCmd(t, "pack", src, pkgDraft, "--quant", "f32", "--draft", src); err != nil {
 		t.Fatal(err)
 	}
-	dflashDir := t.TempDir()
-	if err := testmodel.WriteDFlash(dflashDir, testmodel.DFlashSpec{Kind: model.DFlash, Target: spec, Seed: 4}); err != nil {
-		t.Fatal(err)
-	}
-	pkgDFlash := filepath.Join(t.TempDir(), "dflash")
-	if _, err := runCmd(t, "pack", src, pkgDFlash, "--quant", "f32", "--draft", dflashDir); err != nil {
-		t.Fatal(err)
-	}
+	pkgDFlash := packDFlash(t, spec)
 	prompt := []int32{9707, 11, 1879, 0, 9707, 11, 1879, 0, 9707, 11}
 	ids := make([]string, len(prompt))
 	for i, id := range prompt {
