@@ -213,3 +213,42 @@ func TestGreedyDFlashSharedPrefix(t *testing.T) {
 	}
 	waitIdle(t, e)
 }
+
+// TestUselessDFlashBacksOff: the number of block tokens verified adapts
+// per sequence to acceptance (the scheduler's spec.AdaptiveK, each row
+// asking the draft for that many): a random DFlash draft, whose proposals
+// the target rejects, is backed off to rare probes, far below a block per
+// step, and its verify steps are mostly plain decodes; output stays
+// greedy.
+func TestUselessDFlashBacksOff(t *testing.T) {
+	m := &countingModel{Model: tinyModel(t)}
+	d := tinyDFlash(t, m.Model, model.DFlash)
+	const n = 96
+	prompt := promptFor(3)
+	want := greedyAlone(t, m.Model, prompt, n)
+	e := newDFlashEngine(t, m, d)
+	ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: prompt, MaxTokens: n, Sampling: sample.Params{Logprobs: -1}, SpecTrace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proposed, steps := 0, 0
+	var toks []int32
+	for ev := range ch {
+		if ev.Err != nil {
+			t.Fatal(ev.Err)
+		}
+		toks = append(toks, ev.Tokens...)
+		if ev.Spec != nil {
+			steps++
+			proposed += len(ev.Spec.Proposed)
+		}
+	}
+	if fmt.Sprint(toks) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", toks, want)
+	}
+	full := (d.Config().BlockSize - 1) * steps
+	t.Logf("%d tokens proposed in %d steps (a block each: %d), %d target passes", proposed, steps, full, m.passes.Load())
+	if proposed == 0 || proposed > n/4 {
+		t.Fatalf("%d tokens proposed over %d steps, want 1 to %d", proposed, steps, n/4)
+	}
+}
