@@ -25,8 +25,14 @@ import (
 // tinyModel target.
 func tinyDFlash(t testing.TB, m model.Model, k model.DFlashKind) *model.DFlashDraft {
 	t.Helper()
+	return openDFlash(t, m, testmodel.DFlashSpec{Kind: k, Target: testmodel.Tiny("qwen3"), BlockSize: 3, Seed: 7})
+}
+
+// openDFlash writes the random DFlash draft of s and binds it to m.
+func openDFlash(t testing.TB, m model.Model, s testmodel.DFlashSpec) *model.DFlashDraft {
+	t.Helper()
 	dir := t.TempDir()
-	if err := testmodel.WriteDFlash(dir, testmodel.DFlashSpec{Kind: k, Target: testmodel.Tiny("qwen3"), BlockSize: 3, Seed: 7}); err != nil {
+	if err := testmodel.WriteDFlash(dir, s); err != nil {
 		t.Fatal(err)
 	}
 	be := cpu.New(2)
@@ -100,14 +106,17 @@ func TestSpecDFlashNeedsADraft(t *testing.T) {
 
 // generateAll runs requests 0…conc−1 (promptFor(i), n greedy tokens each)
 // concurrently and returns their results in order.
-func generateAll(e *Engine, conc, n int) []result {
+func generateAll(e *Engine, conc, n int) []result { return generateEach(e, conc, n, promptFor) }
+
+// generateEach is generateAll with request i's prompt prompt(i).
+func generateEach(e *Engine, conc, n int, prompt func(int) []int32) []result {
 	var wg sync.WaitGroup
 	results := make([]result, conc)
 	for i := range conc {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: promptFor(i), MaxTokens: n, Sampling: sample.Params{Logprobs: -1}})
+			ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: prompt(i), MaxTokens: n, Sampling: sample.Params{Logprobs: -1}})
 			if err != nil {
 				results[i].err = err
 				return
@@ -263,18 +272,9 @@ func TestHybridDFlash(t *testing.T) {
 	const n = 12
 	m := tinyHybridModel(t, "Qwen3_5ForConditionalGeneration", hybridref.Tiny("qwen3_5", true), metal.F32)
 	c := m.Config()
-	dir := t.TempDir()
 	target := testmodel.Spec{Arch: "qwen3", Hidden: c.HiddenSize, Intermediate: 96, Layers: c.NumHiddenLayers, Heads: 4, KVHeads: 2, HeadDim: 16,
 		Vocab: c.VocabSize, MaxContext: 4096}
-	if err := testmodel.WriteDFlash(dir, testmodel.DFlashSpec{Target: target, BlockSize: 4, TargetLayerIDs: []int{1, 2}, Seed: 3}); err != nil {
-		t.Fatal(err)
-	}
-	be := cpu.New(2)
-	d, ts, err := model.OpenDFlashDraft(dir, m, be)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Close(); be.Close() })
+	d := openDFlash(t, m, testmodel.DFlashSpec{Target: target, BlockSize: 4, TargetLayerIDs: []int{1, 2}, Seed: 3})
 	e, err := New(Config{Model: m, DFlash: d, Spec: "dflash", KVType: metal.KVF32, NewDecoder: func() TextDecoder { return idDecoder{} },
 		Scheduler: engine.Config{NumBlocks: 128, BlockSize: 16, MaxBatchTokens: 256, MaxRunning: 8},
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -282,20 +282,7 @@ func TestHybridDFlash(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	results := make([]result, 8)
-	var wg sync.WaitGroup
-	for i := range results {
-		wg.Go(func() {
-			ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: hybridPrompt(i), MaxTokens: n, Sampling: sample.Params{Logprobs: -1}})
-			if err != nil {
-				results[i].err = err
-				return
-			}
-			results[i] = collect(ch)
-		})
-	}
-	wg.Wait()
-	for i, r := range results {
+	for i, r := range generateEach(e, 8, n, hybridPrompt) {
 		want, _ := greedyAloneLogprobs(t, m, metal.KVF32, hybridPrompt(i), n)
 		if r.err != nil || fmt.Sprint(r.tokens) != fmt.Sprint(want) {
 			t.Fatalf("request %d: %v (%v), alone %v", i, r.tokens, r.err, want)
