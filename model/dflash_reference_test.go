@@ -60,10 +60,14 @@ func randomDFlash(dc *DFlashConfig, targetHidden int, seed uint64) (memTensors, 
 }
 
 // refDFlashResult is the reference's proposal for one block and the
-// masked positions' logits.
+// masked positions' logits; for DFlash2 also each position's candidates
+// and the full score tensor scores[l][predecessor index][candidate index]
+// (the predecessor of position 0 is the anchor, index 0).
 type refDFlashResult struct {
 	tokens []int32
 	logits [][]float64
+	cands  [][]int
+	scores [][][]float64
 }
 
 // refDFlash runs the block pass of draft dc (weights dw) after the
@@ -298,7 +302,9 @@ func refDFlash(dc *DFlashConfig, E, head []float64, dw refWeights, feats [][]flo
 			}
 		}
 		res.tokens = append(res.tokens, int32(cands[l][best]))
+		res.scores = append(res.scores, scores)
 		previous = best
 	}
+	res.cands = cands
 	return res
 }

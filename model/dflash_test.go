@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -241,18 +242,18 @@ func checkFeatures(t *testing.T, ref DFlashTargetRef, d *DFlashDraft, tokens []i
 }
 
 // randomDFlashOver is a random non-causal draft of kind over a random
-// dflashTarget, with it.
-func randomDFlashOver(t *testing.T, be metal.Backend, kind DFlashKind) (*DFlashDraft, Model) {
+// dflashTarget, with it and both's exact weights.
+func randomDFlashOver(t *testing.T, be metal.Backend, kind DFlashKind) (d *DFlashDraft, target Model, tw, dw refWeights) {
 	t.Helper()
 	tcfg := dflashTarget()
-	target, _ := buildModel(t, tcfg, metal.F32, be)
+	target, tw = buildModel(t, tcfg, metal.F32, be)
 	dc := tinyDFlash(kind, false, tcfg)
-	dt, _ := randomDFlash(dc, tcfg.HiddenSize, 5)
+	dt, dw := randomDFlash(dc, tcfg.HiddenSize, 5)
 	d, err := NewDFlashDraft(dc, dt, target, be)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d, target
+	return d, target, tw, dw
 }
 
 // TestDFlashBatchInvariant checks that a sequence's proposal and logits
@@ -262,7 +263,7 @@ func TestDFlashBatchInvariant(t *testing.T) {
 	defer be.Close()
 	for _, kind := range []DFlashKind{DFlash, DFlash2} {
 		t.Run(string(kind), func(t *testing.T) {
-			d, target := randomDFlashOver(t, be, kind)
+			d, target, _, _ := randomDFlashOver(t, be, kind)
 			dc, tcfg := d.cfg, target.Config()
 			B, V := dc.BlockSize, tcfg.VocabSize
 			lens := []int{9, 4, 14}
@@ -375,7 +376,7 @@ func TestDFlashCacheSpec(t *testing.T) {
 	be := cpu.New(1)
 	defer be.Close()
 	for _, kind := range []DFlashKind{DFlash, DFlash2} {
-		d, target := randomDFlashOver(t, be, kind)
+		d, target, _, _ := randomDFlashOver(t, be, kind)
 		dc, tcfg := d.cfg, target.Config()
 		spec, kv := d.CacheSpec(), d.NewKVCache(2, 4, metal.KVF16)
 		if spec.KVLayers() != len(kv.Layers) || spec.HasState() {
@@ -390,5 +391,93 @@ func TestDFlashCacheSpec(t *testing.T) {
 		if d.ScratchBytes(3) != 3*one || one < 2*4*int64((dc.BlockSize-1)*tcfg.VocabSize) {
 			t.Fatalf("%s: scratch %d for one row, %d for three", kind, one, d.ScratchBytes(3))
 		}
+	}
+}
+
+// TestDFlash2SampledWalkMatchesReference: a DFlash2 walk at a temperature
+// draws each token among its position's candidates from the softmax of
+// their scores over the temperature, given the token drawn before it: the
+// probabilities Walk reports equal those of the float64 reference's score
+// tensor at the drawn predecessor, and the first position's draws pass a
+// chi-square test against them; a greedy row beside it walks as before.
+func TestDFlash2SampledWalkMatchesReference(t *testing.T) {
+	be := cpu.New(2)
+	defer be.Close()
+	d, target, tw, dw := randomDFlashOver(t, be, DFlash2)
+	dc, tcfg := d.cfg, target.Config()
+	B, K, V := dc.BlockSize, dc.SelectorTopK, tcfg.VocabSize
+	tokens := randomTokens(9, V-1, 31)
+	n := len(tokens) - 1
+	fc := &FeatureCapture{Layers: d.FeatureLayers()}
+	tkv, dkv := target.NewKVCache(8, 4, metal.KVF32), d.NewKVCache(8, 4, metal.KVF32)
+	if _, err := target.Forward(&Batch{Rows: []Row{{Tokens: tokens[:n], Blocks: []int32{0, 1, 2, 3}, Capture: true}}, Features: fc}, tkv); err != nil {
+		t.Fatal(err)
+	}
+	ctx := []DFlashContext{{Features: fc.Out, Blocks: []int32{0, 1, 2, 3}}, {Features: fc.Out, Blocks: []int32{4, 5, 6, 7}}}
+	if err := d.AddContext(ctx, dkv); err != nil {
+		t.Fatal(err)
+	}
+	_, feats := refForwardFeatures(tcfg, tw, true, tokens[:n], kvExact, d.FeatureLayers())
+	head := tw["lm_head.weight"]
+	if tcfg.TieWordEmbeddings {
+		head = tw["model.embed_tokens.weight"]
+	}
+	ref := refDFlash(dc, tw["model.embed_tokens.weight"], head, dw, feats, tokens[n])
+	const temp, trials = 8, 3000
+	rng := rand.New(rand.NewPCG(17, 8))
+	counts := make([]int, K)
+	var firstProbs []float64
+	for range trials {
+		rows := []DFlashBlock{
+			{Start: n, Anchor: tokens[n], Blocks: []int32{0, 1, 2, 3}, Temperature: temp, Rand: rng},
+			{Start: n, Anchor: tokens[n], Blocks: []int32{4, 5, 6, 7}},
+		}
+		out := make([]int32, 2*(B-1))
+		if err := d.Propose(rows, dkv, out); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(out[B-1:], ref.tokens) {
+			t.Fatalf("the greedy row walked %v, the reference %v", out[B-1:], ref.tokens)
+		}
+		ids, probs := d.Walk()
+		prev := 0 // the anchor's row of the score tensor
+		for l := range B - 1 {
+			want := make([]float64, K)
+			total := 0.0
+			for c, s := range ref.scores[l][prev] {
+				want[c] = math.Exp(s / temp)
+				total += want[c]
+			}
+			drawn := -1
+			for c := range K {
+				if int(ids[l*K+c]) != ref.cands[l][c] || math.Abs(float64(probs[l*K+c])-want[c]/total) > 1e-4 {
+					t.Fatalf("position %d candidate %d: %d with probability %v, the reference %d with %v", l+1, c, ids[l*K+c], probs[l*K+c], ref.cands[l][c], want[c]/total)
+				}
+				if ids[l*K+c] == out[l] {
+					drawn = c
+				}
+			}
+			if drawn < 0 {
+				t.Fatalf("position %d drew %d, not a candidate", l+1, out[l])
+			}
+			if l == 0 {
+				counts[drawn]++
+				if firstProbs == nil {
+					for c := range K {
+						firstProbs = append(firstProbs, want[c]/total)
+					}
+				}
+			}
+			prev = drawn
+		}
+	}
+	chi := 0.0
+	for c, n := range counts {
+		e := firstProbs[c] * trials
+		chi += (float64(n) - e) * (float64(n) - e) / e
+	}
+	t.Logf("first position's draws %v for probabilities %.3f: chi-square %.1f", counts, firstProbs, chi)
+	if chi > 20.52 { // 99.9th percentile of chi-square with 5 degrees of freedom (6 candidates)
+		t.Fatalf("first position's draws %v, expected %v·%d: chi-square %.1f", counts, firstProbs, trials, chi)
 	}
 }

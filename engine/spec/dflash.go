@@ -46,7 +46,9 @@ type FeatureSink interface {
 // the softmax of its logits under the sequence's temperature, top-k,
 // top-p, min-p and logit bias (not its penalties, which hang on tokens
 // the block has not yet accepted), and reports it in Want.Probs; a
-// DFlash2 draft's walk stays greedy (q one-hot).
+// DFlash2 draft's candidate walk draws each token among its candidates
+// from the softmax of their scores over the sequence's temperature, given
+// the token drawn before it (model.DFlashDraft.Walk), and reports that.
 type DFlash struct {
 	d      *model.DFlashDraft
 	kv     *metal.KVCache
@@ -220,7 +222,15 @@ func (f *DFlash) Propose(wants []Want) error {
 			}
 			return fmt.Errorf("spec: %w", err)
 		}
-		f.rows = append(f.rows, model.DFlashBlock{Start: n - 1, Anchor: w.Tokens[n-1], Blocks: ds.blocks.Table(), N: min(w.K, B-1)})
+		row := model.DFlashBlock{Start: n - 1, Anchor: w.Tokens[n-1], Blocks: ds.blocks.Table(), N: min(w.K, B-1)}
+		if sampling(w) && f.d.Config().Kind == model.DFlash2 {
+			s, err := f.drawer(w)
+			if err != nil {
+				return err
+			}
+			row.Temperature, row.Rand = w.Sampling.Temperature, s.Rand()
+		}
+		f.rows = append(f.rows, row)
 		f.active = append(f.active, i)
 	}
 	if len(f.rows) == 0 {
@@ -241,13 +251,12 @@ func (f *DFlash) Propose(wants []Want) error {
 	return f.sampleDrafts(wants)
 }
 
-// sampleDrafts redraws the drafts of the active sampling wants from the
-// distributions of the draft's logits (DFlash only: DFlash2's walk picks
-// its path greedily) and points their Probs at them.
+// sampleDrafts gives the active sampling wants their drafts'
+// distributions in Probs: a DFlash draft's drafts are redrawn from the
+// distributions of its logits; a DFlash2 draft's walk drew them among its
+// candidates (model.DFlashDraft.Walk), whose probabilities are spread
+// over the vocabulary.
 func (f *DFlash) sampleDrafts(wants []Want) error {
-	if f.d.Config().Kind != model.DFlash {
-		return nil
-	}
 	V := f.d.Config().Layers.VocabSize
 	need := 0
 	for j, i := range f.active {
@@ -262,6 +271,8 @@ func (f *DFlash) sampleDrafts(wants []Want) error {
 		f.q = make([]float32, need*V)
 	}
 	q, logits, at, off := f.q[:need*V], f.d.Logits(), 0, 0
+	walkIDs, walkProbs := f.d.Walk()
+	K := f.d.Config().SelectorTopK
 	f.probs = f.probs[:0]
 	for j, i := range f.active {
 		w, n := &wants[i], f.rows[j].N // the row's logits, its last n drafts
@@ -276,12 +287,19 @@ func (f *DFlash) sampleDrafts(wants []Want) error {
 		start := len(f.probs)
 		for l := range n {
 			ql := q[off*V : (off+1)*V]
-			s.Probs(logits[(at+l)*V:(at+l+1)*V], ql)
-			tok, ok := draw(ql, s.Rand())
-			if !ok {
-				return fmt.Errorf("spec: dflash draft distribution of sequence %d has no mass", w.Seq)
+			if walkIDs != nil {
+				clear(ql)
+				for c, id := range walkIDs[(at+l)*K : (at+l+1)*K] {
+					ql[id] = walkProbs[(at+l)*K+c]
+				}
+			} else {
+				s.Probs(logits[(at+l)*V:(at+l+1)*V], ql)
+				tok, ok := draw(ql, s.Rand())
+				if !ok {
+					return fmt.Errorf("spec: dflash draft distribution of sequence %d has no mass", w.Seq)
+				}
+				w.Draft[len(w.Draft)-n+l] = tok
 			}
-			w.Draft[len(w.Draft)-n+l] = tok
 			f.probs = append(f.probs, ql)
 			off++
 		}

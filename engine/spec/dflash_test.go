@@ -23,7 +23,10 @@ type dflashFixture struct {
 	kv     *metal.KVCache // the draft's cache holding the whole context
 }
 
-func newDFlashFixture(t *testing.T) *dflashFixture {
+func newDFlashFixture(t *testing.T) *dflashFixture { return newDFlashFixtureOf(t, model.DFlash) }
+
+// newDFlashFixtureOf is newDFlashFixture with a draft of kind.
+func newDFlashFixtureOf(t *testing.T, kind model.DFlashKind) *dflashFixture {
 	t.Helper()
 	be := cpu.New(2)
 	t.Cleanup(be.Close)
@@ -38,7 +41,7 @@ func newDFlashFixture(t *testing.T) *dflashFixture {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := testmodel.WriteDFlash(dir, testmodel.DFlashSpec{Target: ts, BlockSize: 4, TargetLayerIDs: []int{0, 2}, Seed: 5}); err != nil {
+	if err := testmodel.WriteDFlash(dir, testmodel.DFlashSpec{Kind: kind, Target: ts, BlockSize: 4, TargetLayerIDs: []int{0, 2}, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
 	d, dts, err := model.OpenDFlashDraft(dir, target, be)
@@ -262,5 +265,52 @@ func TestDFlashSamplesFromItsDistribution(t *testing.T) {
 	}
 	if !slices.Equal(again[0].Draft, first) {
 		t.Errorf("seeded drafts %v, then %v in a fresh proposer", first, again[0].Draft)
+	}
+}
+
+// TestDFlash2SampledProbs: a sampling sequence's DFlash2 drafts come from
+// the candidate walk at its temperature, and each one's Probs is the
+// walk's distribution spread over the vocabulary: a distribution over
+// selector_top_k tokens, the drafted one among them; a greedy sequence
+// beside it keeps the greedy walk and no Probs.
+func TestDFlash2SampledProbs(t *testing.T) {
+	fx := newDFlashFixtureOf(t, model.DFlash2)
+	p, err := NewDFlash(fx.d, 8, 4, metal.KVF16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddFeatures([]Features{{Seq: 1, Rows: fx.feats}, {Seq: 2, Rows: fx.feats}}); err != nil {
+		t.Fatal(err)
+	}
+	params := sample.Params{Temperature: 2}
+	varied := false
+	for range 20 {
+		wants := []Want{
+			{Seq: 1, Tokens: fx.tokens, K: 3, Draft: make([]int32, 0, 3), Sampling: &params},
+			{Seq: 2, Tokens: fx.tokens, K: 3, Draft: make([]int32, 0, 3)},
+		}
+		if err := p.Propose(wants); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(wants[1].Draft, fx.want) || wants[1].Probs != nil {
+			t.Fatalf("a greedy sequence proposed %v with Probs %v, the walk %v", wants[1].Draft, wants[1].Probs != nil, fx.want)
+		}
+		w := wants[0]
+		varied = varied || !slices.Equal(w.Draft, fx.want)
+		for l, tok := range w.Draft {
+			q, support, total := w.Probs[l], 0, 0.0
+			for _, v := range q {
+				if v > 0 {
+					support++
+				}
+				total += float64(v)
+			}
+			if q[tok] <= 0 || support > fx.d.Config().SelectorTopK || total < 1-1e-5 || total > 1+1e-5 {
+				t.Fatalf("position %d: drafted %d of probability %v, among %d tokens of total %v", l+1, tok, q[tok], support, total)
+			}
+		}
+	}
+	if !varied {
+		t.Error("20 sampled walks at temperature 2 all took the greedy path")
 	}
 }
