@@ -290,3 +290,59 @@ func TestHybridDFlash(t *testing.T) {
 	}
 	waitIdle(t, e)
 }
+
+// TestSampledDFlash: sampling requests under DFlash and DFlash2 drafts
+// (drafts drawn from the draft's distribution, rejection sampling against
+// it) run concurrently to their length, each step's accepted drafts among
+// its proposals and followed by the target's own token.
+func TestSampledDFlash(t *testing.T) {
+	m := tinyModel(t)
+	const n, conc = 16, 8
+	for _, kind := range []model.DFlashKind{model.DFlash, model.DFlash2} {
+		t.Run(string(kind), func(t *testing.T) {
+			e := newDFlashEngine(t, m, tinyDFlash(t, m, kind))
+			var wg sync.WaitGroup
+			errs := make([]error, conc)
+			proposed := make([]int, conc)
+			for i := range conc {
+				wg.Go(func() {
+					seed := uint64(i)
+					ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: promptFor(i), MaxTokens: n, SpecTrace: true,
+						Sampling: sample.Params{Temperature: 1.5, TopK: 40, Seed: &seed, Logprobs: -1}})
+					if err != nil {
+						errs[i] = err
+						return
+					}
+					got := 0
+					for ev := range ch {
+						if ev.Err != nil {
+							errs[i] = ev.Err
+						}
+						if s := ev.Spec; s != nil {
+							proposed[i] += len(s.Proposed)
+							if s.Accepted > len(s.Proposed) || len(ev.Tokens) > s.Accepted+1 || !slices.Equal(ev.Tokens[:min(s.Accepted, len(ev.Tokens))], s.Proposed[:min(s.Accepted, len(ev.Tokens))]) {
+								errs[i] = fmt.Errorf("step %+v gave %v", *s, ev.Tokens)
+							}
+						}
+						got += len(ev.Tokens)
+					}
+					if errs[i] == nil && got != n {
+						errs[i] = fmt.Errorf("%d tokens", got)
+					}
+				})
+			}
+			wg.Wait()
+			total := 0
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("request %d: %v", i, err)
+				}
+				total += proposed[i]
+			}
+			if total == 0 {
+				t.Fatal("no draft proposed")
+			}
+			waitIdle(t, e)
+		})
+	}
+}
