@@ -30,7 +30,9 @@ type specTraceJSON struct {
 // first generated token; a step's accepted proposals are the sequence's
 // tokens after its position, and its first rejected proposal is not (the
 // target chose otherwise); together the steps give every generated token
-// after the first (which the prompt's pass gives).
+// after the first (which the prompt's pass gives). Sampled (--temperature
+// 1), the trace holds the same way (rejection sampling never emits the
+// rejected proposal), the tokens being the sample's.
 func TestGenerateSpecTrace(t *testing.T) {
 	src := t.TempDir()
 	spec := testmodel.Tiny("qwen3")
@@ -62,26 +64,30 @@ func TestGenerateSpecTrace(t *testing.T) {
 		}
 		return res
 	}
+	sampled := []string{"--temperature", "1", "--seed", "5"}
 	for _, tc := range []struct {
 		pkg, mode  string
+		flags      []string
 		speculates bool // some step must propose
 	}{
-		{pkgDraft, "off", false},
-		{pkgDraft, "ngram", true},
-		{pkgDraft, "draft", true},
-		{pkgDraft, "auto", true},
-		{pkgDFlash, "dflash", true},
-		{pkgDFlash, "auto", true},
+		{pkgDraft, "off", nil, false},
+		{pkgDraft, "ngram", nil, true},
+		{pkgDraft, "draft", nil, true},
+		{pkgDraft, "auto", nil, true},
+		{pkgDFlash, "dflash", nil, true},
+		{pkgDFlash, "auto", nil, true},
+		{pkgDraft, "draft", sampled, true},
+		{pkgDFlash, "dflash", sampled, true},
 	} {
-		t.Run(filepath.Base(tc.pkg)+"-"+tc.mode, func(t *testing.T) {
-			plain := generate(t, tc.pkg)
-			res := generate(t, tc.pkg, "--spec", tc.mode, "--spec-trace")
+		t.Run(filepath.Base(tc.pkg)+"-"+tc.mode+strings.Join(tc.flags, ""), func(t *testing.T) {
+			plain := generate(t, tc.pkg, tc.flags...)
+			res := generate(t, tc.pkg, append([]string{"--spec", tc.mode, "--spec-trace"}, tc.flags...)...)
 			if plain.SpecTrace != nil {
 				t.Fatalf("a trace without --spec-trace: %+v", plain.SpecTrace)
 			}
 			seq := slices.Clone(prompt)
 			for i, tok := range res.Tokens {
-				if i >= len(plain.Tokens) || tok.ID != plain.Tokens[i].ID {
+				if tc.flags == nil && (i >= len(plain.Tokens) || tok.ID != plain.Tokens[i].ID) {
 					t.Fatalf("--spec %s generated %v, --spec off %v", tc.mode, res.Tokens, plain.Tokens)
 				}
 				seq = append(seq, tok.ID)
