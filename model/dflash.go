@@ -228,6 +228,19 @@ func (d *DFlashDraft) ScratchBytes(rows int) int64 {
 	return 4 * (n*perToken + nw*perWanted)
 }
 
+// DFlashKVType is the type of a DFlash draft's context cache beside a
+// target cache of type t: t, except that a q8 cache keeps the draft's in
+// f16. The context is the target's fused features, from which every
+// proposal is read at once; int8 keys and values of them are what vLLM's
+// users saw collapse acceptance, for little memory (the draft has few
+// layers).
+func DFlashKVType(t metal.KVType) metal.KVType {
+	if t == metal.KVQ8 {
+		return metal.KVF16
+	}
+	return t
+}
+
 // NewKVCache allocates the draft's paged cache: one layer per draft layer,
 // addressed by sequence positions like the target's, so a sequence can use
 // the same block table in both. It panics when t cannot hold the heads.

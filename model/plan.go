@@ -26,6 +26,9 @@ type PlanInput struct {
 	// DraftScratch is the draft's own scratch at MaxRunning sequences
 	// (a DFlash draft's block pass, DFlashDraft.ScratchBytes).
 	DraftScratch int64
+	// DFlash says the draft is a DFlash draft, whose cache is of type
+	// DFlashKVType(KVType).
+	DFlash bool
 
 	Packed           int64 // the backend's packed copies of weight matrices
 	AttentionScratch int64 // the backend's attention scratch at Context
@@ -106,10 +109,14 @@ func PlanMemory(in PlanInput) (Plan, error) {
 		if in.DraftCache.HasState() {
 			return p, fmt.Errorf("model: a draft model with state layers is not supported")
 		}
-		if err := in.DraftCache.CheckKV(in.KVType, in.BlockSize); err != nil {
-			return p, fmt.Errorf("model: KV cache type %s (draft model): %w", in.KVType, err)
+		dt := in.KVType
+		if in.DFlash {
+			dt = DFlashKVType(dt)
 		}
-		p.DraftKV = in.DraftCache.KVBytesPerToken(in.KVType)
+		if err := in.DraftCache.CheckKV(dt, in.BlockSize); err != nil {
+			return p, fmt.Errorf("model: KV cache type %s (draft model): %w", dt, err)
+		}
+		p.DraftKV = in.DraftCache.KVBytesPerToken(dt)
 	}
 	p.KVPerToken = in.Cache.KVBytesPerToken(in.KVType) + p.DraftKV
 	p.StatePerSeq = in.Cache.StateBytes()

@@ -266,7 +266,7 @@ func makePlan(f *serveFlags, m *loadedModel, target model.Model, draft planDraft
 	if draft != nil && m.draft != nil && f.spec != "ngram" && f.spec != "off" {
 		in.DraftCache, in.DraftWeights = draft.CacheSpec(), model.WeightBytes(m.draft)
 		if d, ok := draft.(*model.DFlashDraft); ok {
-			in.DraftScratch = d.ScratchBytes(f.maxRunning)
+			in.DraftScratch, in.DFlash = d.ScratchBytes(f.maxRunning), true
 		}
 	}
 	var err error

@@ -76,8 +76,10 @@ type dflashSeq struct {
 }
 
 // NewDFlash wraps d with a context cache of numBlocks blocks of blockSize
-// positions of type t.
+// positions beside a target cache of type t (model.DFlashKVType: a q8
+// cache keeps the draft's context in f16).
 func NewDFlash(d *model.DFlashDraft, numBlocks, blockSize int, t metal.KVType) (*DFlash, error) {
+	t = model.DFlashKVType(t)
 	if err := t.Check(blockSize, d.Config().Layers.HeadDim); err != nil {
 		return nil, fmt.Errorf("spec: dflash cache: %w", err)
 	}

@@ -314,3 +314,20 @@ func TestDFlash2SampledProbs(t *testing.T) {
 		t.Error("20 sampled walks at temperature 2 all took the greedy path")
 	}
 }
+
+// TestDFlashContextNotQuantized: beside a q8 target cache the draft's
+// context cache is f16; beside others it is the target's type.
+func TestDFlashContextNotQuantized(t *testing.T) {
+	fx := newDFlashFixture(t)
+	for _, tc := range []struct{ target, want metal.KVType }{
+		{metal.KVQ8, metal.KVF16}, {metal.KVF16, metal.KVF16}, {metal.KVF32, metal.KVF32},
+	} {
+		p, err := NewDFlash(fx.d, 4, 16, tc.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.kv.Layers[0].Type; got != tc.want {
+			t.Errorf("beside a %s cache: the draft's is %s, want %s", tc.target, got, tc.want)
+		}
+	}
+}
