@@ -231,9 +231,9 @@ func (d *DFlashDraft) ScratchBytes(rows int) int64 {
 // DFlashKVType is the type of a DFlash draft's context cache beside a
 // target cache of type t: t, except that a q8 cache keeps the draft's in
 // f16. The context is the target's fused features, from which every
-// proposal is read at once; int8 keys and values of them are what vLLM's
-// users saw collapse acceptance, for little memory (the draft has few
-// layers).
+// proposal is read at once; quantised draft keys and values collapsing
+// acceptance is a pitfall the DFlash projects' issues report, and keeping
+// them costs little memory (the draft has few layers).
 func DFlashKVType(t metal.KVType) metal.KVType {
 	if t == metal.KVQ8 {
 		return metal.KVF16
