@@ -264,10 +264,10 @@ func TestUselessDFlashBacksOff(t *testing.T) {
 }
 
 // TestHybridDFlash: a DFlash draft over a hybrid target (Qwen3.5) serves
-// 8 concurrent requests with the plain loop's greedy tokens, the target
-// capturing the draft's features in its state rows' passes. (The
+// 8 concurrent requests with the plain loop's greedy tokens. (The
 // scheduler does not yet verify drafts on a model with state layers, whose
-// state cannot be rolled back; once it does, the same requests speculate.)
+// state cannot be rolled back, and then no features are captured; once it
+// does, the same requests capture them and speculate.)
 func TestHybridDFlash(t *testing.T) {
 	const n = 12
 	m := tinyHybridModel(t, "Qwen3_5ForConditionalGeneration", hybridref.Tiny("qwen3_5", true), metal.F32)

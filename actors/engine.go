@@ -242,7 +242,9 @@ func New(cfg Config) (*Engine, error) {
 			b.disk = &diskReads{diskTier: tier, cancelled: map[uint64]bool{}}
 			b.sched.KV().OnEvict(tier.spill)
 		}
-		if cfg.Spec == "dflash" {
+		if cfg.Spec == "dflash" && sc.MaxDraft > 0 {
+			// a scheduler that never drafts (a model with state layers,
+			// for now) needs no features
 			b.features = &model.FeatureCapture{Layers: cfg.DFlash.FeatureLayers()}
 		}
 		return b
