@@ -7,6 +7,7 @@ import (
 	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model"
 	"github.com/splash-inference/splash/model/hybridref"
+	"github.com/splash-inference/splash/model/testmodel"
 )
 
 // TestDFlashHybridMatchesReference is TestDFlashMatchesReference over
@@ -47,5 +48,29 @@ func TestDFlashHybridMatchesReference(t *testing.T) {
 				}}
 			model.CheckDFlashReference(t, be, target, ref, tc.kind, false)
 		})
+	}
+}
+
+// TestPackDFlashDraftOfHybrid: a DFlash draft packs with a hybrid
+// (Qwen3.5) target, checked against it, and the package's draft proposes
+// what the checkpoint's does over the packaged target.
+func TestPackDFlashDraftOfHybrid(t *testing.T) {
+	be := cpu.New(2)
+	defer be.Close()
+	src, draftDir := t.TempDir(), t.TempDir()
+	cfg := hybridref.Tiny("qwen3_5", true)
+	if _, err := hybridref.WriteCheckpoint(src, cfg, "Qwen3_5ForConditionalGeneration", metal.F32, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := testmodel.CopyTokenizer(src, "qwen3"); err != nil {
+		t.Fatal(err)
+	}
+	spec := testmodel.Spec{Arch: "qwen3", Hidden: cfg.HiddenSize, Intermediate: 96, Layers: cfg.NumHiddenLayers, Heads: 4, KVHeads: 2, HeadDim: 16,
+		Vocab: cfg.VocabSize, MaxContext: 4096}
+	if err := testmodel.WriteDFlash(draftDir, testmodel.DFlashSpec{Target: spec, TargetLayerIDs: []int{1, 2}, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if pkg := packProposesAsCheckpoint(t, be, src, draftDir); pkg.DraftKind != "dflash" {
+		t.Errorf("draft kind %q", pkg.DraftKind)
 	}
 }
