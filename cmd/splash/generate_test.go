@@ -126,6 +126,10 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", t.TempDir(), "--prompt", "x"}, "neither a Splash package"},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--kv-cache-type", "q4"}, "unknown KV cache type"},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--kv-cache-type", "bf16"}, "multiple of 32"}, // heads of 16
+		{[]string{"--model", dir, "--prompt-ids", "1", "--spec", "medusa"}, "want auto, draft, dflash, ngram or off"},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--spec-trace"}, "--spec-trace needs --json"},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--spec", "dflash", "--json"}, "needs a DFlash draft"},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--spec", "draft", "--json"}, "needs a draft model"},
 	} {
 		_, err := runCmd(t, append([]string{"generate"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
