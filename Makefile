@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build run test fuzz-short bench bench-kernels gobench agents-smoke lint fmt demo-model
+.PHONY: build run test fuzz-short bench bench-kernels gobench agents-smoke lint fmt demo-model demo-embed
 
 build:
 	$(GO) build -o bin/splash ./cmd/splash
@@ -89,3 +89,9 @@ DEMO_OUT ?= bin/demo-model
 demo-model:
 	sh scripts/train-demo/install.sh
 	sh scripts/train-demo/run.sh $(DEMO_OUT) $(DEMO_ARGS)
+
+# Packs the trained demo in DEMO_OUT into cmd/splash/demo as the splash-demo
+# the binary embeds (weights DEMO_QUANT, q8 by default); commit the result.
+DEMO_QUANT ?= q8
+demo-embed:
+	sh scripts/train-demo/embed.sh $(DEMO_OUT) $(DEMO_QUANT)

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"io"
+	"path"
 
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
@@ -14,10 +15,12 @@ import (
 	"github.com/splash-inference/splash/tokenizer/chat"
 )
 
-// demoFiles is the real Qwen3 tokenizer and chat template (Apache-2.0),
-// built into the binary so `splash serve` runs on a fresh machine.
+// demoFiles is the embedded demo, built into the binary so `splash serve`
+// runs on a fresh machine: the trained splash-demo's packages
+// (demopackage.go) when the build has them, and the real Qwen3 tokenizer
+// and chat template (Apache-2.0) of the random one.
 //
-//go:embed demo/tokenizer.json.gz demo/tokenizer_config.json.gz
+//go:embed demo
 var demoFiles embed.FS
 
 // demoName is the embedded default model's name in /v1/models.
@@ -46,7 +49,19 @@ type loadedModel struct {
 	identity string // the weights' identity for the prefix cache's disk tier (model.Identity)
 }
 
-func loadDemo() (*loadedModel, error) {
+// loadDemo loads the embedded demo for --spec spec: the trained
+// splash-demo's package that suits spec, else the random model. It says on
+// w which it serves.
+func loadDemo(w io.Writer, spec string) (*loadedModel, error) {
+	if dir := demoPackageFor(demoFiles, spec); dir != "" {
+		fmt.Fprintf(w, "no --model: using the embedded %s (%s; a toy trained on the Go tree's sources, see the README)\n", demoName, path.Base(dir))
+		return loadDemoPackage(demoFiles, dir)
+	}
+	fmt.Fprintf(w, "no --model: using the embedded %s (random weights; it answers noise)\n", demoName)
+	return loadRandomDemo()
+}
+
+func loadRandomDemo() (*loadedModel, error) {
 	cfg, ts, err := testmodel.Random(demoSpec(), metal.Q8)
 	if err != nil {
 		return nil, fmt.Errorf("demo model: %w", err)
@@ -82,9 +97,9 @@ func gunzipEmbedded(name string) ([]byte, error) {
 	return io.ReadAll(zr)
 }
 
-// loadModelDir opens a package or checkpoint directory with its tokenizer
-// and chat template.
-func loadModelDir(dir string) (*loadedModel, error) {
+// openModelDir opens a package or checkpoint directory with its
+// tokenizer.
+func openModelDir(dir string) (*loadedModel, error) {
 	src, err := model.Open(dir, model.OpenOptions{})
 	if err != nil {
 		return nil, err
@@ -94,16 +109,23 @@ func loadModelDir(dir string) (*loadedModel, error) {
 		src.Close()
 		return nil, err
 	}
-	tpl, err := chat.Load(src.Dir)
-	if err != nil {
-		src.Close()
-		return nil, err
-	}
-	id, err := model.Identity(src.Dir)
-	if err != nil {
-		src.Close()
-		return nil, err
-	}
 	return &loadedModel{name: src.Name, cfg: src.Config, tensors: src.Tensors, draftCfg: src.DraftConfig, draft: src.Draft, dflash: src.DFlash,
-		tok: tok, tpl: tpl, close: src.Close, identity: id}, nil
+		tok: tok, close: src.Close}, nil
+}
+
+// loadModelDir opens a package or checkpoint directory with its tokenizer
+// and chat template.
+func loadModelDir(dir string) (*loadedModel, error) {
+	m, err := openModelDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if m.tpl, err = chat.Load(dir); err == nil {
+		m.identity, err = model.Identity(dir)
+	}
+	if err != nil {
+		m.close()
+		return nil, err
+	}
+	return m, nil
 }

@@ -41,7 +41,7 @@ type generateFlags struct {
 func newGenerateCmd(s *stdio) *ff.Command {
 	var f generateFlags
 	fs := ff.NewFlagSet("generate")
-	fs.StringVar(&f.model, 0, "model", "", "Splash package or Hugging Face checkpoint directory")
+	fs.StringVar(&f.model, 0, "model", "", "Splash package or Hugging Face checkpoint directory; default: the embedded splash-demo model")
 	fs.StringVar(&f.prompt, 0, "prompt", "", "prompt text (tokenized with the model's tokenizer, special tokens parsed)")
 	fs.StringVar(&f.promptIDs, 0, "prompt-ids", "", "prompt as comma-separated token ids, instead of --prompt")
 	fs.IntVar(&f.maxTokens, 0, "max-tokens", 64, "tokens to generate at most")
@@ -58,7 +58,7 @@ func newGenerateCmd(s *stdio) *ff.Command {
 	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values, as for serve: auto, f32, f16, bf16 or q8")
 	return &ff.Command{
 		Name:      "generate",
-		Usage:     "splash generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [FLAGS]",
+		Usage:     "splash generate [--model DIR] (--prompt TEXT | --prompt-ids 1,2,3) [FLAGS]",
 		ShortHelp: "generate text once from the command line",
 		Flags:     fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -85,8 +85,6 @@ type tokenLogprobJ struct {
 
 func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	switch {
-	case f.model == "":
-		return errors.New("generate: --model is required")
 	case (f.prompt == "") == (f.promptIDs == ""):
 		return errors.New("generate: give exactly one of --prompt and --prompt-ids")
 	case f.maxTokens < 0:
@@ -94,15 +92,12 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	case f.logprobs > sample.MaxLogprobs:
 		return fmt.Errorf("generate: --logprobs %d exceeds %d", f.logprobs, sample.MaxLogprobs)
 	}
-	src, err := model.Open(f.model, model.OpenOptions{})
+	lm, err := generateModel(s, f.model)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	tok, err := tokenizer.Load(src.Dir)
-	if err != nil {
-		return err
-	}
+	defer lm.close()
+	tok := lm.tok
 	prompt, err := promptTokens(f, tok)
 	if err != nil {
 		return err
@@ -116,7 +111,7 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 		return err
 	}
 	defer be.Close()
-	m, err := src.Build(be)
+	m, err := model.Architectures().Build(lm.cfg, lm.tensors, be)
 	if err != nil {
 		return err
 	}
@@ -150,6 +145,15 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	}
 	g := &generation{s: s, f: f, m: m, tok: tok, params: params, kvType: kvType}
 	return g.run(ctx, prompt)
+}
+
+// generateModel opens the package or checkpoint dir with its tokenizer,
+// or the embedded demo when dir is "".
+func generateModel(s *stdio, dir string) (*loadedModel, error) {
+	if dir == "" {
+		return loadDemo(s.err, "off")
+	}
+	return openModelDir(dir)
 }
 
 func promptTokens(f *generateFlags, tok *tokenizer.Tokenizer) ([]int32, error) {

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/splash-inference/splash/metal"
+	"github.com/splash-inference/splash/model"
+	"github.com/splash-inference/splash/model/testmodel"
+)
+
+func TestDemoPackageFor(t *testing.T) {
+	manifest := func(dir string) string { return dir + "/" + model.ManifestName + ".gz" }
+	both := fstest.MapFS{manifest(demoPackage): {}, manifest(demoDFlashPackage): {}}
+	draftOnly := fstest.MapFS{manifest(demoPackage): {}}
+	dflashOnly := fstest.MapFS{manifest(demoDFlashPackage): {}}
+	none := fstest.MapFS{"demo/tokenizer.json.gz": {}}
+	for _, tc := range []struct {
+		name string
+		fsys fs.FS
+		spec string
+		want string
+	}{
+		{"auto prefers dflash", both, "auto", demoDFlashPackage},
+		{"dflash", both, "dflash", demoDFlashPackage},
+		{"draft", both, "draft", demoPackage},
+		{"ngram", both, "ngram", demoPackage},
+		{"off", both, "off", demoPackage},
+		{"auto without dflash", draftOnly, "auto", demoPackage},
+		{"draft without a draft package", dflashOnly, "draft", demoDFlashPackage},
+		{"random demo", none, "auto", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := demoPackageFor(tc.fsys, tc.spec); got != tc.want {
+				t.Errorf("demoPackageFor(%q) = %q, want %q", tc.spec, got, tc.want)
+			}
+		})
+	}
+}
+
+// gzipPackage returns the package in dir as the embedded demo holds it:
+// every file gzip-compressed under prefix.
+func gzipPackage(t *testing.T, dir, prefix string) fstest.MapFS {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write(raw)
+		zw.Close()
+		rel, _ := filepath.Rel(dir, p)
+		fsys[prefix+"/"+filepath.ToSlash(rel)+".gz"] = &fstest.MapFile{Data: b.Bytes()}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fsys
+}
+
+// TestLoadDemoPackage checks that an embedded package loads as
+// splash-demo with its tokenizer, that closing it removes the extracted
+// copy, and that a damaged one is refused.
+func TestLoadDemoPackage(t *testing.T) {
+	pkg, err := testmodel.Package(t.TempDir(), testmodel.Tiny("qwen3"), metal.Q8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := gzipPackage(t, pkg, demoPackage)
+	for _, tc := range []struct {
+		name   string
+		edit   func(fstest.MapFS)
+		errSub string
+	}{
+		{"loads", func(fstest.MapFS) {}, ""},
+		{"not gzip", func(m fstest.MapFS) {
+			m[demoPackage+"/tokenizer.json.gz"] = &fstest.MapFile{Data: []byte("{}")}
+		}, "tokenizer.json.gz"},
+		{"uncompressed file", func(m fstest.MapFS) {
+			m[demoPackage+"/notes.txt"] = &fstest.MapFile{Data: []byte("x")}
+		}, "not gzip-compressed"},
+		{"no manifest", func(m fstest.MapFS) { delete(m, demoPackage+"/"+model.ManifestName+".gz") }, "neither a Splash package"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			fsys := fstest.MapFS{}
+			for k, v := range good {
+				fsys[k] = v
+			}
+			tc.edit(fsys)
+			m, err := loadDemoPackage(fsys, demoPackage)
+			if tc.errSub != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.errSub) {
+					t.Fatalf("error %v, want one containing %q", err, tc.errSub)
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.name != demoName || m.cfg.HiddenSize != 64 || m.tok == nil || m.tpl == nil || !strings.HasPrefix(m.identity, "pkg-") {
+					t.Fatalf("loaded %q hidden %d tokenizer %v template %v identity %q", m.name, m.cfg.HiddenSize, m.tok != nil, m.tpl != nil, m.identity)
+				}
+				if err := m.close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("%d entries left in the temporary directory", len(left))
+			}
+		})
+	}
+}
