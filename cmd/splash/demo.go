@@ -6,7 +6,6 @@ import (
 	"embed"
 	"fmt"
 	"io"
-	"path"
 
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
@@ -54,7 +53,8 @@ type loadedModel struct {
 // w which it serves.
 func loadDemo(w io.Writer, spec string) (*loadedModel, error) {
 	if dir := demoPackageFor(demoFiles, spec); dir != "" {
-		fmt.Fprintf(w, "no --model: using the embedded %s (%s; a toy trained on the Go tree's sources, see the README)\n", demoName, path.Base(dir))
+		draft := map[string]string{demoPackage: "its draft model", demoDFlashPackage: "its DFlash draft"}[dir]
+		fmt.Fprintf(w, "no --model: using the embedded %s with %s (a toy trained on the Go tree; see the README)\n", demoName, draft)
 		return loadDemoPackage(demoFiles, dir)
 	}
 	fmt.Fprintf(w, "no --model: using the embedded %s (random weights; it answers noise)\n", demoName)

@@ -17,7 +17,10 @@ import (
 // embedded as Splash packages under demo/, every file gzip-compressed
 // (NAME.gz): demoPackage holds the target and its draft model,
 // demoDFlashPackage the target and its DFlash draft (a package holds one
-// draft). Without them the build serves the random demo (demoSpec).
+// draft). demoDFlashPackage stores only the files that differ from
+// demoPackage's (its manifest and draft): the rest, the target's weights
+// and the tokenizer, are demoPackage's. Without them the build serves the
+// random demo (demoSpec).
 const (
 	demoPackage       = "demo/splash-demo"
 	demoDFlashPackage = "demo/splash-demo-dflash"
@@ -44,16 +47,25 @@ func demoPackageFor(fsys fs.FS, spec string) string {
 	return ""
 }
 
-// loadDemoPackage extracts the package dir of fsys into a temporary
-// directory and loads it as splash-demo; closing the model removes the
-// directory.
+// loadDemoPackage extracts the package dir of fsys (over demoPackage's
+// files, which it shares) into a temporary directory and loads it as
+// splash-demo; closing the model removes the directory. The package's
+// manifest checks every file's SHA-256, so a shared file that is not the
+// one it was packed with is refused.
 func loadDemoPackage(fsys fs.FS, dir string) (*loadedModel, error) {
 	tmp, err := os.MkdirTemp("", "splash-demo-*")
 	if err != nil {
 		return nil, fmt.Errorf("demo model: %w", err)
 	}
 	var m *loadedModel
-	err = extractPackage(fsys, dir, tmp)
+	if dir != demoPackage {
+		if _, serr := fs.Stat(fsys, demoPackage); serr == nil {
+			err = extractPackage(fsys, demoPackage, tmp)
+		}
+	}
+	if err == nil {
+		err = extractPackage(fsys, dir, tmp)
+	}
 	if err == nil {
 		m, err = loadModelDir(tmp)
 	}

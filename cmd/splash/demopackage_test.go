@@ -72,27 +72,38 @@ func gzipPackage(t *testing.T, dir, prefix string) fstest.MapFS {
 }
 
 // TestLoadDemoPackage checks that an embedded package loads as
-// splash-demo with its tokenizer, that closing it removes the extracted
-// copy, and that a damaged one is refused.
+// splash-demo with its tokenizer, the DFlash package over the files it
+// shares with the other, that closing it removes the extracted copy, and
+// that a damaged one is refused.
 func TestLoadDemoPackage(t *testing.T) {
 	pkg, err := testmodel.Package(t.TempDir(), testmodel.Tiny("qwen3"), metal.Q8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	good := gzipPackage(t, pkg, demoPackage)
+	manifest := "/" + model.ManifestName + ".gz"
+	// layered stores in demoDFlashPackage only the manifest (a real one
+	// also has its own draft): every file it lists is demoPackage's.
+	layered := func(m fstest.MapFS) { m[demoDFlashPackage+manifest] = m[demoPackage+manifest] }
 	for _, tc := range []struct {
 		name   string
+		dir    string
 		edit   func(fstest.MapFS)
 		errSub string
 	}{
-		{"loads", func(fstest.MapFS) {}, ""},
-		{"not gzip", func(m fstest.MapFS) {
+		{"loads", demoPackage, func(fstest.MapFS) {}, ""},
+		{"over the shared files", demoDFlashPackage, layered, ""},
+		{"shared file changed", demoDFlashPackage, func(m fstest.MapFS) {
+			layered(m)
+			m[demoPackage+"/tokenizer_config.json.gz"] = m[demoPackage+"/tokenizer.json.gz"]
+		}, "tokenizer_config.json has"},
+		{"not gzip", demoPackage, func(m fstest.MapFS) {
 			m[demoPackage+"/tokenizer.json.gz"] = &fstest.MapFile{Data: []byte("{}")}
 		}, "tokenizer.json.gz"},
-		{"uncompressed file", func(m fstest.MapFS) {
+		{"uncompressed file", demoPackage, func(m fstest.MapFS) {
 			m[demoPackage+"/notes.txt"] = &fstest.MapFile{Data: []byte("x")}
 		}, "not gzip-compressed"},
-		{"no manifest", func(m fstest.MapFS) { delete(m, demoPackage+"/"+model.ManifestName+".gz") }, "neither a Splash package"},
+		{"no manifest", demoPackage, func(m fstest.MapFS) { delete(m, demoPackage+"/"+model.ManifestName+".gz") }, "neither a Splash package"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tmp := t.TempDir()
@@ -102,7 +113,7 @@ func TestLoadDemoPackage(t *testing.T) {
 				fsys[k] = v
 			}
 			tc.edit(fsys)
-			m, err := loadDemoPackage(fsys, demoPackage)
+			m, err := loadDemoPackage(fsys, tc.dir)
 			if tc.errSub != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.errSub) {
 					t.Fatalf("error %v, want one containing %q", err, tc.errSub)

@@ -4,7 +4,9 @@
 # model) and, when the DFlash draft packs onto the target,
 # cmd/splash/demo/splash-demo-dflash (the target and its DFlash draft), every
 # file gzip-compressed (-n: no name or time, so the same weights give the
-# same bytes). QUANT (default q8) is the weight matrices' type.
+# same bytes). splash-demo-dflash keeps only the files that differ from
+# splash-demo's: Splash extracts it over them (cmd/splash/demopackage.go).
+# QUANT (default q8) is the weight matrices' type.
 set -e
 cd "$(dirname "$0")/../.."
 DIR=${1:-bin/demo-model}
@@ -15,7 +17,11 @@ embed() { # NAME DRAFT_DIR
 	"$DIR/splash" pack --quant "$QUANT" --name splash-demo --draft "$2" "$DIR/target" "$DIR/pack-$1" || return 1
 	(cd "$DIR/pack-$1" && find . -type f | sort) | while read -r f; do
 		mkdir -p "$(dirname "cmd/splash/demo/$1/$f")"
-		gzip -9 -n -c "$DIR/pack-$1/$f" >"cmd/splash/demo/$1/$f.gz"
+		gz="cmd/splash/demo/$1/$f.gz"
+		gzip -9 -n -c "$DIR/pack-$1/$f" >"$gz"
+		if [ "$1" != splash-demo ] && cmp -s "$gz" "cmd/splash/demo/splash-demo/$f.gz"; then
+			rm "$gz"
+		fi
 	done
 	rm -rf "$DIR/pack-$1"
 }
