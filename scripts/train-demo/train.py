@@ -389,6 +389,7 @@ def train_dflash(args, tok, s):
     if os.path.exists(os.path.join(d, "check.json")):
         log("dflash: %s exists, skipped" % d)
         return
+    check_dflash_blocks()
     target = load_target(args.out)
     mask = tok.added[DFLASH_MASK]
     torch.manual_seed(SEED)
@@ -447,6 +448,29 @@ def export_dflash(draft, target, d, s, mask, metrics):
              "logits": [[round(v, 6) for v in row] for row in logits.tolist()], "metrics": metrics}
     with open(os.path.join(d, "check.json"), "w") as f:
         json.dump(check, f)
+
+
+def check_dflash_blocks():
+    """Training runs many blocks per row in one masked pass; each block's
+    output must equal the block run alone on the context before its anchor
+    (the form Splash runs, which checkdemo compares with torch's)."""
+    gen = torch.Generator().manual_seed(SEED)
+    h, k, T, B, n = 32, 2, 40, 2, 3
+    c = dict(DFLASH, hidden_size=h, intermediate_size=48, num_attention_heads=2, num_key_value_heads=1, head_dim=16)
+    draft = DFlash(c, k, SEED)
+    feats = torch.randn(B, T, k * h, generator=gen)
+    anchors = torch.randint(1, T - DFLASH_BLOCK + 1, (B, n), generator=gen)
+    embeds = torch.randn(B, n * DFLASH_BLOCK, h, generator=gen)
+    err = 0.0
+    with torch.no_grad():
+        together = draft(feats, embeds, anchors, DFLASH_BLOCK)
+        for b in range(B):
+            for j in range(n):
+                a, blk = anchors[b, j].item(), slice(j * DFLASH_BLOCK, (j + 1) * DFLASH_BLOCK)
+                alone = draft(feats[b:b + 1, :a], embeds[b:b + 1, blk], anchors[b:b + 1, j:j + 1], DFLASH_BLOCK)
+                err = max(err, (alone[0] - together[b, blk]).abs().max().item())
+    if err > 1e-5:
+        raise SystemExit("train: a DFlash block trained among others differs from the block alone by %g" % err)
 
 
 def check_delta_rule():
