@@ -31,3 +31,9 @@ if [ -d "$DIR/dflash" ] && ! embed splash-demo-dflash "$DIR/dflash"; then
 	echo "embed: the DFlash draft does not pack onto this target; splash-demo-dflash is not embedded" >&2
 fi
 du -b -s cmd/splash/demo/splash-demo*
+# The budget for the trained demo in the binary.
+total=$(du -b -s -c cmd/splash/demo/splash-demo* | tail -n 1 | cut -f 1)
+if [ "$total" -gt 20000000 ]; then
+	echo "embed: the packages take $total bytes, over the 20 MB budget; try DEMO_QUANT=q8" >&2
+	exit 1
+fi
