@@ -50,15 +50,57 @@ type loadedModel struct {
 
 // loadDemo loads the embedded demo for --spec spec: the trained
 // splash-demo's package that suits spec, else the random model. It says on
-// w which it serves.
+// w which it uses.
 func loadDemo(w io.Writer, spec string) (*loadedModel, error) {
 	if dir := demoPackageFor(demoFiles, spec); dir != "" {
-		draft := map[string]string{demoPackage: "its draft model", demoDFlashPackage: "its DFlash draft"}[dir]
-		fmt.Fprintf(w, "no --model: using the embedded %s with %s (a toy trained on the Go tree; see the README)\n", demoName, draft)
-		return loadDemoPackage(demoFiles, dir)
+		sayDemo(w, dir)
+		m, err := withDemoPackage(demoFiles, dir, loadModelDir)
+		if err != nil {
+			return nil, err
+		}
+		m.name = demoName
+		return m, nil
 	}
-	fmt.Fprintf(w, "no --model: using the embedded %s (random weights; it answers noise)\n", demoName)
+	sayDemo(w, "")
 	return loadRandomDemo()
+}
+
+// demoSource is loadDemo for generate: the model as a Source, and its
+// tokenizer.
+func demoSource(w io.Writer, spec string) (*model.Source, *tokenizer.Tokenizer, error) {
+	if dir := demoPackageFor(demoFiles, spec); dir != "" {
+		sayDemo(w, dir)
+		type opened struct {
+			src *model.Source
+			tok *tokenizer.Tokenizer
+		}
+		o, err := withDemoPackage(demoFiles, dir, func(dir string) (opened, error) {
+			src, tok, err := openSource(dir)
+			return opened{src, tok}, err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		o.src.Name = demoName
+		return o.src, o.tok, nil
+	}
+	sayDemo(w, "")
+	m, err := loadRandomDemo()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &model.Source{Kind: "embedded", Name: demoName, Config: m.cfg, Tensors: m.tensors}, m.tok, nil
+}
+
+// sayDemo tells which embedded demo runs: the trained one's package dir,
+// or the random one ("").
+func sayDemo(w io.Writer, dir string) {
+	if dir == "" {
+		fmt.Fprintf(w, "no --model: using the embedded %s (random weights; it answers noise)\n", demoName)
+		return
+	}
+	draft := map[string]string{demoPackage: "its draft model", demoDFlashPackage: "its DFlash draft"}[dir]
+	fmt.Fprintf(w, "no --model: using the embedded %s with %s (a toy trained on the Go tree; see the README)\n", demoName, draft)
 }
 
 func loadRandomDemo() (*loadedModel, error) {
@@ -97,35 +139,36 @@ func gunzipEmbedded(name string) ([]byte, error) {
 	return io.ReadAll(zr)
 }
 
-// openModelDir opens a package or checkpoint directory with its
-// tokenizer.
-func openModelDir(dir string) (*loadedModel, error) {
+// openSource opens a package or checkpoint directory with its tokenizer.
+func openSource(dir string) (*model.Source, *tokenizer.Tokenizer, error) {
 	src, err := model.Open(dir, model.OpenOptions{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tok, err := tokenizer.Load(src.Dir)
 	if err != nil {
 		src.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return &loadedModel{name: src.Name, cfg: src.Config, tensors: src.Tensors, draftCfg: src.DraftConfig, draft: src.Draft, dflash: src.DFlash,
-		tok: tok, close: src.Close}, nil
+	return src, tok, nil
 }
 
 // loadModelDir opens a package or checkpoint directory with its tokenizer
 // and chat template.
 func loadModelDir(dir string) (*loadedModel, error) {
-	m, err := openModelDir(dir)
+	src, tok, err := openSource(dir)
 	if err != nil {
 		return nil, err
 	}
-	if m.tpl, err = chat.Load(dir); err == nil {
-		m.identity, err = model.Identity(dir)
+	tpl, err := chat.Load(dir)
+	var id string
+	if err == nil {
+		id, err = model.Identity(dir)
 	}
 	if err != nil {
-		m.close()
+		src.Close()
 		return nil, err
 	}
-	return m, nil
+	return &loadedModel{name: src.Name, cfg: src.Config, tensors: src.Tensors, draftCfg: src.DraftConfig, draft: src.Draft, dflash: src.DFlash,
+		tok: tok, tpl: tpl, close: src.Close, identity: id}, nil
 }

@@ -47,17 +47,19 @@ func demoPackageFor(fsys fs.FS, spec string) string {
 	return ""
 }
 
-// loadDemoPackage extracts the package dir of fsys (over demoPackage's
-// files, which it shares) into a temporary directory and loads it as
-// splash-demo; closing the model removes the directory. The package's
-// manifest checks every file's SHA-256, so a shared file that is not the
-// one it was packed with is refused.
-func loadDemoPackage(fsys fs.FS, dir string) (*loadedModel, error) {
+// withDemoPackage extracts the package dir of fsys (over demoPackage's
+// files, which it shares) into a temporary directory, opens it with open
+// and removes the directory: what open keeps of it is mapped or read into
+// memory, which outlives the files. The package's manifest checks every
+// file's size and SHA-256, so a shared file that is not the one it was
+// packed with is refused.
+func withDemoPackage[T any](fsys fs.FS, dir string, open func(dir string) (T, error)) (T, error) {
+	var zero T
 	tmp, err := os.MkdirTemp("", "splash-demo-*")
 	if err != nil {
-		return nil, fmt.Errorf("demo model: %w", err)
+		return zero, fmt.Errorf("demo model: %w", err)
 	}
-	var m *loadedModel
+	defer os.RemoveAll(tmp)
 	if dir != demoPackage {
 		if _, serr := fs.Stat(fsys, demoPackage); serr == nil {
 			err = extractPackage(fsys, demoPackage, tmp)
@@ -66,23 +68,14 @@ func loadDemoPackage(fsys fs.FS, dir string) (*loadedModel, error) {
 	if err == nil {
 		err = extractPackage(fsys, dir, tmp)
 	}
-	if err == nil {
-		m, err = loadModelDir(tmp)
-	}
 	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, fmt.Errorf("demo model: %w", err)
+		return zero, fmt.Errorf("demo model: %w", err)
 	}
-	m.name = demoName
-	closeWeights := m.close
-	m.close = func() error {
-		err := closeWeights()
-		if rerr := os.RemoveAll(tmp); err == nil {
-			err = rerr
-		}
-		return err
+	v, err := open(tmp)
+	if err != nil {
+		return zero, fmt.Errorf("demo model: %w", err)
 	}
-	return m, nil
+	return v, nil
 }
 
 // extractPackage writes every NAME.gz under dir of fsys, decompressed, to

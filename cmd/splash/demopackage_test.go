@@ -71,11 +71,11 @@ func gzipPackage(t *testing.T, dir, prefix string) fstest.MapFS {
 	return fsys
 }
 
-// TestLoadDemoPackage checks that an embedded package loads as
-// splash-demo with its tokenizer, the DFlash package over the files it
-// shares with the other, that closing it removes the extracted copy, and
+// TestWithDemoPackage checks that an embedded package loads with its
+// tokenizer and template, the DFlash package over the files it shares
+// with the other, that the extracted copy is removed once loaded, and
 // that a damaged one is refused.
-func TestLoadDemoPackage(t *testing.T) {
+func TestWithDemoPackage(t *testing.T) {
 	pkg, err := testmodel.Package(t.TempDir(), testmodel.Tiny("qwen3"), metal.Q8)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestLoadDemoPackage(t *testing.T) {
 				fsys[k] = v
 			}
 			tc.edit(fsys)
-			m, err := loadDemoPackage(fsys, tc.dir)
+			m, err := withDemoPackage(fsys, tc.dir, loadModelDir)
 			if tc.errSub != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.errSub) {
 					t.Fatalf("error %v, want one containing %q", err, tc.errSub)
@@ -122,11 +122,17 @@ func TestLoadDemoPackage(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if m.name != demoName || m.cfg.HiddenSize != 64 || m.tok == nil || m.tpl == nil || !strings.HasPrefix(m.identity, "pkg-") {
-					t.Fatalf("loaded %q hidden %d tokenizer %v template %v identity %q", m.name, m.cfg.HiddenSize, m.tok != nil, m.tpl != nil, m.identity)
+				defer m.close()
+				if m.cfg.HiddenSize != 64 || m.tok == nil || m.tpl == nil || !strings.HasPrefix(m.identity, "pkg-") {
+					t.Fatalf("loaded hidden %d tokenizer %v template %v identity %q", m.cfg.HiddenSize, m.tok != nil, m.tpl != nil, m.identity)
 				}
-				if err := m.close(); err != nil {
+				// the weights outlive their removed files
+				emb, err := m.tensors.Tensor("model.embed_tokens.weight")
+				if err != nil {
 					t.Fatal(err)
+				}
+				if n := len(emb.Dequantize()); n != emb.Rows*emb.Cols {
+					t.Fatalf("embeddings read back as %d values, want %d", n, emb.Rows*emb.Cols)
 				}
 			}
 			if left, _ := os.ReadDir(tmp); len(left) != 0 {

@@ -92,12 +92,11 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	case f.logprobs > sample.MaxLogprobs:
 		return fmt.Errorf("generate: --logprobs %d exceeds %d", f.logprobs, sample.MaxLogprobs)
 	}
-	lm, err := generateModel(s, f.model)
+	src, tok, err := generateSource(s, f.model)
 	if err != nil {
 		return err
 	}
-	defer lm.close()
-	tok := lm.tok
+	defer src.Close()
 	prompt, err := promptTokens(f, tok)
 	if err != nil {
 		return err
@@ -111,7 +110,7 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 		return err
 	}
 	defer be.Close()
-	m, err := model.Architectures().Build(lm.cfg, lm.tensors, be)
+	m, err := src.Build(be)
 	if err != nil {
 		return err
 	}
@@ -147,13 +146,13 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	return g.run(ctx, prompt)
 }
 
-// generateModel opens the package or checkpoint dir with its tokenizer,
+// generateSource opens the package or checkpoint dir with its tokenizer,
 // or the embedded demo when dir is "".
-func generateModel(s *stdio, dir string) (*loadedModel, error) {
+func generateSource(s *stdio, dir string) (*model.Source, *tokenizer.Tokenizer, error) {
 	if dir == "" {
-		return loadDemo(s.err, "off")
+		return demoSource(s.err, "off")
 	}
-	return openModelDir(dir)
+	return openSource(dir)
 }
 
 func promptTokens(f *generateFlags, tok *tokenizer.Tokenizer) ([]int32, error) {
