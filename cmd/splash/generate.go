@@ -44,7 +44,7 @@ type generateFlags struct {
 func newGenerateCmd(s *stdio) *ff.Command {
 	var f generateFlags
 	fs := ff.NewFlagSet("generate")
-	fs.StringVar(&f.model, 0, "model", "", "Splash package or Hugging Face checkpoint directory")
+	fs.StringVar(&f.model, 0, "model", "", "Splash package or Hugging Face checkpoint directory; default: the embedded splash-demo model")
 	fs.StringVar(&f.prompt, 0, "prompt", "", "prompt text (tokenized with the model's tokenizer, special tokens parsed)")
 	fs.StringVar(&f.promptIDs, 0, "prompt-ids", "", "prompt as comma-separated token ids, instead of --prompt")
 	fs.IntVar(&f.maxTokens, 0, "max-tokens", 64, "tokens to generate at most")
@@ -64,7 +64,7 @@ func newGenerateCmd(s *stdio) *ff.Command {
 	fs.BoolVar(&f.specTrace, 0, "spec-trace", "with --json, add \"spec_trace\": each decode step's position (its fed token's index in the sequence), the draft tokens proposed after it and how many were accepted")
 	return &ff.Command{
 		Name:      "generate",
-		Usage:     "splash generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [FLAGS]",
+		Usage:     "splash generate [--model DIR] (--prompt TEXT | --prompt-ids 1,2,3) [FLAGS]",
 		ShortHelp: "generate text once from the command line",
 		Flags:     fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -91,8 +91,6 @@ type tokenLogprobJ struct {
 
 func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	switch {
-	case f.model == "":
-		return errors.New("generate: --model is required")
 	case (f.prompt == "") == (f.promptIDs == ""):
 		return errors.New("generate: give exactly one of --prompt and --prompt-ids")
 	case f.maxTokens < 0:
@@ -109,15 +107,11 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	default:
 		return fmt.Errorf("generate: --spec %q: want auto, draft, dflash, ngram or off", f.spec)
 	}
-	src, err := model.Open(f.model, model.OpenOptions{})
+	src, tok, err := generateSource(s, f.model, f.spec)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	tok, err := tokenizer.Load(src.Dir)
-	if err != nil {
-		return err
-	}
 	prompt, err := promptTokens(f, tok)
 	if err != nil {
 		return err
@@ -173,6 +167,16 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	}
 	defer sm.close()
 	return g.runEngine(ctx, prompt, sm)
+}
+
+// generateSource opens the package or checkpoint dir with its tokenizer,
+// or the embedded demo when dir is "" (its DFlash package for a --spec
+// that runs one).
+func generateSource(s *stdio, dir, spec string) (*model.Source, *tokenizer.Tokenizer, error) {
+	if dir == "" {
+		return demoSource(s.err, spec)
+	}
+	return openSource(dir)
 }
 
 func promptTokens(f *generateFlags, tok *tokenizer.Tokenizer) ([]int32, error) {

@@ -408,8 +408,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 // into the cache unless --quant none), or the embedded demo without one.
 func loadServed(ctx context.Context, s *stdio, f *serveFlags) (*loadedModel, error) {
 	if f.model == "" {
-		fmt.Fprintf(s.err, "no --model: serving the embedded %s (random weights; it answers noise)\n", demoName)
-		return loadDemo()
+		return loadDemo(s.err, f.spec)
 	}
 	var cache *packCache
 	if f.quant != "none" {
