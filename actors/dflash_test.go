@@ -264,10 +264,10 @@ func TestUselessDFlashBacksOff(t *testing.T) {
 }
 
 // TestHybridDFlash: a DFlash draft over a hybrid target (Qwen3.5) serves
-// 8 concurrent requests with the plain loop's greedy tokens. (The
-// scheduler does not yet verify drafts on a model with state layers, whose
-// state cannot be rolled back, and then no features are captured; once it
-// does, the same requests capture them and speculate.)
+// 8 concurrent requests with the plain loop's greedy tokens: the target's
+// features are captured in its state rows' passes, and its drafts are
+// verified with the state saved before each verify row and the kept tokens
+// replayed after a rejection.
 func TestHybridDFlash(t *testing.T) {
 	const n = 12
 	m := tinyHybridModel(t, "Qwen3_5ForConditionalGeneration", hybridref.Tiny("qwen3_5", true), metal.F32)
@@ -289,6 +289,14 @@ func TestHybridDFlash(t *testing.T) {
 		}
 	}
 	waitIdle(t, e)
+	// The drafts were verified on the hybrid target (its state saved and
+	// replayed), not skipped.
+	var sb strings.Builder
+	e.WriteMetrics(&sb)
+	if strings.Contains(sb.String(), "splash_spec_proposed_tokens_total 0\n") {
+		t.Fatalf("no draft proposed on the hybrid target:\n%s", sb.String())
+	}
+	checkAcceptanceLength(t, sb.String(), "dflash")
 }
 
 // TestSampledDFlash: sampling requests under DFlash and DFlash2 drafts
