@@ -110,6 +110,24 @@ type moeRun struct {
 	byScore []int32   // (experts): a row's experts, best first
 }
 
+// grow makes the scratch hold a block's run over n rows of cfg's model.
+func (r *moeRun) grow(cfg *Config, n int) {
+	y := cfg.Hybrid
+	inter := max(y.MoEIntermediateSize, y.SharedExpertIntermediateSize)
+	for _, s := range []struct {
+		buf *[]float32
+		n   int
+	}{
+		{&r.probs, y.NumExperts}, {&r.xe, cfg.HiddenSize}, {&r.ye, cfg.HiddenSize}, {&r.acc, cfg.HiddenSize},
+		{&r.ge, inter}, {&r.ue, inter}, {&r.shGate, 1},
+	} {
+		grow(s.buf, n*s.n)
+	}
+	if len(r.byScore) < y.NumExperts {
+		r.byScore = make([]int32, y.NumExperts)
+	}
+}
+
 // moePick is one (row, expert) routing choice with its weight.
 type moePick struct {
 	expert, row int32
