@@ -37,6 +37,18 @@ func dotTail(s float32, a, b []float32) float32 {
 	return s
 }
 
+// deltaRow is the gated delta rule's update of one row of a state and its
+// share of the output: row[j] = e·row[j] + k·u[j], then o[j] += q·row[j],
+// each product rounded before its add (deltaRecurrent).
+func deltaRow(row, u, o []float32, e, k, q float32) {
+	u, o = u[:len(row)], o[:len(row)]
+	for j := range row {
+		r := float32(e*row[j]) + float32(k*u[j])
+		row[j] = r
+		o[j] += float32(q * r)
+	}
+}
+
 // axpy sets o[j] += w·v[j], each product rounded before the add.
 func axpy(o, v []float32, w float32) {
 	v = v[:len(o)]

@@ -6,6 +6,19 @@ func dotBlocksAVX2(a, b *float32, blocks int) float32
 //go:noescape
 func axpyBlocksAVX2(o, v *float32, w float32, blocks int)
 
+//go:noescape
+func deltaRowBlocksAVX2(row, u, o *float32, e, k, q float32, blocks int)
+
+// deltaRowAVX2 is deltaRow eight elements at a time.
+func deltaRowAVX2(row, u, o []float32, e, k, q float32) {
+	n := len(row) &^ 7
+	u, o = u[:len(row)], o[:len(row)]
+	if n > 0 {
+		deltaRowBlocksAVX2(&row[0], &u[0], &o[0], e, k, q, n/8)
+	}
+	deltaRow(row[n:], u[n:], o[n:], e, k, q)
+}
+
 // dotAVX2 is dot with the whole eights in one AVX2 register of lanes.
 func dotAVX2(a, b []float32) float32 {
 	n := len(a) &^ 7

@@ -48,3 +48,30 @@ axpyloop:
 
 	VZEROUPPER
 	RET
+
+// func deltaRowBlocksAVX2(row, u, o *float32, e, k, q float32, blocks int)
+TEXT ·deltaRowBlocksAVX2(SB), NOSPLIT, $0-48
+	MOVQ row+0(FP), SI
+	MOVQ u+8(FP), DI
+	MOVQ o+16(FP), DX
+	VBROADCASTSS e+24(FP), Y0
+	VBROADCASTSS k+28(FP), Y1
+	VBROADCASTSS q+32(FP), Y2
+	MOVQ blocks+40(FP), CX
+
+deltarowloop:
+	VMULPS (SI), Y0, Y3
+	VMULPS (DI), Y1, Y4
+	VADDPS Y4, Y3, Y3
+	VMOVUPS Y3, (SI)
+	VMULPS Y3, Y2, Y5
+	VADDPS (DX), Y5, Y5
+	VMOVUPS Y5, (DX)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	DECQ CX
+	JNE deltarowloop
+
+	VZEROUPPER
+	RET

@@ -133,6 +133,15 @@ func TestFloatKernelsMatchPortable(t *testing.T) {
 					t.Fatalf("%s axpy n=%d: o[%d] = %v, portable %v", k.name, n, i, o2[i], o1[i])
 				}
 			}
+			row1, out1 := randVec(rng, n), randVec(rng, n)
+			row2, out2 := append([]float32(nil), row1...), append([]float32(nil), out1...)
+			ref.deltaRow(row1, a, out1, 0.93, -0.41, 0.29)
+			k.deltaRow(row2, a, out2, 0.93, -0.41, 0.29)
+			for i := range row1 {
+				if math.Float32bits(row1[i]) != math.Float32bits(row2[i]) || math.Float32bits(out1[i]) != math.Float32bits(out2[i]) {
+					t.Fatalf("%s deltaRow n=%d: [%d] = %v, %v, portable %v, %v", k.name, n, i, row2[i], out2[i], row1[i], out1[i])
+				}
+			}
 		}
 	}
 }
