@@ -49,6 +49,21 @@ func deltaRow(row, u, o []float32, e, k, q float32) {
 	}
 }
 
+// deltaKeys sets u = Sᵀk, the gated delta rule's read of a state by a
+// key: u[j] = Σ_i k[i]·s[i][j], rows of s len(u) apart, summed from 0 in
+// order of i, each product rounded before its add (deltaRecurrent).
+func deltaKeys(u, s, k []float32) { deltaKeysFrom(u, s, k, 0) }
+
+// deltaKeysFrom is deltaKeys for the columns from c0 on.
+func deltaKeysFrom(u, s, k []float32, c0 int) {
+	dv := len(u)
+	s = s[:len(k)*dv]
+	clear(u[c0:])
+	for i, ki := range k {
+		axpy(u[c0:], s[i*dv+c0:(i+1)*dv], ki)
+	}
+}
+
 // axpy sets o[j] += w·v[j], each product rounded before the add.
 func axpy(o, v []float32, w float32) {
 	v = v[:len(o)]

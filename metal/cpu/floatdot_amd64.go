@@ -19,6 +19,21 @@ func deltaRowAVX2(row, u, o []float32, e, k, q float32) {
 	deltaRow(row[n:], u[n:], o[n:], e, k, q)
 }
 
+//go:noescape
+func deltaKeysBlocksAVX2(u, s, k *float32, rows, stride, chunks int)
+
+// deltaKeysAVX2 is deltaKeys 32 columns at a time, their sums held in
+// registers down the rows.
+func deltaKeysAVX2(u, s, k []float32) {
+	dv := len(u)
+	n := dv &^ 31
+	if n > 0 && len(k) > 0 {
+		s = s[:len(k)*dv]
+		deltaKeysBlocksAVX2(&u[0], &s[0], &k[0], len(k), 4*dv, n/32)
+	}
+	deltaKeysFrom(u, s, k, n)
+}
+
 // dotAVX2 is dot with the whole eights in one AVX2 register of lanes.
 func dotAVX2(a, b []float32) float32 {
 	n := len(a) &^ 7

@@ -75,3 +75,49 @@ deltarowloop:
 
 	VZEROUPPER
 	RET
+
+// func deltaKeysBlocksAVX2(u, s, k *float32, rows, stride, chunks int)
+// stride is the bytes between rows of s.
+TEXT ·deltaKeysBlocksAVX2(SB), NOSPLIT, $0-48
+	MOVQ u+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ k+16(FP), R8
+	MOVQ rows+24(FP), R9
+	MOVQ stride+32(FP), R10
+	MOVQ chunks+40(FP), CX
+
+deltakeyschunk:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ SI, AX
+	MOVQ R8, BX
+	MOVQ R9, DX
+
+deltakeysrow:
+	VBROADCASTSS (BX), Y4
+	VMULPS (AX), Y4, Y5
+	VADDPS Y5, Y0, Y0
+	VMULPS 32(AX), Y4, Y6
+	VADDPS Y6, Y1, Y1
+	VMULPS 64(AX), Y4, Y7
+	VADDPS Y7, Y2, Y2
+	VMULPS 96(AX), Y4, Y8
+	VADDPS Y8, Y3, Y3
+	ADDQ $4, BX
+	ADDQ R10, AX
+	DECQ DX
+	JNE deltakeysrow
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	DECQ CX
+	JNE deltakeyschunk
+
+	VZEROUPPER
+	RET

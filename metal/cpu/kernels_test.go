@@ -142,6 +142,17 @@ func TestFloatKernelsMatchPortable(t *testing.T) {
 					t.Fatalf("%s deltaRow n=%d: [%d] = %v, %v, portable %v, %v", k.name, n, i, row2[i], out2[i], row1[i], out1[i])
 				}
 			}
+			for _, rows := range []int{1, 7} {
+				s, keys := randVec(rng, rows*n), randVec(rng, rows)
+				u1, u2 := randVec(rng, n), randVec(rng, n)
+				ref.deltaKeys(u1, s, keys)
+				k.deltaKeys(u2, s, keys)
+				for i := range u1 {
+					if math.Float32bits(u1[i]) != math.Float32bits(u2[i]) {
+						t.Fatalf("%s deltaKeys n=%d rows=%d: u[%d] = %v, portable %v", k.name, n, rows, i, u2[i], u1[i])
+					}
+				}
+			}
 		}
 	}
 }
