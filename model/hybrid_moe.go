@@ -101,13 +101,14 @@ func (m *moeBlock) matrices() []*metal.Tensor {
 
 // moeRun is the scratch of a mixture-of-experts block.
 type moeRun struct {
-	probs   []float32 // (n, experts): router logits
-	picks   []moePick // (n·k), sorted by expert then row
-	xe, ye  []float32 // (n, hidden): one expert's rows in, out
-	ge, ue  []float32 // (n, max(moe, shared intermediate))
-	acc     []float32 // (n, hidden)
-	shGate  []float32 // (n)
-	byScore []int32   // (experts): a row's experts, best first
+	probs    []float32 // (n, experts): router logits
+	picks    []moePick // (n·k), sorted by expert then row
+	xe, ye   []float32 // (n, hidden): one expert's rows in, out
+	ge, ue   []float32 // (n, max(moe, shared intermediate))
+	acc      []float32 // (n, hidden)
+	shGate   []float32 // (n)
+	byScore  []int32   // (experts): a row's experts, best first
+	products [2]metal.Product
 }
 
 // grow makes the scratch hold a block's run over n rows of cfg's model.
@@ -193,8 +194,7 @@ func (m *HybridModel) moe(b *moeBlock, h []float32, n int) {
 func (m *HybridModel) swiGLU(e *expert, x []float32, rows, inter int) []float32 {
 	r := &m.run.moe
 	g, u, out := r.ge[:rows*inter], r.ue[:rows*inter], r.ye[:rows*m.cfg.HiddenSize]
-	m.be.MatMul(g, x, rows, e.gate)
-	m.be.MatMul(u, x, rows, e.up)
+	sharedMatMuls(m.be, r.products[:], x, rows, metal.Product{Out: g, W: e.gate}, metal.Product{Out: u, W: e.up})
 	m.be.SiLUMul(g, u)
 	m.be.MatMul(out, g, rows, e.down)
 	return out
