@@ -138,9 +138,14 @@ func deltaOneChunk(d *deltaHead, t0, c, stride int, scratch []float32, G []float
 // about a hundred times slower (BenchmarkGatedDeltaRule).
 const tinyFactor = 1e-17
 
+// logTinyFactor is math.Log(tinyFactor) (TestLogTinyFactor), a constant
+// because expf runs for every pair of a chunk's tokens and the logarithm
+// cost more than the exponential.
+const logTinyFactor = -39.143946580898778
+
 // expf is e^x rounded to float32, or 0 below tinyFactor.
 func expf(x float64) float32 {
-	if x < math.Log(tinyFactor) {
+	if x < logTinyFactor {
 		return 0
 	}
 	return float32(math.Exp(x))

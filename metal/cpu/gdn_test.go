@@ -357,3 +357,11 @@ func TestDeltaSplitAtChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestLogTinyFactor: expf's threshold is exactly the logarithm it stands
+// for, so a chunk's factors are cut where they were.
+func TestLogTinyFactor(t *testing.T) {
+	if got := math.Log(tinyFactor); got != logTinyFactor {
+		t.Fatalf("math.Log(%g) = %.17g, logTinyFactor %.17g", tinyFactor, got, float64(logTinyFactor))
+	}
+}
