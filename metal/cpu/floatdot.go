@@ -49,18 +49,17 @@ func deltaRow(row, u, o []float32, e, k, q float32) {
 	}
 }
 
-// deltaKeys sets u = Sᵀk, the gated delta rule's read of a state by a
-// key: u[j] = Σ_i k[i]·s[i][j], rows of s len(u) apart, summed from 0 in
-// order of i, each product rounded before its add (deltaRecurrent).
-func deltaKeys(u, s, k []float32) { deltaKeysFrom(u, s, k, 0) }
+// axpyRows adds a combination of rows of m to o: axpy(o, row i, c[i]) for
+// each i in order, row i being m[i·stride:][:len(o)], so o[j] += c[i]·m[i][j]
+// one product at a time, each rounded before its add. It is the gated
+// delta rule's reading of a state by a key (o = Sᵀk from o = 0) and its
+// chunked form's products of small matrices.
+func axpyRows(o, m, c []float32, stride int) { axpyRowsFrom(o, m, c, stride, 0) }
 
-// deltaKeysFrom is deltaKeys for the columns from c0 on.
-func deltaKeysFrom(u, s, k []float32, c0 int) {
-	dv := len(u)
-	s = s[:len(k)*dv]
-	clear(u[c0:])
-	for i, ki := range k {
-		axpy(u[c0:], s[i*dv+c0:(i+1)*dv], ki)
+// axpyRowsFrom is axpyRows for the columns from c0 on.
+func axpyRowsFrom(o, m, c []float32, stride, c0 int) {
+	for i, ci := range c {
+		axpy(o[c0:], m[i*stride+c0:i*stride+len(o)], ci)
 	}
 }
 

@@ -20,18 +20,17 @@ func deltaRowAVX2(row, u, o []float32, e, k, q float32) {
 }
 
 //go:noescape
-func deltaKeysBlocksAVX2(u, s, k *float32, rows, stride, chunks int)
+func axpyRowsBlocksAVX2(o, m, c *float32, rows, stride, chunks int)
 
-// deltaKeysAVX2 is deltaKeys 32 columns at a time, their sums held in
+// axpyRowsAVX2 is axpyRows 32 columns at a time, their sums held in
 // registers down the rows.
-func deltaKeysAVX2(u, s, k []float32) {
-	dv := len(u)
-	n := dv &^ 31
-	if n > 0 && len(k) > 0 {
-		s = s[:len(k)*dv]
-		deltaKeysBlocksAVX2(&u[0], &s[0], &k[0], len(k), 4*dv, n/32)
+func axpyRowsAVX2(o, m, c []float32, stride int) {
+	n := len(o) &^ 31
+	if n > 0 && len(c) > 0 {
+		m = m[:(len(c)-1)*stride+len(o)]
+		axpyRowsBlocksAVX2(&o[0], &m[0], &c[0], len(c), 4*stride, n/32)
 	}
-	deltaKeysFrom(u, s, k, n)
+	axpyRowsFrom(o, m, c, stride, n)
 }
 
 // dotAVX2 is dot with the whole eights in one AVX2 register of lanes.

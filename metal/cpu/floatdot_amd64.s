@@ -76,26 +76,26 @@ deltarowloop:
 	VZEROUPPER
 	RET
 
-// func deltaKeysBlocksAVX2(u, s, k *float32, rows, stride, chunks int)
-// stride is the bytes between rows of s.
-TEXT ·deltaKeysBlocksAVX2(SB), NOSPLIT, $0-48
-	MOVQ u+0(FP), DI
-	MOVQ s+8(FP), SI
-	MOVQ k+16(FP), R8
+// func axpyRowsBlocksAVX2(o, m, c *float32, rows, stride, chunks int)
+// stride is the bytes between rows of m.
+TEXT ·axpyRowsBlocksAVX2(SB), NOSPLIT, $0-48
+	MOVQ o+0(FP), DI
+	MOVQ m+8(FP), SI
+	MOVQ c+16(FP), R8
 	MOVQ rows+24(FP), R9
 	MOVQ stride+32(FP), R10
 	MOVQ chunks+40(FP), CX
 
-deltakeyschunk:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+axpyrowschunk:
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
 	MOVQ SI, AX
 	MOVQ R8, BX
 	MOVQ R9, DX
 
-deltakeysrow:
+axpyrowsrow:
 	VBROADCASTSS (BX), Y4
 	VMULPS (AX), Y4, Y5
 	VADDPS Y5, Y0, Y0
@@ -108,7 +108,7 @@ deltakeysrow:
 	ADDQ $4, BX
 	ADDQ R10, AX
 	DECQ DX
-	JNE deltakeysrow
+	JNE axpyrowsrow
 
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, 32(DI)
@@ -117,7 +117,7 @@ deltakeysrow:
 	ADDQ $128, DI
 	ADDQ $128, SI
 	DECQ CX
-	JNE deltakeyschunk
+	JNE axpyrowschunk
 
 	VZEROUPPER
 	RET

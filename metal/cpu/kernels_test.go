@@ -143,13 +143,15 @@ func TestFloatKernelsMatchPortable(t *testing.T) {
 				}
 			}
 			for _, rows := range []int{1, 7} {
-				s, keys := randVec(rng, rows*n), randVec(rng, rows)
-				u1, u2 := randVec(rng, n), randVec(rng, n)
-				ref.deltaKeys(u1, s, keys)
-				k.deltaKeys(u2, s, keys)
+				stride := n + 5
+				m, c := randVec(rng, rows*stride), randVec(rng, rows)
+				u1 := randVec(rng, n)
+				u2 := append([]float32(nil), u1...)
+				ref.axpyRows(u1, m, c, stride)
+				k.axpyRows(u2, m, c, stride)
 				for i := range u1 {
 					if math.Float32bits(u1[i]) != math.Float32bits(u2[i]) {
-						t.Fatalf("%s deltaKeys n=%d rows=%d: u[%d] = %v, portable %v", k.name, n, rows, i, u2[i], u1[i])
+						t.Fatalf("%s axpyRows n=%d rows=%d: o[%d] = %v, portable %v", k.name, n, rows, i, u2[i], u1[i])
 					}
 				}
 			}
