@@ -33,6 +33,22 @@ func axpyRowsAVX2(o, m, c []float32, stride int) {
 	axpyRowsFrom(o, m, c, stride, n)
 }
 
+//go:noescape
+func axpyRowsBlocksAVX512(o, m, c *float32, rows, stride, chunks int)
+
+// axpyRowsAVX512 is axpyRows 64 columns at a time in AVX-512 registers,
+// the rest by axpyRowsAVX2.
+func axpyRowsAVX512(o, m, c []float32, stride int) {
+	n := len(o) &^ 63
+	if n > 0 && len(c) > 0 {
+		m = m[:(len(c)-1)*stride+len(o)]
+		axpyRowsBlocksAVX512(&o[0], &m[0], &c[0], len(c), 4*stride, n/64)
+	}
+	if n < len(o) && len(c) > 0 {
+		axpyRowsAVX2(o[n:], m[n:], c, stride)
+	}
+}
+
 // dotAVX2 is dot with the whole eights in one AVX2 register of lanes.
 func dotAVX2(a, b []float32) float32 {
 	n := len(a) &^ 7

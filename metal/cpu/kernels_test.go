@@ -119,7 +119,7 @@ func TestFloatKernelsMatchPortable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	ref := portableKernels()
 	for _, k := range availableKernels() {
-		for _, n := range []int{0, 1, 7, 8, 9, 64, 128, 131} {
+		for _, n := range []int{0, 1, 7, 8, 9, 64, 128, 131, 200} {
 			a, b := randVec(rng, n), randVec(rng, n)
 			if want, got := ref.dotF32(a, b), k.dotF32(a, b); math.Float32bits(want) != math.Float32bits(got) {
 				t.Fatalf("%s dot n=%d: %v, portable %v", k.name, n, got, want)

@@ -80,7 +80,7 @@ func availableKernels() []kernels {
 	var ks []kernels
 	if hasVNNI() {
 		ks = append(ks, kernels{name: "cpu/avx512vnni", rowsQ4: rowsQ4VNNI, rowsQ8: rowsQ8VNNI, q4Layout: true,
-			q4Tile: q4TileRowsVNNI, q4TileRows: 16, q4Packed: q4PackedRowsVNNI, q8Packed: q8PackedRowsVNNI, packHeight: 32, fused: "avx512", packedFarRows: [2]int{2, packedVNNIFarRows}, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2, axpyRows: axpyRowsAVX2, deltaRow: deltaRowAVX2,
+			q4Tile: q4TileRowsVNNI, q4TileRows: 16, q4Packed: q4PackedRowsVNNI, q8Packed: q8PackedRowsVNNI, packHeight: 32, fused: "avx512", packedFarRows: [2]int{2, packedVNNIFarRows}, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2, axpyRows: axpyRowsAVX512, deltaRow: deltaRowAVX2,
 			dotPeak: dotPeakVNNI, dotPeakOps: dotPeakVNNIOps, quantSpeedup: vnniSpeedup})
 	}
 	// AVX-VNNI: VPDPBUSD on ymm, for CPUs that have it without AVX-512
