@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "floatdot_amd64.h"
 
 // Float32 loops matching floatdot.go bit for bit: separate multiplies and
 // adds (no FMA), lane i mod 8 accumulating element i.
@@ -87,33 +88,19 @@ TEXT ·axpyRowsBlocksAVX2(SB), NOSPLIT, $0-48
 	MOVQ chunks+40(FP), CX
 
 axpyrowschunk:
-	VMOVUPS (DI), Y0
-	VMOVUPS 32(DI), Y1
-	VMOVUPS 64(DI), Y2
-	VMOVUPS 96(DI), Y3
+	AXPYROWS_LOAD(Y0, Y1, Y2, Y3, 32, 64, 96)
 	MOVQ SI, AX
 	MOVQ R8, BX
 	MOVQ R9, DX
 
 axpyrowsrow:
-	VBROADCASTSS (BX), Y4
-	VMULPS (AX), Y4, Y5
-	VADDPS Y5, Y0, Y0
-	VMULPS 32(AX), Y4, Y6
-	VADDPS Y6, Y1, Y1
-	VMULPS 64(AX), Y4, Y7
-	VADDPS Y7, Y2, Y2
-	VMULPS 96(AX), Y4, Y8
-	VADDPS Y8, Y3, Y3
+	AXPYROWS_ROW(Y0, Y1, Y2, Y3, Y4, Y5, 32, 64, 96)
 	ADDQ $4, BX
 	ADDQ R10, AX
 	DECQ DX
 	JNE axpyrowsrow
 
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
+	AXPYROWS_STORE(Y0, Y1, Y2, Y3, 32, 64, 96)
 	ADDQ $128, DI
 	ADDQ $128, SI
 	DECQ CX
