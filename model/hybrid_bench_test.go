@@ -217,9 +217,11 @@ func matrixParams(w model.Tensors) int64 {
 //     Qwen3-0.6B-shaped dense model (BenchmarkPrefill0_6BQ4's), passes
 //     taking turns b.N times, fastest of each: hybrid and dense tokens/s,
 //     their products' operations per token (2 per matrix weight:
-//     matrixParams, Config.LayerWeights), and perflop, the hybrid's tokens/s per operation
-//     over the dense model's: below 1 by what the hybrid's delta rule,
-//     convolution and gates cost beyond its products.
+//     matrixParams, Config.LayerWeights), and perflop, the hybrid's
+//     tokens/s per operation over the dense model's: below 1 by what the
+//     hybrid's delta rule, convolution and gates cost beyond its products.
+//     A pair of passes takes 10-20 s on two cores: run it -benchtime 3x
+//     to 5x, the decode 20x to 30x.
 func BenchmarkHybrid0_8BQ4(b *testing.B) {
 	m, be, w := openHybridBench(b, qwen35_0_8B())
 	b.Run("decode", func(b *testing.B) {
