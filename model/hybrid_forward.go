@@ -293,17 +293,12 @@ func (m *HybridModel) prepare(b *Batch, states []*HybridState, kv *metal.KVCache
 		{&r.rot, cfg.NumAttentionHeads * y.RotaryDim(cfg.HeadDim)}, {&r.qkvz, qd + vd}, {&r.ba, 2 * vh},
 		{&r.qkv, qd}, {&r.z, vd}, {&r.core, vd}, {&r.b, vh}, {&r.a, vh},
 		{&r.mlpGate, cfg.IntermediateSize}, {&r.mlpUp, cfg.IntermediateSize},
-		{&r.moe.probs, y.NumExperts}, {&r.moe.xe, cfg.HiddenSize}, {&r.moe.ye, cfg.HiddenSize}, {&r.moe.acc, cfg.HiddenSize},
-		{&r.moe.ge, max(y.MoEIntermediateSize, y.SharedExpertIntermediateSize)},
-		{&r.moe.ue, max(y.MoEIntermediateSize, y.SharedExpertIntermediateSize)}, {&r.moe.shGate, 1},
 	} {
 		grow(s.buf, n*s.n)
 	}
 	grow(&r.y, len(r.want)*cfg.HiddenSize)
 	grow(&r.logits, len(r.want)*cfg.VocabSize)
-	if len(r.moe.byScore) < y.NumExperts {
-		r.moe.byScore = make([]int32, y.NumExperts)
-	}
+	r.moe.grow(cfg, n)
 	return n, nil
 }
 

@@ -50,7 +50,7 @@ type hybridWeights struct {
 	rng *rand.Rand
 	d   metal.DType
 	mt  Tensors
-	rw  Weights
+	rw  Weights // nil: the exact values are not kept
 }
 
 func (g *hybridWeights) put(name string, rows, cols int, d metal.DType, draw func() float64) {
@@ -63,6 +63,9 @@ func (g *hybridWeights) put(name string, rows, cols int, d metal.DType, draw fun
 		panic(err)
 	}
 	g.mt[name] = t
+	if g.rw == nil {
+		return
+	}
 	exact := t.Dequantize()
 	g.rw[name] = make([]float64, len(exact))
 	for i, x := range exact {
@@ -83,6 +86,20 @@ func (g *hybridWeights) vector(name string, n int, draw func() float64) {
 // values for Forward.
 func Random(cfg *model.Config, d metal.DType, seed uint64) (Tensors, Weights) {
 	g := &hybridWeights{rng: rand.New(rand.NewPCG(seed, 77)), d: d, mt: Tensors{}, rw: Weights{}}
+	g.draw(cfg)
+	return g.mt, g.rw
+}
+
+// RandomTensors is Random's tensors without their exact values: for
+// models too large to hold in float64 (the benchmarks' real shapes).
+func RandomTensors(cfg *model.Config, d metal.DType, seed uint64) Tensors {
+	g := &hybridWeights{rng: rand.New(rand.NewPCG(seed, 77)), d: d, mt: Tensors{}}
+	g.draw(cfg)
+	return g.mt
+}
+
+// draw draws every tensor of cfg.
+func (g *hybridWeights) draw(cfg *model.Config) {
 	y, p := cfg.Hybrid, cfg.Hybrid.TextPrefix
 	h, hd, in := cfg.HiddenSize, cfg.HeadDim, cfg.IntermediateSize
 	dims := y.DeltaDims()
@@ -131,12 +148,13 @@ func Random(cfg *model.Config, d metal.DType, seed uint64) (Tensors, Weights) {
 		g.vector(l+"norm.weight", dims.ValueDim, func() float64 { return 1 + 0.2*g.rng.NormFloat64() })
 		g.matrix(l+"out_proj.weight", h, vd, 0.3)
 	}
-	return g.mt, g.rw
 }
 
 // experts draws a mixture-of-experts block: router, shared expert and its
 // gate, and the experts, fused (gate_up_proj, down_proj: Qwen3.5-MoE's
-// layout) or one tensor per expert and projection (Qwen3-Next's).
+// layout) or one tensor per expert and projection (Qwen3-Next's, and
+// Qwen3.5-MoE's quantized, as splash pack stores them: a quantized
+// tensor's rows cannot be cut apart in place).
 func (g *hybridWeights) experts(cfg *model.Config, p string) {
 	y, h := cfg.Hybrid, cfg.HiddenSize
 	in, si := y.MoEIntermediateSize, y.SharedExpertIntermediateSize
@@ -145,7 +163,7 @@ func (g *hybridWeights) experts(cfg *model.Config, p string) {
 	g.matrix(p+"shared_expert.up_proj.weight", si, h, 0.2)
 	g.matrix(p+"shared_expert.down_proj.weight", h, si, 0.1)
 	g.matrix(p+"shared_expert_gate.weight", 1, h, 0.3)
-	if y.ModelType == "qwen3_5_moe" {
+	if y.ModelType == "qwen3_5_moe" && !g.d.Quantized() {
 		g.matrix(p+"experts.gate_up_proj", y.NumExperts*2*in, h, 0.2)
 		g.matrix(p+"experts.down_proj", y.NumExperts*h, in, 0.2)
 		return
