@@ -463,95 +463,126 @@ func refGatedAttention(cfg *model.Config, w Weights, ap string, xs [][]float64, 
 // rule token by token on L2-normalised q and k (q also scaled by
 // 1/sqrt(dk)), each value head normalised and gated by silu(z), out_proj.
 func refGatedDeltaNet(cfg *model.Config, w Weights, lp string, xs [][]float64, norm refNorm) [][]float64 {
+	p := refDeltaProjections(cfg, w, lp, xs)
+	convolved := refCausalConv(cfg, w[lp+"conv1d.weight"], p.mix)
+	return refDeltaRule(cfg, w, lp, convolved, p, norm)
+}
+
+// refDeltaInputs are a Gated DeltaNet's projections per token: the mixed
+// channels (every query, every key, every value head), z, b and a.
+type refDeltaInputs struct {
+	mix, z, b, a [][]float64
+}
+
+// refDot is row row of the row-major matrix W times x.
+func refDot(W []float64, row int, x []float64) float64 {
+	var s float64
+	for i, xi := range x {
+		s += W[row*len(x)+i] * xi
+	}
+	return s
+}
+
+// refDeltaProjections projects every token: Qwen3-Next's fused
+// in_proj_qkvz and in_proj_ba indexed per key head, as
+// fix_query_key_value_ordering reshapes them, or the separate projections.
+func refDeltaProjections(cfg *model.Config, w Weights, lp string, xs [][]float64) refDeltaInputs {
 	y := cfg.Hybrid
 	kh, vh, dk, dv := y.LinearNumKeyHeads, y.LinearNumValueHeads, y.LinearKeyHeadDim, y.LinearValueHeadDim
-	r, K := vh/kh, y.LinearConvKernelDim
-	C := 2*kh*dk + vh*dv
-	n := len(xs)
-	dot := func(W []float64, row int, x []float64) float64 {
-		var s float64
-		for i, xi := range x {
-			s += W[row*len(x)+i] * xi
-		}
-		return s
-	}
-	// Per token: the mixed channels (every query, every key, every value
-	// head), z, b and a.
-	mix, zs, bs, as := make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
+	r, C, n := vh/kh, 2*kh*dk+vh*dv, len(xs)
+	p := refDeltaInputs{make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)}
 	for t, x := range xs {
-		mix[t], zs[t], bs[t], as[t] = make([]float64, C), make([]float64, vh*dv), make([]float64, vh), make([]float64, vh)
+		p.mix[t], p.z[t], p.b[t], p.a[t] = make([]float64, C), make([]float64, vh*dv), make([]float64, vh), make([]float64, vh)
 		if y.ModelType == "qwen3_next" {
 			Wq, Wb := w[lp+"in_proj_qkvz.weight"], w[lp+"in_proj_ba.weight"]
 			G := 2*dk + 2*r*dv // one key head's group of rows
 			for c := range kh * dk {
 				g, i := c/dk, c%dk
-				mix[t][c] = dot(Wq, g*G+i, x)
-				mix[t][kh*dk+c] = dot(Wq, g*G+dk+i, x)
+				p.mix[t][c] = refDot(Wq, g*G+i, x)
+				p.mix[t][kh*dk+c] = refDot(Wq, g*G+dk+i, x)
 			}
 			for c := range vh * dv {
 				j, i := c/dv, c%dv
 				g, jj := j/r, j%r
-				mix[t][2*kh*dk+c] = dot(Wq, g*G+2*dk+jj*dv+i, x)
-				zs[t][c] = dot(Wq, g*G+2*dk+r*dv+jj*dv+i, x)
+				p.mix[t][2*kh*dk+c] = refDot(Wq, g*G+2*dk+jj*dv+i, x)
+				p.z[t][c] = refDot(Wq, g*G+2*dk+r*dv+jj*dv+i, x)
 			}
 			for j := range vh {
 				g, jj := j/r, j%r
-				bs[t][j] = dot(Wb, g*2*r+jj, x)
-				as[t][j] = dot(Wb, g*2*r+r+jj, x)
+				p.b[t][j] = refDot(Wb, g*2*r+jj, x)
+				p.a[t][j] = refDot(Wb, g*2*r+r+jj, x)
 			}
-		} else {
-			for c := range C {
-				mix[t][c] = dot(w[lp+"in_proj_qkv.weight"], c, x)
-			}
-			for c := range vh * dv {
-				zs[t][c] = dot(w[lp+"in_proj_z.weight"], c, x)
-			}
-			for j := range vh {
-				bs[t][j] = dot(w[lp+"in_proj_b.weight"], j, x)
-				as[t][j] = dot(w[lp+"in_proj_a.weight"], j, x)
-			}
+			continue
+		}
+		for c := range C {
+			p.mix[t][c] = refDot(w[lp+"in_proj_qkv.weight"], c, x)
+		}
+		for c := range vh * dv {
+			p.z[t][c] = refDot(w[lp+"in_proj_z.weight"], c, x)
+		}
+		for j := range vh {
+			p.b[t][j] = refDot(w[lp+"in_proj_b.weight"], j, x)
+			p.a[t][j] = refDot(w[lp+"in_proj_a.weight"], j, x)
 		}
 	}
-	conv := w[lp+"conv1d.weight"]
-	convolved := make([][]float64, n)
-	for t := range xs {
-		convolved[t] = make([]float64, C)
-		for c := range C {
+	return p
+}
+
+// refCausalConv is the causal depthwise convolution of every channel
+// over the tokens (kernel conv, channel-major), with SiLU.
+func refCausalConv(cfg *model.Config, conv []float64, mix [][]float64) [][]float64 {
+	K := cfg.Hybrid.LinearConvKernelDim
+	out := make([][]float64, len(mix))
+	for t := range mix {
+		out[t] = make([]float64, len(mix[t]))
+		for c := range out[t] {
 			var s float64
 			for j := range K {
 				if src := t - (K - 1) + j; src >= 0 {
 					s += conv[c*K+j] * mix[src][c]
 				}
 			}
-			convolved[t][c] = s / (1 + math.Exp(-s))
+			out[t][c] = s / (1 + math.Exp(-s))
 		}
 	}
-	unit := func(v []float64, scale float64) []float64 {
-		var ss float64
-		for _, e := range v {
-			ss += e * e
-		}
-		o := make([]float64, len(v))
-		for i, e := range v {
-			o[i] = e / math.Sqrt(ss+1e-6) * scale
-		}
-		return o
+	return out
+}
+
+// refUnit is v scaled to unit L2 norm (ε 1e-6), times scale.
+func refUnit(v []float64, scale float64) []float64 {
+	var ss float64
+	for _, e := range v {
+		ss += e * e
 	}
+	o := make([]float64, len(v))
+	for i, e := range v {
+		o[i] = e / math.Sqrt(ss+1e-6) * scale
+	}
+	return o
+}
+
+// refDeltaRule runs the delta rule token by token from a zero state over
+// the convolved channels, then normalises each value head, gates it by
+// silu(z) and applies out_proj.
+func refDeltaRule(cfg *model.Config, w Weights, lp string, convolved [][]float64, p refDeltaInputs, norm refNorm) [][]float64 {
+	y := cfg.Hybrid
+	kh, vh, dk, dv := y.LinearNumKeyHeads, y.LinearNumValueHeads, y.LinearKeyHeadDim, y.LinearValueHeadDim
+	r := vh / kh
 	S := make([][]float64, vh) // per value head, dk×dv
 	for j := range S {
 		S[j] = make([]float64, dk*dv)
 	}
 	aLog, dt, gw := w[lp+"A_log"], w[lp+"dt_bias"], w[lp+"norm.weight"]
-	out := make([][]float64, n)
-	for t := range xs {
+	out := make([][]float64, len(convolved))
+	for t := range convolved {
 		core := make([]float64, vh*dv)
 		for j := range vh {
 			g := j / r
-			q := unit(convolved[t][g*dk:(g+1)*dk], 1/math.Sqrt(float64(dk)))
-			k := unit(convolved[t][(kh+g)*dk:(kh+g+1)*dk], 1)
+			q := refUnit(convolved[t][g*dk:(g+1)*dk], 1/math.Sqrt(float64(dk)))
+			k := refUnit(convolved[t][(kh+g)*dk:(kh+g+1)*dk], 1)
 			v := convolved[t][2*kh*dk+j*dv : 2*kh*dk+(j+1)*dv]
-			decay := math.Exp(-math.Exp(aLog[j]) * math.Log1p(math.Exp(as[t][j]+dt[j])))
-			beta := 1 / (1 + math.Exp(-bs[t][j]))
+			decay := math.Exp(-math.Exp(aLog[j]) * math.Log1p(math.Exp(p.a[t][j]+dt[j])))
+			beta := 1 / (1 + math.Exp(-p.b[t][j]))
 			Sj := S[j]
 			for i := range Sj {
 				Sj[i] *= decay
@@ -570,13 +601,13 @@ func refGatedDeltaNet(cfg *model.Config, w Weights, lp string, xs [][]float64, n
 			}
 			o = norm(o, gw, false)
 			for c := range o {
-				z := zs[t][j*dv+c]
+				z := p.z[t][j*dv+c]
 				core[j*dv+c] = o[c] * z / (1 + math.Exp(-z))
 			}
 		}
 		out[t] = make([]float64, cfg.HiddenSize)
 		for o := range out[t] {
-			out[t][o] = dot(w[lp+"out_proj.weight"], o, core)
+			out[t][o] = refDot(w[lp+"out_proj.weight"], o, core)
 		}
 	}
 	return out
