@@ -149,10 +149,17 @@ func packDraft(src, draftDir, dir string, quant metal.DType, files map[string]Fi
 	return wm, string(dc.Kind), nil
 }
 
-// buildCheck checks every tensor the config's architecture needs.
+// buildCheck checks every tensor the config's architecture needs, and
+// its vision tower's when it has one.
 func buildCheck(cfg *Config, ts Tensors) error {
-	_, err := Architectures().Build(cfg, ts, nil)
-	return err
+	if _, err := Architectures().Build(cfg, ts, nil); err != nil {
+		return err
+	}
+	if cfg.Vision != nil {
+		_, err := NewVisionTower(cfg.Vision, ts, VisionPrefix, nil)
+		return err
+	}
+	return nil
 }
 
 // packWeights converts the checkpoint in src into dir/<sub>/weights.bin
