@@ -71,6 +71,9 @@ func (s *Scheduler) Add(r Request) error {
 	if r.MaxTokens < 0 {
 		return fmt.Errorf("engine: request %d: negative max tokens %d", r.ID, r.MaxTokens)
 	}
+	if err := checkImages(r.Images, len(r.Prompt)); err != nil {
+		return fmt.Errorf("engine: request %d: %w", r.ID, err)
+	}
 	maxDraft := s.cfg.MaxDraft
 	if r.NoDraft {
 		maxDraft = 0
@@ -84,6 +87,11 @@ func (s *Scheduler) Add(r Request) error {
 		draftK:       spec.AdaptiveK{Max: maxDraft},
 		wantPrompt:   r.PromptLogprobs,
 		cachedPrompt: -1,
+		images:       slices.Clone(r.Images),
+		spans:        imageSpans(r.Images),
+	}
+	if len(r.Images) > 0 {
+		q.keys = CacheKeys(r.Prompt, r.Images)
 	}
 	q.draftK.Inherit(&s.peers)
 	s.arrival++

@@ -120,7 +120,7 @@ func (s *Scheduler) Update(p *Plan, res StepResult) ([]Output, error) {
 			// A prompt chunk's end: the state there is any sequence's with
 			// the same prefix (chunks are cut at Config.StateChunk), so it
 			// may be kept for prefix hits.
-			if err := s.kv.Commit(&q.blocks, q.tokens, q.computed); err != nil {
+			if err := s.kv.Commit(&q.blocks, q.cacheKeys(), q.computed); err != nil {
 				return nil, fmt.Errorf("engine: %w", err)
 			}
 			s.kv.Snapshot(&q.blocks, end)
@@ -161,6 +161,9 @@ func (s *Scheduler) appendTokens(q *sequence, toks []int32) {
 	reason := stop.None
 	for _, t := range toks {
 		q.tokens = append(q.tokens, t)
+		if q.keys != nil {
+			q.keys = append(q.keys, t)
+		}
 		if reason = q.cond.Check(t, q.generated(), len(q.tokens)); reason != stop.None {
 			break
 		}
@@ -168,7 +171,7 @@ func (s *Scheduler) appendTokens(q *sequence, toks []int32) {
 	// A stop among accepted drafts drops the tokens after it, whose
 	// positions were computed: they no longer count.
 	q.computed = min(q.computed, len(q.tokens))
-	if err := s.kv.Commit(&q.blocks, q.tokens, q.computed); err != nil {
+	if err := s.kv.Commit(&q.blocks, q.cacheKeys(), q.computed); err != nil {
 		panic(err) // computed never exceeds the tokens
 	}
 	end := len(q.tokens)
