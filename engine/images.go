@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/splash-inference/splash/model"
 )
@@ -30,6 +32,29 @@ type Image struct {
 	// Embeds are the tower's output when the caller has it already: one
 	// row of the language model's width per token.
 	Embeds []float32
+}
+
+// HashPatches is an Image.Hash for processed patches: a SHA-256 of the
+// patch grid (grid_thw) and the patches' float32 values, so that what the
+// tower would read names the image, whatever file it came from.
+func HashPatches(patches []float32, gridT, gridH, gridW int) [32]byte {
+	h := sha256.New()
+	var buf [4096]byte
+	for _, g := range []int{gridT, gridH, gridW} {
+		binary.LittleEndian.PutUint64(buf[:8], uint64(g))
+		h.Write(buf[:8])
+	}
+	for len(patches) > 0 {
+		n := min(len(patches), len(buf)/4)
+		for i, v := range patches[:n] {
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+		}
+		h.Write(buf[:4*n])
+		patches = patches[n:]
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // Tokens is the number of the image's pad tokens.

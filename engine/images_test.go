@@ -186,3 +186,23 @@ func TestCheckImages(t *testing.T) {
 		t.Fatal("images accepted by a model without a tower")
 	}
 }
+
+// TestHashPatches: equal patches and grids hash alike; a changed value or
+// a grid of the same values in another shape does not.
+func TestHashPatches(t *testing.T) {
+	p := make([]float32, 5000) // past one buffer's worth
+	for i := range p {
+		p[i] = float32(i) / 7
+	}
+	base := HashPatches(p, 1, 4, 8)
+	q := slices.Clone(p)
+	if HashPatches(q, 1, 4, 8) != base {
+		t.Fatal("equal patches hash differently")
+	}
+	q[4999]++
+	for name, h := range map[string][32]byte{"last value": HashPatches(q, 1, 4, 8), "grid": HashPatches(p, 1, 8, 4)} {
+		if h == base {
+			t.Errorf("another %s hashes alike", name)
+		}
+	}
+}

@@ -79,7 +79,7 @@ func Pack(src, dst string, opts PackOptions) (PackStats, error) {
 		m.Draft, m.DraftKind = draft, kind
 		progress(opts.Progress, "draft", draft, m.Files)
 	}
-	for _, f := range []string{"tokenizer.json", "tokenizer_config.json", "generation_config.json"} {
+	for _, f := range []string{"tokenizer.json", "tokenizer_config.json", "generation_config.json", "preprocessor_config.json"} {
 		err := copyHashed(filepath.Join(src, f), filepath.Join(tmp, f), f, m.Files)
 		switch {
 		case err == nil:
