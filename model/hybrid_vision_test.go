@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -232,5 +233,44 @@ func TestPackKeepsVisionTower(t *testing.T) {
 	}
 	if !slices.Equal(embeds[0], embeds[1]) {
 		t.Error("the package's tower encodes unlike the checkpoint's")
+	}
+}
+
+// TestImageProcessor: a model's image processor is its
+// preprocessor_config.json, or Qwen3-VL's defaults with its tower's sizes;
+// one whose patches the tower cannot read, and a model without a tower,
+// are refused.
+func TestImageProcessor(t *testing.T) {
+	cfg := hybridref.TinyVL(true)
+	for _, tc := range []struct {
+		name, file string // file: preprocessor_config.json, none when empty
+		vision     bool
+		patch      int // the processor's patch size; 0: refused
+		maxPixels  int
+	}{
+		{"defaults", "", true, 2, 16777216},
+		{"file", `{"patch_size": 2, "temporal_patch_size": 2, "merge_size": 2, "max_pixels": 4096}`, true, 2, 4096},
+		{"file for another tower", `{"patch_size": 14}`, true, 0, 0},
+		{"no tower", "", false, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.file != "" {
+				if err := os.WriteFile(filepath.Join(dir, "preprocessor_config.json"), []byte(tc.file), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := *cfg
+			if !tc.vision {
+				c.Vision = nil
+			}
+			p, err := (&model.Source{Dir: dir, Name: "m", Config: &c}).ImageProcessor()
+			switch {
+			case tc.patch == 0 && err == nil:
+				t.Fatalf("processor %+v accepted", p)
+			case tc.patch != 0 && (err != nil || p.PatchSize != tc.patch || p.MergeSize != 2 || p.MaxPixels != tc.maxPixels):
+				t.Fatalf("processor %+v, %v", p, err)
+			}
+		})
 	}
 }
