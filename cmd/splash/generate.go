@@ -36,6 +36,7 @@ type generateFlags struct {
 	backend     string
 	threads     int
 	kvCacheType string
+	images      []string
 }
 
 func newGenerateCmd(s *stdio) *ff.Command {
@@ -56,9 +57,10 @@ func newGenerateCmd(s *stdio) *ff.Command {
 	fs.StringVar(&f.backend, 0, "backend", "auto", "compute backend, as for serve: auto or "+strings.Join(drivers().Names(), ", "))
 	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads; 0 uses every core")
 	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values, as for serve: auto, f32, f16, bf16 or q8")
+	fs.StringListVar(&f.images, 0, "image", "image file (PNG, JPEG, GIF, WebP) taking the place of the next <image> in --prompt or -1 in --prompt-ids (repeatable)")
 	return &ff.Command{
 		Name:      "generate",
-		Usage:     "splash generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [FLAGS]",
+		Usage:     "splash generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [--image FILE ...] [FLAGS]",
 		ShortHelp: "generate text once from the command line",
 		Flags:     fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -103,7 +105,11 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	if err != nil {
 		return err
 	}
-	prompt, err := promptTokens(f, tok)
+	images, err := loadImages(src, f.images)
+	if err != nil {
+		return err
+	}
+	prompt, err := promptTokens(f, tok, images, src.Config.Vision)
 	if err != nil {
 		return err
 	}
@@ -140,6 +146,10 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 			return fmt.Errorf("generate: --kv-cache-type %s: %w", kvType, err)
 		}
 	}
+	spans, err := encodeImages(src, be, prompt, images)
+	if err != nil {
+		return err
+	}
 	params := sample.Params{Temperature: float32(f.temperature), TopP: float32(f.topP), TopK: f.topK, Logprobs: f.logprobs}
 	if f.seed >= 0 {
 		seed := uint64(f.seed)
@@ -148,13 +158,22 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	if err := params.Validate(); err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
-	g := &generation{s: s, f: f, m: m, tok: tok, params: params, kvType: kvType}
+	g := &generation{s: s, f: f, m: m, tok: tok, params: params, kvType: kvType, images: spans}
 	return g.run(ctx, prompt)
 }
 
-func promptTokens(f *generateFlags, tok *tokenizer.Tokenizer) ([]int32, error) {
+// promptTokens tokenizes --prompt or parses --prompt-ids, with each
+// image's tokens in place of its <image> or -1.
+func promptTokens(f *generateFlags, tok *tokenizer.Tokenizer, images []promptImage, v *model.VisionConfig) ([]int32, error) {
 	if f.prompt != "" {
-		ids := tok.Encode(f.prompt, true)
+		text := f.prompt
+		if len(images) > 0 {
+			var err error
+			if text, err = expandImageText(text, images, tok, v); err != nil {
+				return nil, err
+			}
+		}
+		ids := tok.Encode(text, true)
 		if len(ids) == 0 {
 			return nil, errors.New("generate: the prompt encodes to no tokens")
 		}
@@ -168,7 +187,7 @@ func promptTokens(f *generateFlags, tok *tokenizer.Tokenizer) ([]int32, error) {
 		}
 		ids = append(ids, int32(v))
 	}
-	return ids, nil
+	return expandImageIDs(ids, images, v)
 }
 
 // generation is one run: the model, the tokenizer, and where output goes.
@@ -179,6 +198,7 @@ type generation struct {
 	tok    *tokenizer.Tokenizer
 	params sample.Params
 	kvType metal.KVType
+	images []model.ImageSpan // the prompt's, every row's: they move the positions after them
 	out    []tokenOut
 }
 
@@ -215,11 +235,14 @@ func (g *generation) run(ctx context.Context, prompt []int32) error {
 	}
 	var clock generateClock
 	clock.startPrompt(len(prompt))
-	logits, err := g.m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: nl}}}, kv)
+	logits, err := g.m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: nl, Images: g.images}}}, kv)
 	if err != nil {
 		return err
 	}
 	clock.prompted()
+	for i := range g.images {
+		g.images[i].Embeds = nil // no decode row feeds an image's tokens
+	}
 	vocab := cfg.VocabSize
 	stream := g.tok.NewStreamDecoder(false)
 	if g.f.echo {
@@ -260,7 +283,7 @@ func (g *generation) run(ctx context.Context, prompt []int32) error {
 		if n+1 == g.f.maxTokens {
 			break
 		}
-		logits, err = g.m.Forward(&model.Batch{Rows: []model.Row{{Start: pos, Tokens: []int32{r.Token}, Blocks: blocks, Logits: 1}}}, kv)
+		logits, err = g.m.Forward(&model.Batch{Rows: []model.Row{{Start: pos, Tokens: []int32{r.Token}, Blocks: blocks, Logits: 1, Images: g.images}}}, kv)
 		if err != nil {
 			return err
 		}
