@@ -206,3 +206,35 @@ func TestHashPatches(t *testing.T) {
 		}
 	}
 }
+
+// TestNextTurnWithImage: with WarmAnswers a finished request's answer is
+// warmed with its image, so a next turn sending the same image, the
+// answer and a new message resumes at the answer's last chunk boundary;
+// the same turn with another image of the same size resumes at none.
+func TestNextTurnWithImage(t *testing.T) {
+	h := newHarness(t, Config{BlockSize: 4, NumBlocks: 64, MaxBatchTokens: 32, MaxRunning: 4, StateSlots: 2,
+		StateChunk: 4, StateShortRows: 6, StateSnapshots: 8, StateSnapshotEvery: 16, WarmAnswers: true}, nil)
+	cache := NewImageCache(&countingTower{}, 1<<20)
+	h.onPlan = func(p *Plan) {
+		if err := p.EncodeImages(cache); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, im := imagePrompt([]int32{1, 2, 3}, 1) // 16 tokens
+	_, other := imagePrompt([]int32{1, 2, 3}, 2)
+	first := Request{ID: 1, Prompt: p, MaxTokens: 13, Images: []Image{im}} // 29 tokens: the answer warms to 28
+	h.add(first, greedy())
+	h.run()
+	turn := slices.Concat(p, h.out[first.ID], []int32{5, 6, 7})
+	for i, tc := range []struct {
+		image Image
+		hit   int
+	}{{im, 28}, {other, 0}} {
+		id := uint64(2 + i)
+		h.add(Request{ID: id, Prompt: turn, MaxTokens: 2, Images: []Image{tc.image}}, greedy())
+		h.run()
+		if got := h.cached[id]; len(got) == 0 || got[0] != tc.hit {
+			t.Errorf("next turn %d: cached %v, want %d", i, got, tc.hit)
+		}
+	}
+}
