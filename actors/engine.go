@@ -184,13 +184,14 @@ func New(cfg Config) (*Engine, error) {
 	}
 	var images *engine.ImageCache
 	if cfg.Vision != nil {
+		e.metrics.vision = true
 		if cfg.ImageCacheBytes == 0 {
 			cfg.ImageCacheBytes = DefaultImageCacheBytes
 		}
 		images = engine.NewImageCache(cfg.Vision, cfg.ImageCacheBytes)
 	}
 	verifier := actor.PropsFromProducer(func() actor.Actor {
-		return &VerifierActor{model: cfg.Model, kv: kv, images: images, fault: cfg.VerifierFault}
+		return &VerifierActor{model: cfg.Model, kv: kv, images: images, metrics: e.metrics, fault: cfg.VerifierFault}
 	})
 	draftProps, err := draftActor(&cfg, sc.NumBlocks, sc.BlockSize, newDraft)
 	if err != nil {

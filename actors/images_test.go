@@ -70,8 +70,9 @@ func imageRequest(v *model.VisionConfig, gridH, gridW int, seed uint64) ([]int32
 // the tokens and logprobs of the model run alone on the tower's
 // embeddings; a resent image hits the prefix cache at the snapshot past
 // it (64), another image of the same size in the same prompt does not
-// (it starts before 64) and answers on its own; a model without a tower
-// refuses images, naming itself.
+// (it starts before 64) and answers on its own, the tower having run
+// twice (the metrics say so); a model without a tower refuses images,
+// naming itself.
 func TestImageRequests(t *testing.T) {
 	cfg := hybridref.TinyVL(true)
 	e, m, tower := tinyVLEngine(t, cfg)
@@ -92,6 +93,13 @@ func TestImageRequests(t *testing.T) {
 		}
 	}
 	waitIdle(t, e)
+	var metrics strings.Builder
+	e.WriteMetrics(&metrics)
+	for _, want := range []string{"splash_images_encoded_total 2\n", "splash_image_cache_hits_total 0\n"} { // the resend hit past the image
+		if !strings.Contains(metrics.String(), want) {
+			t.Errorf("metrics lack %q:\n%s", want, metrics.String())
+		}
+	}
 	if got := (&Request{Prompt: prompt, Images: []engine.Image{first}, N: 2}).Sequence(1, nil); len(got.Images) != 1 || got.Images[0].Hash != first.Hash {
 		t.Errorf("a choice's sequence has images %v", got.Images)
 	}

@@ -19,7 +19,8 @@ type VerifierActor struct {
 	kv    *metal.KVCache
 	// images holds the vision tower's embeddings by image (nil without a
 	// tower); a restart keeps it.
-	images *engine.ImageCache
+	images  *engine.ImageCache
+	metrics *metricsBox
 	// fault, when set, is called before each pass; tests use it to inject
 	// panics.
 	fault func(step uint64)
@@ -32,7 +33,11 @@ func (v *VerifierActor) Receive(ctx actor.Context) {
 			v.fault(m.Step)
 		}
 		if m.Images != nil {
-			if err := m.Images(v.images); err != nil {
+			err := m.Images(v.images)
+			if v.images != nil {
+				v.metrics.observeImages(v.images.Stats())
+			}
+			if err != nil {
 				ctx.Respond(&Verified{Step: m.Step, Err: fmt.Errorf("actors: images: %w", err)})
 				return
 			}
