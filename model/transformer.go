@@ -226,6 +226,9 @@ func (m *transformer) prepare(b *Batch, kv *metal.KVCache) (int, error) {
 		if row.Start < 0 {
 			return 0, fmt.Errorf("model: batch row %d starts at negative position %d", ri, row.Start)
 		}
+		if len(row.Images) > 0 {
+			return 0, fmt.Errorf("model: batch row %d has images, but %s has no vision tower", ri, m.cfg.Architecture)
+		}
 		for j, tok := range row.Tokens {
 			if tok < 0 || int(tok) >= m.cfg.VocabSize {
 				return 0, fmt.Errorf("model: batch row %d: token %d out of vocabulary [0, %d)", ri, tok, m.cfg.VocabSize)

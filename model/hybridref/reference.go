@@ -255,7 +255,7 @@ func refMoE(cfg *model.Config, w Weights, p string, m []float64) []float64 {
 // from position 0; the full-attention layers' keys and values are rounded
 // as a cache of type kv stores them (f32 or f16).
 func Forward(cfg *model.Config, w Weights, tokens []int32, kv metal.KVType) [][]float64 {
-	logits, _ := ForwardFeatures(cfg, w, tokens, kv, nil)
+	logits, _ := forward(cfg, w, tokens, nil, kv, nil)
 	return logits
 }
 
@@ -264,6 +264,21 @@ func Forward(cfg *model.Config, w Weights, tokens []int32, kv metal.KVType) [][]
 // Face's hidden_states[layer+1]) concatenated in their order: a DFlash
 // draft's context features.
 func ForwardFeatures(cfg *model.Config, w Weights, tokens []int32, kv metal.KVType, layers []int) (logits, feats [][]float64) {
+	return forward(cfg, w, tokens, nil, kv, layers)
+}
+
+// ForwardImages is Forward for a prompt with images, as
+// Qwen3_5Model.forward takes them: the image pad tokens' embeddings
+// replaced by the images' (masked_scatter: the pad tokens in order take
+// the images' rows in order) and 3-D M-RoPE positions (RopeIndex).
+func ForwardImages(cfg *model.Config, w Weights, tokens []int32, images []Image, kv metal.KVType) [][]float64 {
+	logits, _ := forward(cfg, w, tokens, images, kv, nil)
+	return logits
+}
+
+// forward runs the model over tokens with their images, returning the
+// logits and the features of layers at every position.
+func forward(cfg *model.Config, w Weights, tokens []int32, images []Image, kv metal.KVType, layers []int) (logits, feats [][]float64) {
 	var round func(float32) float32
 	switch kv {
 	case metal.KVF32:
@@ -311,6 +326,17 @@ func ForwardFeatures(cfg *model.Config, w Weights, tokens []int32, kv metal.KVTy
 	for t, tok := range tokens {
 		xs[t] = append([]float64(nil), E[int(tok)*hsz:(int(tok)+1)*hsz]...)
 	}
+	var embeds []float64
+	for _, img := range images {
+		embeds = append(embeds, img.Embeds...)
+	}
+	for t, tok := range tokens {
+		if len(images) > 0 && int(tok) == cfg.Vision.ImageTokenID {
+			copy(xs[t], embeds[:hsz])
+			embeds = embeds[hsz:]
+		}
+	}
+	positions := RopeIndex(cfg, tokens, images)
 	for l := range cfg.NumHiddenLayers {
 		lp := fmt.Sprintf("%slayers.%d.", p, l)
 		normed := make([][]float64, n)
@@ -321,7 +347,7 @@ func ForwardFeatures(cfg *model.Config, w Weights, tokens []int32, kv metal.KVTy
 		if y.IsLinear(l) {
 			mixed = refGatedDeltaNet(cfg, w, lp+"linear_attn.", normed, rmsNorm)
 		} else {
-			mixed = refGatedAttention(cfg, w, lp+"self_attn.", normed, lin, rmsNorm, round)
+			mixed = refGatedAttention(cfg, w, lp+"self_attn.", normed, positions, lin, rmsNorm, round)
 		}
 		for t := range xs {
 			for i := range xs[t] {
@@ -383,17 +409,18 @@ type (
 // head, q_proj's first head_dim outputs are the query and the next
 // head_dim its gate; q and k get the centred per-head norm, then RoPE on
 // their first rotary_dim dimensions (pairs (i, i+rotary_dim/2), frequency
-// theta^(-2i/rotary_dim)); causal softmax attention with key heads shared
+// theta^(-2i/rotary_dim), at the M-RoPE position its section picks,
+// mropeAngles); causal softmax attention with key heads shared
 // by heads/kv_heads query heads, scaled 1/sqrt(head_dim); the output times
 // sigmoid(gate), then o_proj.
-func refGatedAttention(cfg *model.Config, w Weights, ap string, xs [][]float64, lin refLinear, norm refNorm, round func(float32) float32) [][]float64 {
+func refGatedAttention(cfg *model.Config, w Weights, ap string, xs [][]float64, positions [][3]int, lin refLinear, norm refNorm, round func(float32) float32) [][]float64 {
 	hd, nh, nkv := cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads
 	rot := int(float64(hd) * cfg.Hybrid.PartialRotaryFactor)
 	n := len(xs)
-	rope := func(v []float64, pos int) {
+	rope := func(v []float64, pos [3]int) {
+		angles := mropeAngles(cfg, rot, pos)
 		for i := range rot / 2 {
-			f := float64(float32(math.Pow(cfg.RopeTheta, -float64(2*i)/float64(rot)))) // stored as float32
-			c, s := math.Cos(float64(pos)*f), math.Sin(float64(pos)*f)
+			c, s := math.Cos(angles[i]), math.Sin(angles[i])
 			a, b := v[i], v[i+rot/2]
 			v[i], v[i+rot/2] = a*c-b*s, a*s+b*c
 		}
@@ -411,13 +438,13 @@ func refGatedAttention(cfg *model.Config, w Weights, ap string, xs [][]float64, 
 		qs[t], gates[t] = make([]float64, nh*hd), make([]float64, nh*hd)
 		for h := range nh {
 			q := norm(qg[h*2*hd:h*2*hd+hd], w[ap+"q_norm.weight"], true)
-			rope(q, t)
+			rope(q, positions[t])
 			copy(qs[t][h*hd:], q)
 			copy(gates[t][h*hd:], qg[h*2*hd+hd:(h+1)*2*hd])
 		}
 		for h := range nkv {
 			kh := norm(k[h*hd:(h+1)*hd], w[ap+"k_norm.weight"], true)
-			rope(kh, t)
+			rope(kh, positions[t])
 			copy(k[h*hd:], kh)
 		}
 		ks[t], vs[t] = half(k), half(lin(ap+"v_proj.weight", x, nkv*hd))
@@ -427,25 +454,8 @@ func refGatedAttention(cfg *model.Config, w Weights, ap string, xs [][]float64, 
 		att := make([]float64, nh*hd)
 		for h := range nh {
 			kh := h / (nh / nkv)
-			sc := make([]float64, t+1)
-			mx := math.Inf(-1)
-			for s := range sc {
-				for i := range hd {
-					sc[s] += qs[t][h*hd+i] * ks[s][kh*hd+i]
-				}
-				sc[s] /= math.Sqrt(float64(hd))
-				mx = math.Max(mx, sc[s])
-			}
-			var sum float64
-			for s := range sc {
-				sc[s] = math.Exp(sc[s] - mx)
-				sum += sc[s]
-			}
-			for s := range sc {
-				for i := range hd {
-					att[h*hd+i] += sc[s] / sum * vs[s][kh*hd+i]
-				}
-			}
+			attend(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], t+1,
+				func(s int) []float64 { return ks[s][kh*hd:] }, func(s int) []float64 { return vs[s][kh*hd:] })
 		}
 		for i := range att {
 			att[i] /= 1 + math.Exp(-gates[t][i])
@@ -611,4 +621,30 @@ func refDeltaRule(cfg *model.Config, w Weights, lp string, convolved [][]float64
 		}
 	}
 	return out
+}
+
+// attend adds to out one query's attention over n keys and values:
+// softmax over j of q·key(j)/sqrt(len(q)), weighting value(j).
+func attend(out, q []float64, n int, key, value func(j int) []float64) {
+	sc := make([]float64, n)
+	mx := math.Inf(-1)
+	for j := range sc {
+		k := key(j)
+		for i := range q {
+			sc[j] += q[i] * k[i]
+		}
+		sc[j] /= math.Sqrt(float64(len(q)))
+		mx = math.Max(mx, sc[j])
+	}
+	var sum float64
+	for j := range sc {
+		sc[j] = math.Exp(sc[j] - mx)
+		sum += sc[j]
+	}
+	for j := range sc {
+		v := value(j)
+		for i := range out {
+			out[i] += sc[j] / sum * v[i]
+		}
+	}
 }
