@@ -128,6 +128,7 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", dir, "--prompt-ids", "1", "--kv-cache-type", "bf16"}, "multiple of 32"}, // heads of 16
 		{[]string{"--model", dir, "--prompt-ids", "1", "--spec", "medusa"}, "want auto, draft, dflash, ngram or off"},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--spec-trace"}, "--spec-trace needs --json"},
+		{[]string{"--model", dir, "--prompt-ids", "1,-1", "--image", "x.png", "--spec", "ngram"}, "--image runs with --spec off only"},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--spec", "dflash", "--json"}, "needs a DFlash draft"},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--spec", "draft", "--json"}, "needs a draft model"},
 	} {
