@@ -1,0 +1,195 @@
+package pdfdoc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/splash-inference/splash/pdfdoc/pdftest"
+)
+
+// testExtractor is the one extractor of the test binary: starting PDFium
+// (compiling the module, or loading it from the disk cache) is the
+// expensive part, and a server shares one the same way.
+var testExtractor = sync.OnceValue(func() *Extractor { return New(Options{}) })
+
+func TestExtract(t *testing.T) {
+	tests := []struct {
+		name string
+		pdf  []byte
+		want []Page
+	}{
+		{"one page", pdftest.Pages("Hello from page one, with enough text."),
+			[]Page{{1, "Hello from page one, with enough text.\n", false}}},
+		{"page numbers", pdftest.Pages("The first page says this.", "The second page says that.", "The third page closes it."),
+			[]Page{{1, "The first page says this.\n", false}, {2, "The second page says that.\n", false}, {3, "The third page closes it.\n", false}}},
+		{"lines", pdftest.Pages("Line one of the page\nLine two of the page"),
+			[]Page{{1, "Line one of the page\nLine two of the page\n", false}}},
+		{"escaped characters", pdftest.Pages(`f(x) = a\b (see note)`),
+			[]Page{{1, "f(x) = a\\b (see note)\n", false}}},
+		{"compressed streams", pdftest.Doc{Pages: []string{"Compressed content stream text."}, Compress: true}.Build(),
+			[]Page{{1, "Compressed content stream text.\n", false}}},
+		{"page without text", pdftest.Pages("Some real text is on this page.", ""),
+			[]Page{{1, "Some real text is on this page.\n", false}, {2, "", true}}},
+		{"page with little text", pdftest.Pages("Fig. 3"),
+			[]Page{{1, "Fig. 3\n", true}}},
+	}
+	x := testExtractor()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc, err := x.Extract(t.Context(), tt.pdf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.Pages) != len(tt.want) {
+				t.Fatalf("got %d pages %+v, want %d", len(doc.Pages), doc.Pages, len(tt.want))
+			}
+			for i, p := range doc.Pages {
+				if p != tt.want[i] {
+					t.Errorf("page %d = %+v, want %+v", i+1, p, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestExtractErrors(t *testing.T) {
+	valid := pdftest.Pages("A page of ordinary text.", "Another page of ordinary text.", "A third page.")
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		pdf  []byte
+		lim  Limits
+		want error
+		msg  string // the error's text contains this
+	}{
+		{"not a PDF", nil, []byte("hello, I am a text file"), Limits{}, ErrCorrupt, "not a readable PDF"},
+		{"nothing", nil, nil, Limits{}, ErrCorrupt, ""},
+		{"header only", nil, []byte("%PDF-1.7\n"), Limits{}, ErrCorrupt, ""},
+		{"encrypted", nil, pdftest.Doc{Pages: []string{"secret text"}, Encrypted: true}.Build(), Limits{}, ErrEncrypted, "password"},
+		{"no pages", nil, pdftest.Pages(), Limits{}, ErrEmpty, "no pages"},
+		{"too many pages", nil, valid, Limits{MaxPages: 2}, ErrTooManyPages, "3 pages, above the limit of 2"},
+		{"too many bytes", nil, valid, Limits{MaxBytes: 100}, ErrTooLarge, "above the limit of 100"},
+		{"too much text", nil, valid, Limits{MaxTextBytes: 90}, ErrTooLarge, "limit of 90 bytes at page 2"},
+		{"deadline passed", expired, valid, Limits{}, ErrTimeout, "took too long"},
+	}
+	x := testExtractor()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := tt.ctx
+			if ctx == nil {
+				ctx = t.Context()
+			}
+			lim := tt.lim
+			lim.Timeout = time.Minute
+			doc, err := x.extract(ctx, tt.pdf, lim.withDefaults(), nil)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v (doc %v), want %v", err, doc, tt.want)
+			}
+			if !IsDocumentError(err) || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("err = %q, want a document error containing %q", err, tt.msg)
+			}
+		})
+	}
+}
+
+// TestExtractCancelled cancels a document between pages: the instance it
+// ran on is killed, and the extractor goes on serving the next document.
+func TestExtractCancelled(t *testing.T) {
+	x := testExtractor()
+	pdf := pdftest.Pages("Page one has text on it.", "Page two has text on it.", "Page three has text on it.")
+	ctx, cancel := context.WithCancel(t.Context())
+	_, err := x.extract(ctx, pdf, x.Limits(), func(i int) {
+		if i == 1 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	for i := range 3 { // more than the pool's instances
+		doc, err := x.Extract(t.Context(), pdf)
+		if err != nil || len(doc.Pages) != 3 {
+			t.Fatalf("extraction %d after the kill: %v, %v", i, doc, err)
+		}
+	}
+}
+
+// TestExtractConcurrent reads more documents at once than there are
+// instances: each waits for a free one and gets its own text.
+func TestExtractConcurrent(t *testing.T) {
+	x := testExtractor()
+	const n = 6
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			want := fmt.Sprintf("Document number %d of the concurrent test.", i)
+			doc, err := x.Extract(t.Context(), pdftest.Pages(want))
+			switch {
+			case err != nil:
+				errs <- err
+			case doc.Pages[0].Text != want+"\n":
+				errs <- fmt.Errorf("document %d: got %q", i, doc.Pages[0].Text)
+			default:
+				errs <- nil
+			}
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestCleanText(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"a\r\nb\rc", "a\nb\nc\n"},
+		{"trailing   \nspace\t\r\n\r\n\r\n", "trailing\nspace\n"},
+		{"nul\x00s", "nuls\n"},
+		{" \r\n ", ""},
+	}
+	for _, tt := range tests {
+		if got := cleanText(tt.in); got != tt.want {
+			t.Errorf("cleanText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// FuzzExtract feeds arbitrary bytes to the extractor: every input gets a
+// document or a document error, never a panic, a hang or the extractor's
+// own failure.
+func FuzzExtract(f *testing.F) {
+	f.Add(pdftest.Pages("Some text on a page."))
+	f.Add(pdftest.Doc{Pages: []string{"compressed", ""}, Compress: true}.Build())
+	f.Add(pdftest.Doc{Pages: []string{"secret"}, Encrypted: true}.Build())
+	f.Add(pdftest.Pages())
+	f.Add([]byte("%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF"))
+	f.Add([]byte("not a pdf"))
+	x := testExtractor()
+	lim := Limits{MaxPages: 8, MaxBytes: 1 << 20, MaxTextBytes: 1 << 20, Timeout: 10 * time.Second}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := x.extract(t.Context(), data, lim, nil)
+		if err != nil {
+			if !IsDocumentError(err) {
+				t.Fatalf("not a document error: %v", err)
+			}
+			return
+		}
+		if len(doc.Pages) == 0 || len(doc.Pages) > lim.MaxPages {
+			t.Fatalf("%d pages", len(doc.Pages))
+		}
+		for i, p := range doc.Pages {
+			if p.Number != i+1 {
+				t.Fatalf("page %d numbered %d", i+1, p.Number)
+			}
+		}
+	})
+}
