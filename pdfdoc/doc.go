@@ -20,5 +20,8 @@
 // Limits bound each document: bytes (checked before parsing), pages
 // (checked after opening, before reading any), extracted text, and time
 // (a deadline interrupts PDFium mid-call). Pages with little or no text
-// are flagged LowText: scans and figures only a vision model can read.
+// are flagged LowText: scans and figures only a vision model can read;
+// with Limits.RenderPixels set, they are also rendered to images within
+// that many pixels. Document.PromptText lays the pages out for a prompt,
+// each under a "[file.pdf, page N]" marker.
 package pdfdoc

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"strings"
 	"unicode"
 
@@ -23,6 +24,9 @@ type Page struct {
 	Number  int    // from 1
 	Text    string // lines end with "\n"; no trailing blank lines
 	LowText bool   // little or no text: a scan, a figure or an empty page
+	// Image is the page rendered, for a LowText page when the extractor
+	// renders them (Limits.RenderPixels); nil otherwise.
+	Image *image.RGBA
 }
 
 // Document is a PDF's text, page by page.
@@ -121,11 +125,11 @@ func (r *reader) read(ctx context.Context, data []byte) (*Document, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		text, err := r.pageText(doc, i)
+		p, err := r.page(doc, i)
 		if err != nil {
 			return nil, err
 		}
-		out.Pages = append(out.Pages, Page{Number: i + 1, Text: text, LowText: lowText(text)})
+		out.Pages = append(out.Pages, p)
 	}
 	return out, nil
 }
@@ -141,15 +145,32 @@ func openError(err error) error {
 	return err
 }
 
-// pageText reads the text of page index i (from 0), counting it against
-// the text limit before copying it out.
-func (r *reader) pageText(doc references.FPDF_DOCUMENT, i int) (string, error) {
-	page, err := r.inst.FPDF_LoadPage(&requests.FPDF_LoadPage{Document: doc, Index: i})
+// page reads page index i (from 0): its text, and its image if it has
+// little text and the reader renders such pages.
+func (r *reader) page(doc references.FPDF_DOCUMENT, i int) (Page, error) {
+	loaded, err := r.inst.FPDF_LoadPage(&requests.FPDF_LoadPage{Document: doc, Index: i})
 	if err != nil {
-		return "", fmt.Errorf("%w: page %d cannot be read", ErrCorrupt, i+1)
+		return Page{}, fmt.Errorf("%w: page %d cannot be read", ErrCorrupt, i+1)
 	}
-	defer r.inst.FPDF_ClosePage(&requests.FPDF_ClosePage{Page: page.Page})
-	tp, err := r.inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: requests.Page{ByReference: &page.Page}})
+	defer r.inst.FPDF_ClosePage(&requests.FPDF_ClosePage{Page: loaded.Page})
+	ref := requests.Page{ByReference: &loaded.Page}
+	text, err := r.pageText(ref, i)
+	if err != nil {
+		return Page{}, err
+	}
+	p := Page{Number: i + 1, Text: text, LowText: lowText(text)}
+	if p.LowText && r.lim.RenderPixels > 0 {
+		if p.Image, err = r.render(ref); err != nil {
+			return Page{}, fmt.Errorf("%w: page %d cannot be rendered", ErrCorrupt, i+1)
+		}
+	}
+	return p, nil
+}
+
+// pageText reads the text of a page, counting it against the text limit
+// before copying it out.
+func (r *reader) pageText(page requests.Page, i int) (string, error) {
+	tp, err := r.inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: page})
 	if err != nil {
 		return "", fmt.Errorf("%w: the text of page %d cannot be read", ErrCorrupt, i+1)
 	}

@@ -17,6 +17,8 @@ import (
 // expensive part, and a server shares one the same way.
 var testExtractor = sync.OnceValue(func() *Extractor { return New(Options{}) })
 
+func pg(n int, text string, low bool) Page { return Page{Number: n, Text: text, LowText: low} }
+
 func TestExtract(t *testing.T) {
 	tests := []struct {
 		name string
@@ -24,19 +26,19 @@ func TestExtract(t *testing.T) {
 		want []Page
 	}{
 		{"one page", pdftest.Pages("Hello from page one, with enough text."),
-			[]Page{{1, "Hello from page one, with enough text.\n", false}}},
+			[]Page{pg(1, "Hello from page one, with enough text.\n", false)}},
 		{"page numbers", pdftest.Pages("The first page says this.", "The second page says that.", "The third page closes it."),
-			[]Page{{1, "The first page says this.\n", false}, {2, "The second page says that.\n", false}, {3, "The third page closes it.\n", false}}},
+			[]Page{pg(1, "The first page says this.\n", false), pg(2, "The second page says that.\n", false), pg(3, "The third page closes it.\n", false)}},
 		{"lines", pdftest.Pages("Line one of the page\nLine two of the page"),
-			[]Page{{1, "Line one of the page\nLine two of the page\n", false}}},
+			[]Page{pg(1, "Line one of the page\nLine two of the page\n", false)}},
 		{"escaped characters", pdftest.Pages(`f(x) = a\b (see note)`),
-			[]Page{{1, "f(x) = a\\b (see note)\n", false}}},
+			[]Page{pg(1, "f(x) = a\\b (see note)\n", false)}},
 		{"compressed streams", pdftest.Doc{Pages: []string{"Compressed content stream text."}, Compress: true}.Build(),
-			[]Page{{1, "Compressed content stream text.\n", false}}},
+			[]Page{pg(1, "Compressed content stream text.\n", false)}},
 		{"page without text", pdftest.Pages("Some real text is on this page.", ""),
-			[]Page{{1, "Some real text is on this page.\n", false}, {2, "", true}}},
+			[]Page{pg(1, "Some real text is on this page.\n", false), pg(2, "", true)}},
 		{"page with little text", pdftest.Pages("Fig. 3"),
-			[]Page{{1, "Fig. 3\n", true}}},
+			[]Page{pg(1, "Fig. 3\n", true)}},
 	}
 	x := testExtractor()
 	for _, tt := range tests {
@@ -192,4 +194,72 @@ func FuzzExtract(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestExtractRenders has pages with little text rendered within the pixel
+// cap, and only those.
+func TestExtractRenders(t *testing.T) {
+	pdf := pdftest.Doc{Pages: []string{"A page with plenty of text on it.", ""}, Figures: []int{0, 1}}.Build()
+	const maxPixels = 100_000
+	lim := DefaultLimits()
+	lim.RenderPixels = maxPixels
+	doc, err := testExtractor().extract(t.Context(), pdf, lim, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Pages[0].Image != nil {
+		t.Errorf("page 1 has text but was rendered")
+	}
+	img := doc.Pages[1].Image
+	if img == nil {
+		t.Fatal("page 2 has no text but was not rendered")
+	}
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	if w*h > maxPixels || w != 277 || h != 359 { // 612×792 points scaled by √(100000/(612·792)), truncated
+		t.Errorf("rendered %d×%d, want 277×359 within %d pixels", w, h, maxPixels)
+	}
+	// The square spans points 72..144 from the bottom-left: pixels
+	// 32..65 across and 293..326 down (the image's origin is top-left).
+	for _, tc := range []struct {
+		x, y int
+		dark bool
+	}{{48, 310, true}, {10, 10, false}, {150, 310, false}, {48, 200, false}} {
+		c := img.RGBAAt(tc.x, tc.y)
+		if dark := c.R < 64 && c.G < 64 && c.B < 64; dark != tc.dark {
+			t.Errorf("pixel (%d,%d) = %v, want dark %v", tc.x, tc.y, c, tc.dark)
+		}
+	}
+}
+
+func TestRenderSize(t *testing.T) {
+	tests := []struct {
+		w, h      float64
+		maxPixels int
+		pw, ph    int
+	}{
+		{612, 792, 4 << 20, 1275, 1650}, // Letter at the 150 dpi ceiling
+		{612, 792, 1 << 20, 900, 1164},
+		{595, 842, 1 << 20, 860, 1218}, // A4
+		{72, 72, 100, 10, 10},
+		{1, 100000, 1000, 1, 1000}, // a ribbon stays within the cap
+		{0, 792, 1000, 1, 1},
+		{612, 792, 0, 1, 1},
+	}
+	for _, tt := range tests {
+		pw, ph := renderSize(tt.w, tt.h, tt.maxPixels)
+		if pw != tt.pw || ph != tt.ph || pw*ph > max(tt.maxPixels, 1) {
+			t.Errorf("renderSize(%v, %v, %d) = %d×%d, want %d×%d", tt.w, tt.h, tt.maxPixels, pw, ph, tt.pw, tt.ph)
+		}
+	}
+}
+
+func TestPromptText(t *testing.T) {
+	doc := &Document{Pages: []Page{pg(1, "First page.\nSecond line.\n", false), pg(2, "", true), pg(3, "Last.\n", true)}}
+	want := "[a.pdf, page 1]\nFirst page.\nSecond line.\n\n[a.pdf, page 2: no text]\n\n[a.pdf, page 3]\nLast.\n"
+	if got := doc.PromptText("a.pdf"); got != want {
+		t.Errorf("PromptText = %q, want %q", got, want)
+	}
+	if got := (&Document{Pages: []Page{pg(1, "x\n", true)}}).PromptText("\n"); got != "[document, page 1]\nx\n" {
+		t.Errorf("PromptText without a name = %q", got)
+	}
 }

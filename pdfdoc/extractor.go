@@ -22,6 +22,9 @@ type Limits struct {
 	MaxPages     int           // documents with more pages are refused
 	MaxTextBytes int           // extracted text above this is refused
 	Timeout      time.Duration // per document, on top of the caller's context
+	// RenderPixels, if positive, has LowText pages rendered to images of at
+	// most this many pixels (Page.Image), for a model that reads images.
+	RenderPixels int
 }
 
 // DefaultLimits are the limits a zero Limits field falls back to.
@@ -43,6 +46,7 @@ func (l Limits) withDefaults() Limits {
 	if l.Timeout > 0 {
 		d.Timeout = l.Timeout
 	}
+	d.RenderPixels = l.RenderPixels
 	return d
 }
 

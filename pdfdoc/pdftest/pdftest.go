@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -18,6 +19,9 @@ type Doc struct {
 	Pages []string
 	// Compress stores the page content streams with FlateDecode.
 	Compress bool
+	// Figures lists pages (from 0) that also show a filled black square,
+	// 1 inch a side, 1 inch from the bottom-left corner.
+	Figures []int
 	// Encrypted adds a standard security handler whose user password is
 	// not empty, so the document cannot be opened without a password.
 	Encrypted bool
@@ -38,7 +42,7 @@ func (d Doc) Build() []byte {
 	w.object("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
 	for i, text := range d.Pages {
 		w.object(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i))
-		w.stream(content(text), d.Compress)
+		w.stream(content(text, slices.Contains(d.Figures, i)), d.Compress)
 	}
 	trailer := fmt.Sprintf("/Size %d /Root 1 0 R /ID [<%s> <%s>]", len(w.offsets)+1, fileID, fileID)
 	if d.Encrypted {
@@ -92,11 +96,14 @@ func (w *writer) stream(data []byte, compress bool) {
 
 // content is a page content stream showing text line by line from the
 // top-left of a US Letter page.
-func content(text string) []byte {
-	if text == "" {
-		return nil
-	}
+func content(text string, figure bool) []byte {
 	var b bytes.Buffer
+	if figure {
+		b.WriteString("0 0 0 rg\n72 72 72 72 re\nf\n")
+	}
+	if text == "" {
+		return b.Bytes()
+	}
 	b.WriteString("BT\n/F1 12 Tf\n14 TL\n72 720 Td\n")
 	for _, line := range strings.Split(text, "\n") {
 		fmt.Fprintf(&b, "(%s) Tj\nT*\n", escape(line))
