@@ -120,7 +120,11 @@ func (r *Resolver) DecodeBase64(mediaType, b64 string) (Media, error) {
 	if n := base64.StdEncoding.DecodedLen(len(b64)); n > r.opts.MaxBytes+2 {
 		return Media{}, fmt.Errorf("%w: about %d bytes, above the limit of %d", ErrTooLarge, n, r.opts.MaxBytes)
 	}
-	data, err := base64.StdEncoding.DecodeString(strings.TrimRight(b64, "\r\n"))
+	b64 = strings.TrimRight(b64, "\r\n")
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil && len(b64)%4 != 0 { // some clients leave the padding off
+		data, err = base64.RawStdEncoding.DecodeString(b64)
+	}
 	if err != nil {
 		return Media{}, fmt.Errorf("%w: the data is not valid base64", ErrBadDataURL)
 	}

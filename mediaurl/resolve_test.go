@@ -63,6 +63,7 @@ func TestResolveInline(t *testing.T) {
 	}{
 		{"data URL", "data:image/png;base64," + b64, false, nil, "image/png"},
 		{"data URL with parameters", "data:application/pdf;name=a.pdf;base64," + b64, false, nil, "application/pdf"},
+		{"unpadded", "data:image/png;base64," + strings.TrimRight(b64, "="), false, nil, "image/png"},
 		{"upper-case scheme", "DATA:image/PNG;BASE64," + b64, false, nil, "image/png"},
 		{"not base64", "data:image/png," + png, false, ErrBadDataURL, ""},
 		{"bad base64", "data:image/png;base64,%%%", false, ErrBadDataURL, ""},
@@ -184,4 +185,24 @@ func TestResolveFetch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzResolveData: any data: URL decodes within the cap or is refused
+// with one of the package's errors; nothing is fetched.
+func FuzzResolveData(f *testing.F) {
+	f.Add("data:image/png;base64,iVBORw0KGgo=")
+	f.Add("data:application/pdf;base64,JVBERi0xLjQ=")
+	f.Add("data:;base64,")
+	f.Add("data:text/plain,hello")
+	f.Add("data:x;base64,====")
+	r := New(Options{MaxBytes: 64})
+	f.Fuzz(func(t *testing.T, rest string) {
+		m, err := r.Resolve(t.Context(), "data:"+rest)
+		switch {
+		case err == nil && len(m.Data) > 64:
+			t.Fatalf("%d bytes decoded past the cap", len(m.Data))
+		case err != nil && !errors.Is(err, ErrBadDataURL) && !errors.Is(err, ErrTooLarge):
+			t.Fatalf("unexpected error %v", err)
+		}
+	})
 }
