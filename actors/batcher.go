@@ -320,18 +320,23 @@ func (b *BatcherActor) sendFeatures(ctx actor.Context, plan *engine.Plan, res en
 }
 
 // committedFeatures copies a step's features at the positions it
-// committed: a prefill row's every position, a decode row's last token and
-// its accepted drafts (the target's own token after them has not been run
-// yet: it is the next block's anchor). out holds w floats per position
-// the batch fed.
+// committed: a prefill row's every position, a decode row's tokens (its
+// last, after those a state model recomputes following rejected drafts)
+// and its accepted drafts (the target's own token after them has not been
+// run yet: it is the next block's anchor), none of a warming row's
+// (engine.Config.WarmAnswers). out holds w floats per position the batch
+// fed.
 func committedFeatures(out []float32, w int, plan *engine.Plan, res engine.StepResult) []spec.Features {
 	var fs []spec.Features
 	off := 0
 	for i := range plan.Rows {
 		r := &plan.Rows[i]
 		fed, keep := len(r.Tokens), len(r.Tokens)
-		if r.Kind == engine.DecodeRow {
-			fed, keep = 1+len(r.Draft), min(len(res.Rows[i].Tokens), 1+len(r.Draft))
+		if r.Warm {
+			keep = 0 // the scheduler's own recomputation: no draft follows that sequence
+		} else if r.Kind == engine.DecodeRow {
+			fed = len(r.Tokens) + len(r.Draft)
+			keep = min(len(r.Tokens)-1+len(res.Rows[i].Tokens), fed)
 		}
 		if keep > 0 {
 			ft := spec.Features{Seq: r.Seq, Start: r.Start, Rows: append([]float32(nil), out[off*w:(off+keep)*w]...)}

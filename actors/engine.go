@@ -74,7 +74,8 @@ type Engine struct {
 	metrics *metricsBox
 }
 
-// GenerateRequest is one request in token ids.
+// GenerateRequest is one sequence's request in token ids: a Request's
+// choice (Request.Sequence), or a caller's own single sequence.
 type GenerateRequest struct {
 	Prompt         []int32
 	Sampling       sample.Params // Sampling.Logprobs: < 0 none, 0 sampled token, k top-k too
@@ -123,44 +124,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Model == nil || cfg.NewDecoder == nil {
 		return nil, errors.New("actors: Config needs Model and NewDecoder")
 	}
-	var proposer spec.Proposer        // runs inside Schedule (n-gram: no forward pass)
-	var newDraft func() spec.Proposer // runs in the DraftActor
-	switch cfg.Spec {
-	case "", "auto":
-		if cfg.DFlash != nil {
-			cfg.Spec, newDraft = "dflash", func() spec.Proposer { return mustDFlash(cfg) }
-		} else if cfg.Draft == nil {
-			cfg.Spec, proposer = "ngram", spec.Ngram{}
-		} else {
-			cfg.Spec = "auto"
-			newDraft = func() spec.Proposer { return spec.NewHybrid(spec.Ngram{}, mustDraft(cfg)) }
-		}
-	case "ngram":
-		proposer = spec.Ngram{}
-	case "draft":
-		if cfg.Draft == nil {
-			return nil, errors.New("actors: --spec draft needs a draft model")
-		}
-		newDraft = func() spec.Proposer { return mustDraft(cfg) }
-	case "dflash":
-		if cfg.DFlash == nil {
-			return nil, errors.New("actors: --spec dflash needs a DFlash draft")
-		}
-		newDraft = func() spec.Proposer { return mustDFlash(cfg) }
-	case "off":
-		cfg.Scheduler.MaxDraft = 0
-	default:
-		return nil, fmt.Errorf("actors: speculation %q is not supported (auto, ngram, draft, dflash or off)", cfg.Spec)
-	}
-	if cfg.Proposer != nil {
-		proposer, newDraft = cfg.Proposer, nil
-		cfg.Spec = "custom"
-	}
-	if cfg.Spec == "dflash" && cfg.Scheduler.MaxDraft == 0 {
-		cfg.Scheduler.MaxDraft = cfg.DFlash.Config().BlockSize - 1 // one block's proposals
-	}
-	if cfg.Spec != "off" && cfg.Scheduler.MaxDraft == 0 {
-		cfg.Scheduler.MaxDraft = 4
+	proposer, newDraft, err := speculation(&cfg)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Draft != nil && cfg.Draft.Config().VocabSize != cfg.Model.Config().VocabSize {
 		return nil, fmt.Errorf("actors: draft vocabulary %d differs from the target's %d", cfg.Draft.Config().VocabSize, cfg.Model.Config().VocabSize)
@@ -186,7 +152,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := cache.CheckKV(cfg.KVType, sc.BlockSize); err != nil {
 		return nil, fmt.Errorf("actors: %w", err)
 	}
-	kv := model.NewCache(cfg.Model, sc.NumBlocks, sc.BlockSize, sc.StateSlots+sc.StateSnapshots, cfg.KVType) // running sequences' slots, then snapshots
+	kv := model.NewCache(cfg.Model, sc.NumBlocks, sc.BlockSize, sc.CacheSlots(), cfg.KVType) // running sequences' slots and spares, then snapshots
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -205,20 +171,9 @@ func New(cfg Config) (*Engine, error) {
 	verifier := actor.PropsFromProducer(func() actor.Actor {
 		return &VerifierActor{model: cfg.Model, kv: kv, fault: cfg.VerifierFault}
 	})
-	var draftProps *actor.Props
-	if newDraft != nil {
-		if cfg.DraftBlocks == 0 {
-			cfg.DraftBlocks = sc.NumBlocks
-		}
-		cfg.Scheduler.BlockSize = sc.BlockSize
-		if cfg.Spec == "dflash" {
-			if _, err := spec.NewDFlash(cfg.DFlash, cfg.DraftBlocks, sc.BlockSize, cfg.KVType); err != nil {
-				return nil, fmt.Errorf("actors: dflash draft: %w", err)
-			}
-		} else if _, err := spec.NewDraftModel(cfg.Draft, cfg.DraftBlocks, sc.BlockSize, cfg.KVType); err != nil {
-			return nil, fmt.Errorf("actors: draft model: %w", err)
-		}
-		draftProps = actor.PropsFromProducer(func() actor.Actor { return &DraftActor{proposer: newDraft()} })
+	draftProps, err := draftActor(&cfg, sc.NumBlocks, sc.BlockSize, newDraft)
+	if err != nil {
+		return nil, err
 	}
 	props := actor.PropsFromProducer(func() actor.Actor {
 		b := &BatcherActor{sched: mustScheduler(cfg.Scheduler, proposer), decider: engine.Decider{Vocab: cfg.Model.Config().VocabSize},
@@ -237,6 +192,72 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("actors: %w", err)
 	}
 	return e, nil
+}
+
+// speculation resolves cfg.Spec, writing back what "auto" chose and the
+// draft length: a proposer that runs inside Schedule (n-gram: no forward
+// pass), or newDraft, the constructor of the DraftActor's proposer. newDraft
+// reads cfg when it runs, after New has sized the draft's cache.
+func speculation(cfg *Config) (proposer spec.Proposer, newDraft func() spec.Proposer, err error) {
+	switch cfg.Spec {
+	case "", "auto":
+		if cfg.DFlash != nil {
+			cfg.Spec, newDraft = "dflash", func() spec.Proposer { return mustDFlash(*cfg) }
+		} else if cfg.Draft == nil {
+			cfg.Spec, proposer = "ngram", spec.Ngram{}
+		} else {
+			cfg.Spec = "auto"
+			newDraft = func() spec.Proposer { return spec.NewHybrid(spec.Ngram{}, mustDraft(*cfg)) }
+		}
+	case "ngram":
+		proposer = spec.Ngram{}
+	case "draft":
+		if cfg.Draft == nil {
+			return nil, nil, errors.New("actors: --spec draft needs a draft model")
+		}
+		newDraft = func() spec.Proposer { return mustDraft(*cfg) }
+	case "dflash":
+		if cfg.DFlash == nil {
+			return nil, nil, errors.New("actors: --spec dflash needs a DFlash draft")
+		}
+		newDraft = func() spec.Proposer { return mustDFlash(*cfg) }
+	case "off":
+		cfg.Scheduler.MaxDraft = 0
+	default:
+		return nil, nil, fmt.Errorf("actors: speculation %q is not supported (auto, ngram, draft, dflash or off)", cfg.Spec)
+	}
+	if cfg.Proposer != nil {
+		proposer, newDraft = cfg.Proposer, nil
+		cfg.Spec = "custom"
+	}
+	if cfg.Spec == "dflash" && cfg.Scheduler.MaxDraft == 0 {
+		cfg.Scheduler.MaxDraft = cfg.DFlash.Config().BlockSize - 1 // one block's proposals
+	}
+	if cfg.Spec != "off" && cfg.Scheduler.MaxDraft == 0 {
+		cfg.Scheduler.MaxDraft = 4
+	}
+	return proposer, newDraft, nil
+}
+
+// draftActor checks the draft's settings and returns the DraftActor's
+// props, or nil without a draft (numBlocks and blockSize are the target's
+// pool's, which the draft's cache follows unless cfg.DraftBlocks sizes it).
+func draftActor(cfg *Config, numBlocks, blockSize int, newDraft func() spec.Proposer) (*actor.Props, error) {
+	if newDraft == nil {
+		return nil, nil
+	}
+	if cfg.DraftBlocks == 0 {
+		cfg.DraftBlocks = numBlocks
+	}
+	cfg.Scheduler.BlockSize = blockSize
+	if cfg.Spec == "dflash" {
+		if _, err := spec.NewDFlash(cfg.DFlash, cfg.DraftBlocks, blockSize, cfg.KVType); err != nil {
+			return nil, fmt.Errorf("actors: dflash draft: %w", err)
+		}
+	} else if _, err := spec.NewDraftModel(cfg.Draft, cfg.DraftBlocks, blockSize, cfg.KVType); err != nil {
+		return nil, fmt.Errorf("actors: draft model: %w", err)
+	}
+	return actor.PropsFromProducer(func() actor.Actor { return &DraftActor{proposer: newDraft()} }), nil
 }
 
 // Generate starts a request and returns its event stream. Cancelling ctx

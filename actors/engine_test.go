@@ -18,6 +18,7 @@ import (
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model"
+	"github.com/splash-inference/splash/model/hybridref"
 	"github.com/splash-inference/splash/model/testmodel"
 )
 
@@ -35,12 +36,18 @@ func tinyModelSeed(t testing.TB, seed uint64) model.Model { return tinyModelShap
 // tinyModelShaped is tinyModelSeed with heads of headDim (0: Tiny's).
 func tinyModelShaped(t testing.TB, seed uint64, headDim int) model.Model {
 	t.Helper()
-	dir := t.TempDir()
 	spec := testmodel.Tiny("qwen3")
 	spec.Seed = seed
 	if headDim > 0 {
 		spec.HeadDim = headDim
 	}
+	return tinyModelOf(t, spec)
+}
+
+// tinyModelOf writes spec's checkpoint and builds it on a 2-thread CPU.
+func tinyModelOf(t testing.TB, spec testmodel.Spec) model.Model {
+	t.Helper()
+	dir := t.TempDir()
 	if err := testmodel.Write(dir, spec); err != nil {
 		t.Fatal(err)
 	}
@@ -274,32 +281,45 @@ func TestGreedySharedPrefixIsBatchInvariant(t *testing.T) {
 	}
 }
 
+// TestStopStringsAndCancellation: a stop string ends a request, and a
+// cancelled request's stream ends with its blocks (and, for a hybrid
+// model, its state slot and spare) freed, with n-gram speculation on.
 func TestStopStringsAndCancellation(t *testing.T) {
-	m := tinyModel(t)
-	e := newEngine(t, m, "ngram", 64, nil)
-	ref := greedyAlone(t, m, promptFor(3), 6)
-	stopAt := fmt.Sprintf("<%d>", ref[2])
-	ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: promptFor(3), MaxTokens: 50, Stop: []string{stopAt}, Sampling: sample.Params{Logprobs: -1}})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		m    model.Model
+	}{
+		{"dense", tinyModel(t)},
+		{"hybrid", tinyHybridModel(t, "Qwen3_5ForConditionalGeneration", hybridref.Tiny("qwen3_5", true), metal.F32)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.m
+			e := newEngine(t, m, "ngram", 64, nil)
+			ref := greedyAlone(t, m, promptFor(3), 6)
+			stopAt := fmt.Sprintf("<%d>", ref[2])
+			ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: promptFor(3), MaxTokens: 50, Stop: []string{stopAt}, Sampling: sample.Params{Logprobs: -1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := collect(ch)
+			if r.finish != stop.Stop || strings.Contains(r.text, stopAt) && !strings.HasPrefix(r.text, stopAt) {
+				t.Fatalf("finish %q text %q (stop %q)", r.finish, r.text, stopAt)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			ch, err = e.Generate(ctx, GenerateRequest{Prompt: promptFor(4), MaxTokens: 0, Sampling: sample.Params{Logprobs: -1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-ch // first tokens arrived: the sequence holds blocks
+			cancel()
+			// A caller that cancelled may miss the last event, but the stream must
+			// end and the blocks must be freed.
+			if r = collect(ch); r.finish != stop.Cancelled && r.finish != stop.None {
+				t.Fatalf("finish %q after cancel", r.finish)
+			}
+			waitIdle(t, e)
+		})
 	}
-	r := collect(ch)
-	if r.finish != stop.Stop || strings.Contains(r.text, stopAt) && !strings.HasPrefix(r.text, stopAt) {
-		t.Fatalf("finish %q text %q (stop %q)", r.finish, r.text, stopAt)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ch, err = e.Generate(ctx, GenerateRequest{Prompt: promptFor(4), MaxTokens: 0, Sampling: sample.Params{Logprobs: -1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-ch // first tokens arrived: the sequence holds blocks
-	cancel()
-	// A caller that cancelled may miss the last event, but the stream must
-	// end and the blocks must be freed.
-	if r = collect(ch); r.finish != stop.Cancelled && r.finish != stop.None {
-		t.Fatalf("finish %q after cancel", r.finish)
-	}
-	waitIdle(t, e)
 }
 
 func TestLogprobs(t *testing.T) {

@@ -32,8 +32,10 @@ type Config struct {
 	// StateSlots is the number of per-sequence state slots of a model
 	// with state layers (model.CacheSpec.HasState); zero for a model
 	// without. A sequence holds a slot while it runs, so at most
-	// StateSlots run at once. Such a state cannot be rolled back, so
-	// speculation is off (MaxDraft 0) and no prefix is reused.
+	// StateSlots run at once. Such a state cannot be rolled back: with
+	// speculation (MaxDraft > 0) each sequence also holds a spare slot,
+	// where a verify pass saves the state before its drafts, to go back
+	// to when some are rejected (CacheSlots counts them).
 	StateSlots int
 	// StateChunk and StateShortRows, for a model with state layers
 	// (model.CacheSpec's fields of those names), make the results
@@ -48,14 +50,39 @@ type Config struct {
 	// per cached block ending at a multiple of StateChunk that a prompt
 	// chunk reached (the state there is any sequence's with that prefix),
 	// so that a prefix hit resumes from the deepest one and recomputes the
-	// rest. Each takes a state slot's memory (model.NewCache's slots are
-	// StateSlots+StateSnapshots). Zero: no prefix hits for such a model.
+	// rest. Each takes a state slot's memory (CacheSlots). Zero: no prefix
+	// hits for such a model.
 	StateSnapshots int
 	// StateSnapshotEvery is the snapshot interval, a multiple of
 	// StateChunk (8·StateChunk when zero): prompt chunks of a model with
 	// snapshots also end at its multiples, so that each is a chunk's end
 	// and gets a snapshot, and a hit recomputes less than an interval.
 	StateSnapshotEvery int
+	// WarmAnswers, for a model with state snapshots, has the scheduler
+	// recompute each finished request's answer (not a cancelled one's) on
+	// its own account, in prompt chunks from the snapshot at its prompt's
+	// last chunk boundary, when no request waits: a generated token's
+	// state is not what a prompt chunk computes, so without this a
+	// conversation's next turn, which sends the answer back as prompt,
+	// resumes at the previous prompt's end and recomputes the whole
+	// answer; with it, at the answer's last chunk boundary.
+	WarmAnswers bool
+}
+
+// CacheSlots is the number of state slots model.NewCache must make for a
+// scheduler of this configuration (as Scheduler.Config returns it): a slot
+// per running sequence, a spare per running sequence when it speculates,
+// then the snapshots.
+func (c Config) CacheSlots() int {
+	return c.StateSlots*(1+c.spares()) + c.StateSnapshots
+}
+
+// spares is 1 when each sequence holds a spare state slot, else 0.
+func (c Config) spares() int {
+	if c.StateSlots > 0 && c.MaxDraft > 0 {
+		return 1
+	}
+	return 0
 }
 
 func (c *Config) withDefaults() (Config, error) {
@@ -68,9 +95,6 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if d.StateSnapshots > 0 && d.StateSnapshotEvery == 0 {
 		d.StateSnapshotEvery = 8 * d.StateChunk
-	}
-	if d.StateSlots > 0 {
-		d.MaxDraft = 0 // a verify row's rejected tokens would stay in the state
 	}
 	switch {
 	case d.BlockSize < 0 || d.NumBlocks <= 0:

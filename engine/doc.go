@@ -25,7 +25,9 @@
 // The Plan's rows map 1:1 onto model.Row: a prompt chunk wants no logits,
 // one (when it completes the sequence's tokens) or all of them (prompt
 // logprobs); a verify row feeds the last accepted token and k drafts and
-// wants logits at all k+1 positions. The batch also carries the block
+// wants logits at all k+1 positions (for a model with state layers, after
+// rejected drafts, the kept tokens it recomputes come first, without
+// logits). The batch also carries the block
 // copies of the step's prefix hits that reach into a block (a sequence gets
 // its own copy of a cached block whose first positions it shares), which
 // Forward makes before the rows run. Update rolls back the KV positions of
@@ -81,14 +83,38 @@
 // admitted only when one is free, and preemption, cancellation and
 // finishing free it with the blocks. Each row carries its slot
 // (PlanRow.State, model.Row.State); a preempted sequence restarts at
-// position 0, where the model clears the slot. Its state cannot be rolled
-// back, so such a scheduler does not speculate. Its results depend on how
+// position 0, where the model clears the slot. Its results depend on how
 // the model's calls split a sequence, so prompt chunks are cut where the
 // model says they may be (Config.StateChunk, StateShortRows) and results
 // are the same however the scheduler batches and preempts. A prefix is
 // resumed only from a state snapshot (Config.StateSnapshots, kvcache's
 // package doc), kept where a prompt chunk ends at a multiple of
-// StateSnapshotEvery.
+// StateSnapshotEvery or at the prompt's last multiple of StateChunk (a
+// chunk ends there too); only blocks up to that boundary are indexed,
+// since decoded positions and a prompt's last partial chunk hold other
+// bits than a longer prompt computes there. So that a conversation's next
+// turn resumes at the end of the answer rather than of the prompt, with
+// Config.WarmAnswers a finished request (not a cancelled one) leaves a
+// warming sequence of its tokens up to their last StateChunk multiple: the
+// scheduler's own, run as a prompt from that snapshot when no request
+// waits (PlanRow.Warm rows ask no logits; no Output; one StateChunk a
+// step beside decode rows), indexed and snapshotted at its end like a
+// prompt, and dropped when a request needs its place or blocks.
+//
+// Its state cannot be rolled back either, so when such a scheduler
+// speculates each running sequence holds a second, spare slot
+// (Config.CacheSlots counts them): a verify row's batch first copies the
+// sequence's state into its spare (Plan.Batch), and when drafts are
+// rejected Update swaps slot and spare (kvcache's Settle), so the
+// sequence stands at the verify's start again, and its next decode row
+// recomputes the tokens the verify kept before its new one (a replay,
+// with room for new drafts). Decode and verify rows stay within
+// StateShortRows tokens, the calls that compute a position as decoding it
+// alone does, so greedy output is the same with and without speculation,
+// whatever the proposer (n-gram, draft model or DFlash: the mechanism
+// only sees drafts). Saving costs one state copy a verify row; keeping
+// every verify position's state instead would write k+1 states a row and
+// hold k+1 slots a sequence (BenchmarkHybridVerifyState).
 //
 // # States
 //

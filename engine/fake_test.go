@@ -69,6 +69,9 @@ func (f *fakeModel) Forward(b *model.Batch, kv *metal.KVCache) ([]float32, error
 	if err := kv.CopyBlocks(b.Copies); err != nil {
 		return nil, fmt.Errorf("fake: %w", err)
 	}
+	if err := metal.CopyStates(kv.States, b.StateCopies); err != nil {
+		return nil, fmt.Errorf("fake: %w", err)
+	}
 	out := f.logits[:0]
 	k := kv.Layers[0].K
 	for ri, r := range b.Rows {
@@ -256,7 +259,7 @@ func newHarness(t testing.TB, cfg Config, proposer spec.Proposer) *harness {
 	m := newFakeModel(fakeVocab)
 	c := s.Config()
 	m.state = c.StateSlots > 0
-	return &harness{t: t, s: s, m: m, kv: model.NewCache(m, c.NumBlocks, c.BlockSize, c.StateSlots, metal.KVF16), dec: Decider{Vocab: fakeVocab},
+	return &harness{t: t, s: s, m: m, kv: model.NewCache(m, c.NumBlocks, c.BlockSize, c.CacheSlots(), metal.KVF16), dec: Decider{Vocab: fakeVocab},
 		params: map[uint64]sample.Params{}, samplers: map[uint64]*sample.Sampler{},
 		out: map[uint64][]int32{}, cached: map[uint64][]int{}, prompt: map[uint64][]TokenLogprobs{}, reason: map[uint64]stop.Reason{}}
 }
@@ -357,6 +360,18 @@ func (h *harness) run() {
 		}
 	}
 	h.checkLeaks()
+}
+
+// checkOutputs fails for each of reqs whose output or finish reason is
+// not its solo greedy reference's.
+func (h *harness) checkOutputs(reqs []Request) {
+	h.t.Helper()
+	for _, r := range reqs {
+		want, reason := referenceGreedy(r, fakeVocab, h.s.Config().MaxModelLen)
+		if !slices.Equal(h.out[r.ID], want) || h.reason[r.ID] != reason {
+			h.t.Errorf("sequence %d: %v (%s), want %v (%s)", r.ID, h.out[r.ID], h.reason[r.ID], want, reason)
+		}
+	}
 }
 
 func (h *harness) checkLeaks() {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"slices"
+
 	"github.com/splash-inference/splash/engine/spec"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
@@ -23,7 +25,7 @@ type PlanRow struct {
 	Seq    uint64
 	Kind   RowKind
 	Start  int     // position of Tokens[0]
-	Tokens []int32 // the known tokens fed: a chunk, or the one last token of a decode row
+	Tokens []int32 // the known tokens fed: a chunk, or a decode row's last token (after the tokens a state model recomputes, decodeTokens)
 	// Logits of a prefill row: 0 for a chunk that does not reach the end of
 	// the sequence's tokens, 1 for one that does, len(Tokens) for prompt
 	// logprobs. A decode row always wants 1+len(Draft).
@@ -32,12 +34,17 @@ type PlanRow struct {
 	Draft    []int32 // proposals to verify, at most MaxDraft
 	Blocks   []int32 // the sequence's block table
 	State    int32   // the sequence's state slot (model.Row.State); -1 for a model without state layers
+	spare    int32   // the sequence's spare state slot (kvcache's Blocks.Spare); -1: none
 	// CompletesSequence is set on a prefill row that reaches the end of the
 	// sequence's tokens: its last logits give the next token.
 	CompletesSequence bool
 	// PromptLogits is set when the row has logits at every position for
 	// the request's prompt logprobs.
 	PromptLogits bool
+	// Warm is set on the prompt chunks of the scheduler's own sequences
+	// that recompute a finished answer's state (Config.WarmAnswers): no
+	// request's, their ids are none the caller gave.
+	Warm bool
 
 	seq *sequence
 }
@@ -49,6 +56,16 @@ func (r *PlanRow) SeqTokens() []int32 {
 		return nil
 	}
 	return r.seq.tokens
+}
+
+// saved is the position whose state the row's batch saves in the
+// sequence's spare slot before it runs (Batch: a verify row of a model
+// with state layers saves the state at its start), or -1.
+func (r *PlanRow) saved() int {
+	if r.Kind == DecodeRow && len(r.Draft) > 0 && r.spare >= 0 {
+		return r.Start
+	}
+	return -1
 }
 
 // NumLogits is how many logit vectors the row gets back from the model.
@@ -70,9 +87,10 @@ type Plan struct {
 	inputs []int32 // backing store for decode rows' model tokens
 	copies []metal.BlockCopy
 	// stateCopies are the state snapshots kept and restored (kvcache's
-	// TakeStateCopies) that the batch makes first.
-	stateCopies []metal.StateCopy
-	batch       model.Batch
+	// TakeStateCopies) that the batch makes first; batchCopies are them
+	// followed by the verify rows' saves (PlanRow.saved).
+	stateCopies, batchCopies []metal.StateCopy
+	batch                    model.Batch
 }
 
 // Empty reports whether the plan has no rows (nothing to run).
@@ -85,6 +103,11 @@ func (p *Plan) NumTokens() int {
 		n += len(p.Rows[i].Tokens) + len(p.Rows[i].Draft)
 	}
 	return n
+}
+
+// hasDecodeRows reports whether any row is a decode or verify row.
+func (p *Plan) hasDecodeRows() bool {
+	return slices.ContainsFunc(p.Rows, func(r PlanRow) bool { return r.Kind == DecodeRow })
 }
 
 // onlyDecodeRows reports whether every row is a decode or verify row.
@@ -126,8 +149,10 @@ func (p *Plan) SetDrafts(wants []spec.Want) {
 // Batch returns the model batch for the plan. It is rebuilt on every call,
 // so call it after the drafts are set; the returned batch is valid until the
 // next Schedule. Its Copies (the prefix cache's partial-block hits of the
-// sequences admitted in this step) must be made once, before the rows run,
-// as model.Model.Forward does: run each batch once.
+// sequences admitted in this step) and StateCopies (state snapshots kept
+// and restored, then each verify row's state saved in its spare slot, for
+// a model with state layers) must be made once, before the rows run, as
+// model.Model.Forward does: run each batch once.
 func (p *Plan) Batch() *model.Batch {
 	need := 0
 	for i := range p.Rows {
@@ -140,6 +165,7 @@ func (p *Plan) Batch() *model.Batch {
 	}
 	in := p.inputs[:0]
 	rows := p.batch.Rows[:0]
+	p.batchCopies = append(p.batchCopies[:0], p.stateCopies...)
 	for i := range p.Rows {
 		r := &p.Rows[i]
 		mr := model.Row{Start: r.Start, Tokens: r.Tokens, Blocks: r.Blocks, State: r.State, Logits: r.NumLogits()}
@@ -149,9 +175,12 @@ func (p *Plan) Batch() *model.Batch {
 			in = append(in, r.Draft...)
 			mr.Tokens = in[start:len(in):len(in)]
 		}
+		if r.saved() >= 0 {
+			p.batchCopies = append(p.batchCopies, metal.StateCopy{Src: r.State, Dst: r.spare})
+		}
 		rows = append(rows, mr)
 	}
-	p.batch.Rows, p.batch.Copies, p.batch.StateCopies = rows, p.copies, p.stateCopies
+	p.batch.Rows, p.batch.Copies, p.batch.StateCopies = rows, p.copies, p.batchCopies
 	return &p.batch
 }
 

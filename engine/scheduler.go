@@ -20,6 +20,8 @@ type Scheduler struct {
 
 	seqs    map[uint64]*sequence
 	waiting []*sequence   // by arrival
+	warming []*sequence   // Config.WarmAnswers' sequences not yet admitted, oldest first
+	warmed  uint64        // warming sequences made so far
 	running []*sequence   // by arrival
 	order   []*sequence   // Schedule's snapshot of running
 	wants   []prefillWant // Schedule's scratch: the prompts wanting a chunk
@@ -47,7 +49,7 @@ func New(cfg Config, proposer spec.Proposer) (*Scheduler, error) {
 		return nil, err
 	}
 	kv, err := kvcache.New(kvcache.Config{NumBlocks: c.NumBlocks, BlockSize: c.BlockSize, StateSlots: c.StateSlots,
-		Snapshots: c.StateSnapshots, SnapshotEvery: c.StateSnapshotEvery})
+		Snapshots: c.StateSnapshots, SnapshotEvery: c.StateSnapshotEvery, Spares: c.spares() > 0})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -144,8 +146,13 @@ func (s *Scheduler) Check() error {
 			errs = append(errs, fmt.Errorf("engine: waiting sequence %d is %v with %d blocks", q.id, q.state, q.blocks.Len()))
 		}
 	}
-	if len(s.waiting)+len(s.running) != len(s.seqs) {
-		errs = append(errs, fmt.Errorf("engine: %d waiting + %d running but %d live", len(s.waiting), len(s.running), len(s.seqs)))
+	for _, q := range s.warming {
+		if q.blocks.Len() != 0 || q.state != Waiting || !q.warm {
+			errs = append(errs, fmt.Errorf("engine: warming sequence %d is %v with %d blocks", q.id, q.state, q.blocks.Len()))
+		}
+	}
+	if len(s.waiting)+len(s.warming)+len(s.running) != len(s.seqs) {
+		errs = append(errs, fmt.Errorf("engine: %d waiting + %d warming + %d running but %d live", len(s.waiting), len(s.warming), len(s.running), len(s.seqs)))
 	}
 	if err := s.kv.Check(live...); err != nil {
 		errs = append(errs, err)
@@ -159,6 +166,7 @@ func (s *Scheduler) Schedule() *Plan {
 	s.step++
 	p := &s.plan
 	p.reset(s.step)
+	s.yieldWarming()
 	// Iterate over a snapshot: fit may preempt sequences out of s.running.
 	s.order = append(s.order[:0], s.running...)
 	budget := s.addDecodeRows(s.cfg.MaxBatchTokens)
@@ -173,16 +181,15 @@ func (s *Scheduler) Schedule() *Plan {
 }
 
 // addDecodeRows adds the decode rows of the running sequences in s.order
-// that need just their last token, each with room for drafts, within
-// budget tokens, and returns what is left of it. Each gets its own token
-// before any gets drafts.
+// that need just their last token (or, for a model with state layers,
+// the tokens a rejected verify left to recompute, decodeTokens), each with
+// room for drafts, within budget tokens, and returns what is left of it.
+// Each gets its own tokens before any gets drafts.
 func (s *Scheduler) addDecodeRows(budget int) int {
 	p := &s.plan
 	decoding := 0
 	for _, q := range s.running {
-		if q.pending() == 1 {
-			decoding++
-		}
+		decoding += s.decodeTokens(q)
 	}
 	draftBudget := max(budget-decoding, 0)
 	cost := s.draftCost(decoding)
@@ -190,18 +197,19 @@ func (s *Scheduler) addDecodeRows(budget int) int {
 		if budget <= 0 {
 			break
 		}
-		if q.state == Waiting || q.pending() != 1 {
+		n := s.decodeTokens(q)
+		if q.state == Waiting || q.state == Finished || n == 0 { // (preempted or, warming, dropped by an older one's fit)
 			continue
 		}
-		k := min(q.draftK.Next(cost), draftBudget, q.draftRoom())
-		if k > 0 && s.kv.Allocate(&q.blocks, q.computed+1+k) != nil {
+		k := min(q.draftK.Next(cost), draftBudget, q.draftRoom(), s.stateDraftRoom(n))
+		if k > 0 && s.kv.Allocate(&q.blocks, q.computed+n+k) != nil {
 			k = 0 // speculation never preempts anyone
 		}
-		if !s.fit(q, q.computed+1) {
+		if !s.fit(q, q.computed+n) {
 			continue
 		}
 		draftBudget -= k
-		budget -= 1 + k
+		budget -= n + k
 		s.addRow(PlanRow{Seq: q.id, Kind: DecodeRow, Start: q.computed, Tokens: q.tokens[q.computed:len(q.tokens):len(q.tokens)], MaxDraft: k}, q)
 	}
 	// The decode rows go to the model by block table, not by arrival, so
@@ -228,7 +236,7 @@ func (s *Scheduler) addPromptChunks(pb *prefillBudget) {
 	// starves.
 	wants := s.wants[:0]
 	for _, q := range s.order {
-		if q.state != Waiting && q.pending() > 1 && q.scheduledAt != s.step {
+		if (q.state == Prefilling || q.state == Decoding) && (q.pending() > 1 || q.warm) && q.scheduledAt != s.step {
 			wants = append(wants, prefillWant{q, pb.need(q.computed, q.pending())})
 		}
 	}
@@ -243,16 +251,16 @@ func (s *Scheduler) addPromptChunks(pb *prefillBudget) {
 			break
 		}
 		q := w.q
-		if q == nil || q.state == Waiting {
-			continue // the waiting one, or preempted by an older prompt's fit
+		if q == nil || q.state == Waiting || q.state == Finished {
+			continue // the waiting one, or preempted (or, warming, dropped) by an older prompt's fit
 		}
 		var later prefillNeed
 		for _, o := range wants[i+1:] {
-			if o.need.cost < w.need.cost && o.need.tokens <= s.cfg.MaxBatchTokens && (o.q == nil || o.q.state != Waiting) {
+			if o.need.cost < w.need.cost && o.need.tokens <= s.cfg.MaxBatchTokens && (o.q == nil || o.q.state == Prefilling || o.q.state == Decoding) {
 				later = later.plus(o.need)
 			}
 		}
-		chunk := s.stateCut(q, q.computed, pb.chunk(q.computed, q.pending(), later), !pb.taken)
+		chunk := s.stateCut(q, q.computed, s.warmCap(q, pb.chunk(q.computed, q.pending(), later)), !pb.taken)
 		if chunk == 0 || !s.fit(q, q.computed+chunk) {
 			continue
 		}
@@ -262,21 +270,51 @@ func (s *Scheduler) addPromptChunks(pb *prefillBudget) {
 	clear(s.wants) // hold no sequence past its step
 }
 
+// yieldWarming drops running warming sequences (Config.WarmAnswers)
+// while a request waits for a running place or a state slot: they are
+// nobody's request, and the answer's prompt keeps its snapshot.
+func (s *Scheduler) yieldWarming() {
+	for len(s.waiting) > 0 && (len(s.running) >= s.cfg.MaxRunning || s.kv.FreeSlots() == 0) {
+		i := slices.IndexFunc(s.running, func(q *sequence) bool { return q.warm })
+		if i < 0 {
+			return
+		}
+		s.finish(s.running[i], stop.Cancelled)
+	}
+}
+
 // admitWaiting admits waiting sequences, oldest first, each with a first
-// chunk within pb; it stops at the first that does not fit.
+// chunk within pb; it stops at the first that does not fit. When none is
+// left waiting, the warming sequences (Config.WarmAnswers) come next.
 func (s *Scheduler) admitWaiting(pb *prefillBudget) {
-	for len(s.waiting) > 0 && !pb.spent() && len(s.running) < s.cfg.MaxRunning {
-		q := s.waiting[0]
+	if s.admitFrom(&s.waiting, pb) {
+		s.admitFrom(&s.warming, pb)
+	}
+}
+
+// admitFrom admits the sequences of queue in order, as admitWaiting, and
+// reports whether it emptied the queue.
+func (s *Scheduler) admitFrom(queue *[]*sequence, pb *prefillBudget) bool {
+	for len(*queue) > 0 && !pb.spent() && len(s.running) < s.cfg.MaxRunning {
+		q := (*queue)[0]
 		cached := s.cachedTokens(q)
 		// What is left of a cap may not pay for one token at the depth of
 		// its cached prefix: then it waits for the next step.
 		// (Looked up again: the chunks above may have evicted cached blocks.)
 		hit := s.kv.Lookup(cached)
-		chunk := s.stateCut(q, hit, pb.chunk(hit, len(q.tokens), prefillNeed{}), !pb.taken)
+		if q.warm && hit < q.warmFrom {
+			s.finish(q, stop.Cancelled) // its prompt's snapshot is gone (finish takes it off the queue)
+			continue
+		}
+		chunk := s.stateCut(q, hit, s.warmCap(q, pb.chunk(hit, len(q.tokens), prefillNeed{})), !pb.taken)
 		if chunk == 0 {
 			break
 		}
-		hit, err := s.kv.Admit(&q.blocks, cached, func(hit int) int { return min(len(q.tokens), hit+chunk) })
+		admit := s.kv.Admit
+		if q.warm {
+			admit = s.kv.AdmitUncounted // no request's hit
+		}
+		hit, err := admit(&q.blocks, cached, func(hit int) int { return min(len(q.tokens), hit+chunk) })
 		if errors.Is(err, kvcache.ErrOutOfBlocks) || errors.Is(err, kvcache.ErrOutOfSlots) {
 			break // it waits for a running sequence to finish or be preempted
 		} else if err != nil {
@@ -287,10 +325,11 @@ func (s *Scheduler) admitWaiting(pb *prefillBudget) {
 			q.cachedPrompt = min(hit, q.promptLen)
 		}
 		chunk = min(chunk, q.pending())
-		s.waiting = s.waiting[1:]
+		*queue = (*queue)[1:]
 		s.insertRunning(q)
 		pb.take(hit, s.addChunk(q, chunk))
 	}
+	return len(*queue) == 0
 }
 
 // finishPlan makes the step's block copies part of the plan, gives the
@@ -309,6 +348,47 @@ func (s *Scheduler) finishPlan(p *Plan) {
 		}
 		// A failed proposal only costs speculation: the rows stay plain decodes.
 	}
+}
+
+// decodeTokens is how many tokens q's decode row feeds: 1 when it needs
+// just its last token, and for a model with state layers, after a verify
+// pass whose drafts were partly rejected (its state went back to the one
+// saved before the pass, kvcache's Settle), the accepted tokens to
+// recompute followed by the new one, in one short row (at most
+// StateShortRows tokens with a StateChunk: the bits of one call a token,
+// like the decode steps that first computed them). 0: q needs a prompt
+// chunk instead.
+func (s *Scheduler) decodeTokens(q *sequence) int {
+	n := q.pending()
+	switch {
+	case q.warm:
+		return 0 // its last token too is a prompt's
+	case n == 1:
+		return 1
+	case n > 1 && s.cfg.StateSlots > 0 && q.computed >= q.promptLen && n <= s.shortRows():
+		return n
+	}
+	return 0
+}
+
+// shortRows is the longest row of generated tokens a model with state
+// layers computes as it would one token a call: StateShortRows (at least
+// 1) when the model has a StateChunk, else any.
+func (s *Scheduler) shortRows() int {
+	if s.cfg.StateChunk == 0 {
+		return s.cfg.MaxModelLen
+	}
+	return max(s.cfg.StateShortRows, 1)
+}
+
+// stateDraftRoom bounds the drafts of a decode row of n tokens of a model
+// with state layers to what keeps the row short (shortRows), so that a
+// verify pass gives each position the bits of decoding it alone.
+func (s *Scheduler) stateDraftRoom(n int) int {
+	if s.cfg.StateSlots == 0 {
+		return s.cfg.MaxDraft
+	}
+	return max(s.shortRows()-n, 0)
 }
 
 // draftCost is what one verified draft token costs relative to a decode
@@ -350,10 +430,13 @@ func (s *Scheduler) stateCut(q *sequence, start, n int, first bool) int {
 	case c == 0 || n <= 0:
 		return n
 	case start >= q.promptLen:
-		return min(n, max(s.cfg.StateShortRows, 1))
+		return min(n, s.shortRows())
 	}
 	if e := s.cfg.StateSnapshotEvery; s.cfg.StateSnapshots > 0 {
 		n = min(n, (start/e+1)*e-start) // each interval's end is a chunk's, and gets a snapshot
+		if last := s.lastCut(q); start < last {
+			n = min(n, last-start) // and so is the prompt's last chunk boundary
+		}
 	}
 	if start+n >= q.promptLen {
 		return q.promptLen - start
@@ -375,8 +458,8 @@ func (s *Scheduler) addChunk(q *sequence, chunk int) int {
 		chunk = min(chunk, q.promptDone-q.computed)
 	}
 	end := q.computed + chunk
-	r := PlanRow{Seq: q.id, Kind: PrefillRow, Start: q.computed, Tokens: q.tokens[q.computed:end:end]}
-	if end == len(q.tokens) {
+	r := PlanRow{Seq: q.id, Kind: PrefillRow, Start: q.computed, Tokens: q.tokens[q.computed:end:end], Warm: q.warm}
+	if end == len(q.tokens) && !q.warm {
 		r.CompletesSequence, r.Logits = true, 1
 	}
 	if q.wantPrompt && q.computed >= q.promptDone && q.computed < q.promptLen {
@@ -391,7 +474,7 @@ func (s *Scheduler) addRow(r PlanRow, q *sequence) {
 	if r.Kind == DecodeRow {
 		q.state = Decoding
 	}
-	r.Blocks, r.State, r.seq = q.blocks.Table(), q.blocks.Slot(), q
+	r.Blocks, r.State, r.spare, r.seq = q.blocks.Table(), q.blocks.Slot(), q.blocks.Spare(), q
 	q.scheduledAt = s.step
 	s.plan.Rows = append(s.plan.Rows, r)
 }
@@ -423,7 +506,12 @@ func (s *Scheduler) youngestUnscheduled() *sequence {
 
 // preempt frees q's blocks (and state slot) and requeues it at its arrival position; its
 // tokens, generated ones included, are recomputed when it is readmitted.
+// A warming sequence is dropped instead: it is nobody's request.
 func (s *Scheduler) preempt(q *sequence) {
+	if q.warm {
+		s.finish(q, stop.Cancelled)
+		return
+	}
 	s.kv.Free(&q.blocks)
 	q.computed = 0
 	q.state = Waiting
@@ -440,15 +528,23 @@ func (s *Scheduler) insertRunning(q *sequence) {
 }
 
 // finish ends q: commits what it computed for later prefix hits, frees its
-// blocks and forgets it.
+// blocks and forgets it; with Config.WarmAnswers, a request that was not
+// cancelled leaves its answer to warm.
 func (s *Scheduler) finish(q *sequence, reason stop.Reason) {
 	if q.state == Finished {
 		return
 	}
-	if q.state != Waiting {
-		s.running = slices.DeleteFunc(s.running, func(x *sequence) bool { return x == q })
-	} else {
-		s.waiting = slices.DeleteFunc(s.waiting, func(x *sequence) bool { return x == q })
+	is := func(x *sequence) bool { return x == q }
+	switch {
+	case q.state != Waiting:
+		s.running = slices.DeleteFunc(s.running, is)
+	case q.warm:
+		s.warming = slices.DeleteFunc(s.warming, is)
+	default:
+		s.waiting = slices.DeleteFunc(s.waiting, is)
+	}
+	if !q.warm && reason != stop.Cancelled {
+		s.queueWarm(q)
 	}
 	s.kv.Free(&q.blocks)
 	q.state, q.reason = Finished, reason
@@ -456,6 +552,57 @@ func (s *Scheduler) finish(q *sequence, reason stop.Reason) {
 	if r, ok := s.proposer.(spec.Releaser); ok {
 		r.Release(q.id)
 	}
+}
+
+// warmIDs is the id space of warming sequences (Config.WarmAnswers): the
+// top bit set, apart from any request's id.
+const warmIDs = 1 << 63
+
+// queueWarm queues a warming sequence for q's tokens up to their last
+// chunk boundary (Config.WarmAnswers), when that lies past its prompt's
+// (lastCut), where a snapshot can already be: it runs as a prompt from the
+// deepest snapshot, cut like one, so the snapshot it leaves at its end
+// (Update) holds the bits a prompt with those tokens computes, which a
+// later turn resumes from. Only the newest MaxRunning wait; older ones
+// are dropped.
+func (s *Scheduler) queueWarm(q *sequence) {
+	c := s.cfg.StateChunk
+	if !s.cfg.WarmAnswers || s.cfg.StateSnapshots == 0 || c == 0 {
+		return
+	}
+	end := len(q.tokens) / c * c
+	if end <= s.lastCut(q) || end%s.cfg.BlockSize != 0 || end >= s.cfg.MaxModelLen {
+		return
+	}
+	w := &sequence{id: warmIDs | s.warmed, arrival: s.arrival, tokens: slices.Clone(q.tokens[:end]), promptLen: end,
+		cond: stop.Conditions{MaxContext: s.cfg.MaxModelLen}, cachedPrompt: -1, warm: true, warmFrom: s.lastCut(q)}
+	s.warmed++
+	s.arrival++
+	s.seqs[w.id] = w
+	s.warming = append(s.warming, w)
+	if len(s.warming) > s.cfg.MaxRunning {
+		s.finish(s.warming[0], stop.Cancelled)
+	}
+}
+
+// warmCap caps a chunk of n tokens of a warming sequence to one
+// StateChunk in a step that decodes: nobody waits for the warming, and
+// the streams running should not wait for it either.
+func (s *Scheduler) warmCap(q *sequence, n int) int {
+	if q.warm && s.plan.hasDecodeRows() {
+		return min(n, s.cfg.StateChunk)
+	}
+	return n
+}
+
+// lastCut is the last multiple of Config.StateChunk in q's prompt: the
+// deepest position whose state q's prompt chunks compute as any prompt
+// with those tokens does (0 without a StateChunk).
+func (s *Scheduler) lastCut(q *sequence) int {
+	if c := s.cfg.StateChunk; c > 0 {
+		return q.promptLen / c * c
+	}
+	return 0
 }
 
 func byArrival(x *sequence, arrival uint64) int { return cmp.Compare(x.arrival, arrival) }

@@ -58,6 +58,14 @@ type sequence struct {
 	// -1 until then. reported is set once an Output has carried it.
 	cachedPrompt int
 	reported     bool
+	// warm marks the scheduler's own sequence that recomputes a finished
+	// answer's tokens as a prompt (Config.WarmAnswers): it asks for no
+	// logits and ends, with no Output, once its prompt is computed.
+	warm bool
+	// warmFrom is the least prefix hit a warming sequence runs from (its
+	// answer's prompt's last chunk boundary): from less, it would redo more
+	// than the answer, and is dropped.
+	warmFrom int
 }
 
 // pending is how many tokens still need their keys and values computed.

@@ -6,25 +6,55 @@ import (
 
 	"github.com/splash-inference/splash/engine/spec"
 	"github.com/splash-inference/splash/engine/stop"
+	"github.com/splash-inference/splash/metal"
 )
 
 // checkStateRows fails when a plan's rows break the state slots' rules:
-// every row carries a slot, no two rows of a step share one, and no more
-// sequences run than there are slots.
-func checkStateRows(t *testing.T, slots int) func(*Plan) {
+// every row carries a slot (and a spare when c speculates), no two rows
+// of a step share one, no more sequences run than there are slots, and
+// the batch saves each verify row's state in its spare, after the copies
+// the KV manager owes.
+func checkStateRows(t *testing.T, c Config) func(*Plan) {
+	slots := c.CacheSlots() - c.StateSnapshots
 	return func(p *Plan) {
 		t.Helper()
 		seen := map[int32]uint64{}
+		b := p.Batch()
 		for _, r := range p.Rows {
-			if r.State < 0 || int(r.State) >= slots {
-				t.Fatalf("sequence %d runs in state slot %d of %d", r.Seq, r.State, slots)
+			for _, s := range []int32{r.State, r.spare} {
+				if s < 0 && (s == r.State || c.MaxDraft > 0) || int(s) >= slots {
+					t.Fatalf("sequence %d runs in state slot %d, spare %d, of %d", r.Seq, r.State, r.spare, slots)
+				}
+				if other, dup := seen[s]; dup && s >= 0 {
+					t.Fatalf("sequences %d and %d share state slot %d", other, r.Seq, s)
+				}
+				seen[s] = r.Seq
 			}
-			if other, dup := seen[r.State]; dup {
-				t.Fatalf("sequences %d and %d share state slot %d", other, r.Seq, r.State)
+			save := metal.StateCopy{Src: r.State, Dst: r.spare}
+			if saved := slices.Contains(b.StateCopies[len(p.stateCopies):], save); saved != (r.Kind == DecodeRow && len(r.Draft) > 0) {
+				t.Fatalf("sequence %d's %d drafts: state saved %v (%v)", r.Seq, len(r.Draft), saved, b.StateCopies)
 			}
-			seen[r.State] = r.Seq
 		}
 	}
+}
+
+// addStatePrompts queues n greedy requests of maxTokens, the i-th with a
+// prompt of 5+3i tokens, twice over when repeat is set (a repeat n-gram
+// lookup drafts from), and returns them and their prompts' lengths.
+func (h *harness) addStatePrompts(n, maxTokens int, repeat bool) ([]Request, map[uint64]int) {
+	var reqs []Request
+	promptLen := map[uint64]int{}
+	for i := range n {
+		p := prompt(5+3*i, int32(i))
+		if repeat {
+			p = append(p, p...)
+		}
+		r := Request{ID: uint64(i + 1), Prompt: p, MaxTokens: maxTokens}
+		promptLen[r.ID] = len(r.Prompt)
+		reqs = append(reqs, r)
+		h.add(r, greedy())
+	}
+	return reqs, promptLen
 }
 
 // checkStateCuts fails when a prefill row of a state model is cut where
@@ -54,8 +84,8 @@ func checkStateCuts(t *testing.T, p *Plan, promptLen map[uint64]int, chunk, shor
 // state mode, whose logits come from the state in the row's slot) through
 // a pool with fewer slots than MaxRunning and too few blocks: waiting
 // sequences are admitted as slots free up, preempted ones give theirs back
-// and restart from position 0, speculation stays off, and every output
-// equals the solo greedy reference with no block or slot leaked.
+// and restart from position 0, and every output equals the solo greedy
+// reference with no block or slot leaked.
 func TestStateModelScheduling(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
@@ -72,32 +102,17 @@ func TestStateModelScheduling(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.cfg, spec.Ngram{})
-			promptLen := map[uint64]int{}
-			slots := checkStateRows(t, tc.cfg.StateSlots)
+			reqs, promptLen := h.addStatePrompts(tc.requests, 12, false)
+			slots := checkStateRows(t, tc.cfg)
 			h.onPlan = func(p *Plan) {
 				slots(p)
 				checkStateCuts(t, p, promptLen, tc.cfg.StateChunk, tc.cfg.StateShortRows)
-			}
-			var reqs []Request
-			for i := range tc.requests {
-				r := Request{ID: uint64(i + 1), Prompt: prompt(5+3*i, int32(i)), MaxTokens: 12}
-				promptLen[r.ID] = len(r.Prompt)
-				reqs = append(reqs, r)
-				h.add(r, greedy())
 			}
 			h.run()
 			if got := h.s.Stats().Preemptions > 0; got != tc.wantPreemption {
 				t.Fatalf("preemptions %d, want some: %v", h.s.Stats().Preemptions, tc.wantPreemption)
 			}
-			if h.drafted != 0 {
-				t.Fatalf("%d draft tokens verified on a model whose state cannot roll back", h.drafted)
-			}
-			for _, r := range reqs {
-				want, reason := referenceGreedy(r, fakeVocab, h.s.Config().MaxModelLen)
-				if !slices.Equal(h.out[r.ID], want) || h.reason[r.ID] != reason {
-					t.Errorf("sequence %d: %v (%s), want %v (%s)", r.ID, h.out[r.ID], h.reason[r.ID], want, reason)
-				}
-			}
+			h.checkOutputs(reqs)
 		})
 	}
 }
@@ -108,7 +123,7 @@ func TestStateModelScheduling(t *testing.T) {
 // cleared state.
 func TestStateSlotWaitsForCancel(t *testing.T) {
 	h := newHarness(t, Config{BlockSize: 4, NumBlocks: 32, MaxBatchTokens: 16, MaxRunning: 4, StateSlots: 1}, nil)
-	h.onPlan = checkStateRows(t, 1)
+	h.onPlan = checkStateRows(t, h.s.Config())
 	first := Request{ID: 1, Prompt: prompt(6, 1), MaxTokens: 20}
 	second := Request{ID: 2, Prompt: prompt(7, 3), MaxTokens: 8}
 	h.add(first, greedy())

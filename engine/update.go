@@ -103,7 +103,7 @@ func (s *Scheduler) Update(p *Plan, res StepResult) ([]Output, error) {
 			}
 		case DecodeRow:
 			accepted := len(toks) - 1
-			q.computed += 1 + accepted
+			q.computed = r.Start + len(r.Tokens) + accepted
 			q.draftK.Observe(len(r.Draft), accepted)
 			s.peers.Observe(len(r.Draft), accepted)
 			if o, ok := s.proposer.(spec.Observer); ok && len(r.Draft) > 0 {
@@ -111,19 +111,25 @@ func (s *Scheduler) Update(p *Plan, res StepResult) ([]Output, error) {
 			}
 		}
 		written := r.Start + len(r.Tokens) + len(r.Draft)
-		kept, err := s.kv.Settle(&q.blocks, written, q.computed)
+		kept, err := s.kv.Settle(&q.blocks, r.saved(), written, q.computed)
 		if err != nil {
-			return nil, fmt.Errorf("engine: %w", err) // Update commits only computed tokens, and drafts are off with state slots: a bug
+			return nil, fmt.Errorf("engine: %w", err) // Update commits only computed tokens, and verify rows save the state: a bug
 		}
 		q.computed = kept
 		if end := r.Start + len(r.Tokens); r.Kind == PrefillRow && end <= q.promptLen {
 			// A prompt chunk's end: the state there is any sequence's with
 			// the same prefix (chunks are cut at Config.StateChunk), so it
 			// may be kept for prefix hits.
-			if err := s.kv.Commit(&q.blocks, q.tokens, q.computed); err != nil {
+			if err := s.kv.Commit(&q.blocks, q.tokens, s.committable(q)); err != nil {
 				return nil, fmt.Errorf("engine: %w", err)
 			}
-			s.kv.Snapshot(&q.blocks, end)
+			s.kv.Snapshot(&q.blocks, end, end == s.lastCut(q))
+		}
+		if q.warm {
+			if q.computed >= q.promptLen {
+				s.finish(q, stop.Length) // its state is kept; nobody waits for tokens
+			}
+			continue
 		}
 		s.appendTokens(q, toks)
 		if n := len(s.outs); r.Kind == DecodeRow && n > 0 && s.outs[n-1].ID == q.id {
@@ -168,7 +174,7 @@ func (s *Scheduler) appendTokens(q *sequence, toks []int32) {
 	// A stop among accepted drafts drops the tokens after it, whose
 	// positions were computed: they no longer count.
 	q.computed = min(q.computed, len(q.tokens))
-	if err := s.kv.Commit(&q.blocks, q.tokens, q.computed); err != nil {
+	if err := s.kv.Commit(&q.blocks, q.tokens, s.committable(q)); err != nil {
 		panic(err) // computed never exceeds the tokens
 	}
 	end := len(q.tokens)
@@ -183,4 +189,19 @@ func (s *Scheduler) appendTokens(q *sequence, toks []int32) {
 	if reason != stop.None {
 		s.finish(q, reason)
 	}
+}
+
+// committable is how many of q's computed positions may go to the prefix
+// index: all of them, except for a model with state layers whose results
+// depend on how its calls split a sequence (Config.StateChunk), where only
+// those up to the prompt's last chunk boundary (lastCut) hold the keys and
+// values that any prompt with those tokens computes; the rest (the
+// prompt's last partial chunk, decoded tokens) would hand a later prefix
+// hit other bits than a cold run's. A warming sequence's prompt ends at a
+// chunk boundary, so its answer's blocks are indexed as a prompt's.
+func (s *Scheduler) committable(q *sequence) int {
+	if s.cfg.StateSlots > 0 && s.cfg.StateChunk > 0 {
+		return min(q.computed, s.lastCut(q))
+	}
+	return q.computed
 }

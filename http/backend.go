@@ -5,11 +5,11 @@ import (
 	"errors"
 	"io"
 
-	"github.com/splash-inference/splash/engine/grammar"
+	"github.com/splash-inference/splash/actors"
 )
 
 // Engine generates tokens. It is the seam between the HTTP frontend and the
-// actor runtime; the lead wires an adapter over actors/ into Options.Engine.
+// actor runtime, served by http/actorengine over actors.Engine.
 type Engine interface {
 	// Generate starts one request and returns its event stream. An error
 	// returned here means nothing was started (wrap ErrBusy when the engine's
@@ -20,7 +20,7 @@ type Engine interface {
 	// When ctx is cancelled (the client went away) the engine stops the
 	// sequences, frees their blocks and stops sending: every send must
 	// select on ctx.Done() so an abandoned channel never blocks it.
-	Generate(ctx context.Context, req *GenerateRequest) (<-chan Event, error)
+	Generate(ctx context.Context, req *actors.Request) (<-chan Event, error)
 
 	// WriteMetrics appends the engine's Prometheus text-format metrics
 	// (queue length, running sequences, KV blocks, tokens/s, ...) to w.
@@ -98,57 +98,6 @@ type ChatMessage struct {
 	ToolCalls [][]byte
 }
 
-// GenerateRequest is one generation request, identical for every dialect.
-type GenerateRequest struct {
-	Prompt   []int32 // prompt token ids, already templated and tokenized
-	Sampling Sampling
-	// MaxTokens caps the completion tokens of each choice; the server has
-	// clamped it so len(Prompt)+MaxTokens fits the context length.
-	MaxTokens    int
-	StopStrings  []string // generation ends before any of these; the text never contains them
-	StopTokenIDs []int32  // generation ends at any of these (the token is not emitted as text)
-	IgnoreEOS    bool     // keep going past the end-of-sequence token
-	// N is the number of choices, sampled independently from one shared
-	// prompt prefill (the choices share the prompt's KV blocks).
-	N int
-	// Logprobs asks for each sampled token's log-probability, TopLogprobs
-	// for that many most likely alternatives at each position (0..20).
-	Logprobs    bool
-	TopLogprobs int
-	// PromptLogprobs asks for the log-probability of every prompt token
-	// after the first (Completions echo with logprobs).
-	PromptLogprobs bool
-	// Grammar, when set, constrains the output (response_format, Responses
-	// text.format): the engine masks every token the grammar does not allow.
-	Grammar *grammar.Grammar
-	// ToolGrammar, when set, forces one tool call (tool_choice required or
-	// named): the output must be the model family's call markup around a
-	// document of this grammar ({"name": ..., "arguments": ...}).
-	ToolGrammar *grammar.Grammar
-	// ParallelToolCalls lets a forced call be followed by more calls
-	// (parallel_tool_calls, the default; Anthropic's
-	// disable_parallel_tool_use turns it off): one or more, instead of one.
-	ParallelToolCalls bool
-	// ThinkingBudget caps the tokens spent inside a <think> block; when it
-	// is spent the engine emits the closing tag itself and the model goes
-	// on with its answer. 0 means no cap.
-	ThinkingBudget int
-}
-
-// Sampling holds the sampler settings. The zero value of a field is "off"
-// except Temperature, where 0 means greedy decoding.
-type Sampling struct {
-	Temperature       float64
-	TopP              float64 // nucleus mass in (0, 1]; 1 disables
-	TopK              int     // 0 disables
-	MinP              float64 // 0 disables
-	PresencePenalty   float64 // OpenAI-style, in [-2, 2]
-	FrequencyPenalty  float64 // OpenAI-style, in [-2, 2]
-	RepetitionPenalty float64 // multiplicative (HF-style); 1 disables
-	LogitBias         map[int32]float64
-	Seed              *int64 // nil: nondeterministic
-}
-
 // FinishReason says why a choice ended.
 type FinishReason string
 
@@ -169,11 +118,11 @@ type Event struct {
 	// with stop strings removed. It may be empty while text is held back.
 	Text string
 	// Tokens are the new token ids; Logprobs is parallel to Tokens when
-	// GenerateRequest.Logprobs is set.
+	// Request.Logprobs is set.
 	Tokens   []int32
 	Logprobs []TokenLogprob
 	// PromptLogprobs is set once, on the first event, when
-	// GenerateRequest.PromptLogprobs is: one entry per prompt token after
+	// Request.PromptLogprobs is: one entry per prompt token after
 	// the first (the first token has no probability).
 	PromptLogprobs []TokenLogprob
 	// FinishReason is set on the choice's last event.

@@ -4,30 +4,22 @@ import "github.com/valyala/fasthttp"
 
 // handleChat serves POST /v1/chat/completions.
 func (s *Server) handleChat(ctx *fasthttp.RequestCtx) {
-	var req chatRequest
-	if err := decodeJSON(ctx.PostBody(), &req); err != nil {
-		writeError(ctx, dialectOpenAI, err)
-		return
-	}
-	plan, err := s.planChat(&req)
+	serveGeneration(s, ctx, dialectOpenAI, s.chatExchange)
+}
+
+// chatExchange plans a chat request and its answer: chat.completion.chunk
+// events or one chat.completion.
+func (s *Server) chatExchange(r *chatRequest) (*exchange, error) {
+	plan, err := s.planChat(r)
 	if err != nil {
-		writeError(ctx, dialectOpenAI, err)
-		return
-	}
-	g, err := s.start(plan.gen)
-	if err != nil {
-		writeError(ctx, dialectOpenAI, err)
-		return
+		return nil, err
 	}
 	id, created := newID("chatcmpl-"), s.opts.Now().Unix()
-	if req.Stream {
-		s.stream(ctx, g, newChatStream(id, s.opts.ModelID, created, plan))
-		return
+	x := &exchange{gen: plan.gen}
+	if r.Stream {
+		x.stream = newChatStream(id, s.opts.ModelID, created, plan)
+	} else {
+		x.respond = func(res *result) any { return chatResponse(id, s.opts.ModelID, created, plan, res) }
 	}
-	res, err := g.collect(s.clientGone(ctx))
-	if err != nil {
-		writeError(ctx, dialectOpenAI, err)
-		return
-	}
-	writeJSON(ctx, fasthttp.StatusOK, chatResponse(id, s.opts.ModelID, created, plan, res))
+	return x, nil
 }

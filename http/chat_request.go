@@ -1,6 +1,10 @@
 package api
 
-import "github.com/goccy/go-json"
+import (
+	"github.com/goccy/go-json"
+
+	"github.com/splash-inference/splash/actors"
+)
 
 // chatRequest is a POST /v1/chat/completions body. Fields not listed
 // (user, metadata, store, ...) are accepted and ignored.
@@ -76,7 +80,7 @@ func rawList(in []json.RawMessage) [][]byte {
 
 // chatPlan is a validated chat request, ready for the engine.
 type chatPlan struct {
-	gen          *GenerateRequest
+	gen          *actors.Request
 	prompt       prompt
 	includeUsage bool
 	tools        bool // the request declares tools: parse tool calls out of the answer
@@ -96,19 +100,7 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	sampling, err := r.sampling()
-	if err != nil {
-		return nil, err
-	}
-	n, err := choiceCount(r.N)
-	if err != nil {
-		return nil, err
-	}
-	top, err := topLogprobs("top_logprobs", r.TopLogprobs)
-	if err != nil {
-		return nil, err
-	}
-	stops, err := stopStrings("stop", r.Stop)
+	gen, err := (&generationParams{sampling: r.samplingFields, n: r.N, topLogprobs: r.TopLogprobs, stop: r.Stop}).validate()
 	if err != nil {
 		return nil, err
 	}
@@ -148,9 +140,8 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &chatPlan{prompt: p, includeUsage: r.StreamOptions != nil && r.StreamOptions.IncludeUsage, tools: len(tools) > 0, gen: &GenerateRequest{
-		Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, StopStrings: stops, StopTokenIDs: r.StopTokenIDs,
-		IgnoreEOS: r.IgnoreEOS, N: n, Logprobs: r.Logprobs || top > 0, TopLogprobs: top, ThinkingBudget: think.budget, Grammar: g,
-		ToolGrammar: toolG, ParallelToolCalls: r.ParallelToolCalls == nil || *r.ParallelToolCalls,
-	}}, nil
+	gen.Prompt, gen.MaxTokens, gen.StopTokens, gen.IgnoreEOS = p.ids, maxTokens, r.StopTokenIDs, r.IgnoreEOS
+	gen.Logprobs, gen.ThinkingBudget, gen.Grammar, gen.ToolGrammar = r.Logprobs || gen.TopLogprobs > 0, think.budget, g, toolG
+	gen.ParallelToolCalls = r.ParallelToolCalls == nil || *r.ParallelToolCalls
+	return &chatPlan{prompt: p, includeUsage: r.StreamOptions != nil && r.StreamOptions.IncludeUsage, tools: len(tools) > 0, gen: gen}, nil
 }

@@ -4,30 +4,22 @@ import "github.com/valyala/fasthttp"
 
 // handleCompletions serves POST /v1/completions.
 func (s *Server) handleCompletions(ctx *fasthttp.RequestCtx) {
-	var req completionsRequest
-	if err := decodeJSON(ctx.PostBody(), &req); err != nil {
-		writeError(ctx, dialectOpenAI, err)
-		return
-	}
-	plan, err := s.planCompletions(&req)
+	serveGeneration(s, ctx, dialectOpenAI, s.completionsExchange)
+}
+
+// completionsExchange plans a Completions request and its answer:
+// text_completion chunks or one text_completion.
+func (s *Server) completionsExchange(r *completionsRequest) (*exchange, error) {
+	plan, err := s.planCompletions(r)
 	if err != nil {
-		writeError(ctx, dialectOpenAI, err)
-		return
-	}
-	g, err := s.start(plan.gen)
-	if err != nil {
-		writeError(ctx, dialectOpenAI, err)
-		return
+		return nil, err
 	}
 	id, created := newID("cmpl-"), s.opts.Now().Unix()
-	if req.Stream {
-		s.stream(ctx, g, newCompletionsStream(s, id, created, plan))
-		return
+	x := &exchange{gen: plan.gen}
+	if r.Stream {
+		x.stream = newCompletionsStream(s, id, created, plan)
+	} else {
+		x.respond = func(res *result) any { return s.completionResponse(id, created, plan, res) }
 	}
-	res, err := g.collect(s.clientGone(ctx))
-	if err != nil {
-		writeError(ctx, dialectOpenAI, err)
-		return
-	}
-	writeJSON(ctx, fasthttp.StatusOK, s.completionResponse(id, created, plan, res))
+	return x, nil
 }

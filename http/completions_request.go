@@ -1,6 +1,10 @@
 package api
 
-import "github.com/goccy/go-json"
+import (
+	"github.com/goccy/go-json"
+
+	"github.com/splash-inference/splash/actors"
+)
 
 // completionsRequest is a POST /v1/completions body. Fields not listed
 // (user, suffix, best_of, ...) are accepted and ignored.
@@ -67,7 +71,7 @@ func (p *completionPrompt) UnmarshalJSON(b []byte) error {
 
 // completionsPlan is a validated Completions request, ready for the engine.
 type completionsPlan struct {
-	gen          *GenerateRequest
+	gen          *actors.Request
 	echo         string // prompt text echoed before each choice ("" without echo)
 	includeUsage bool
 }
@@ -80,19 +84,7 @@ func (s *Server) planCompletions(r *completionsRequest) (*completionsPlan, error
 	if !r.Prompt.set {
 		return nil, invalidf("prompt", "prompt: field required")
 	}
-	sampling, err := r.sampling()
-	if err != nil {
-		return nil, err
-	}
-	n, err := choiceCount(r.N)
-	if err != nil {
-		return nil, err
-	}
-	top, err := topLogprobs("logprobs", r.Logprobs)
-	if err != nil {
-		return nil, err
-	}
-	stops, err := stopStrings("stop", r.Stop)
+	gen, err := (&generationParams{sampling: r.samplingFields, n: r.N, topLogprobs: r.Logprobs, topLogprobsParam: "logprobs", stop: r.Stop}).validate()
 	if err != nil {
 		return nil, err
 	}
@@ -114,11 +106,9 @@ func (s *Server) planCompletions(r *completionsRequest) (*completionsPlan, error
 	if err != nil {
 		return nil, err
 	}
-	plan := &completionsPlan{includeUsage: r.StreamOptions != nil && r.StreamOptions.IncludeUsage, gen: &GenerateRequest{
-		Prompt: ids, Sampling: sampling, MaxTokens: maxTokens, StopStrings: stops, StopTokenIDs: r.StopTokenIDs,
-		IgnoreEOS: r.IgnoreEOS, N: n, Logprobs: r.Logprobs != nil, TopLogprobs: top,
-		PromptLogprobs: r.Echo && r.Logprobs != nil,
-	}}
+	gen.Prompt, gen.MaxTokens, gen.StopTokens, gen.IgnoreEOS = ids, maxTokens, r.StopTokenIDs, r.IgnoreEOS
+	gen.Logprobs, gen.PromptLogprobs = r.Logprobs != nil, r.Echo && r.Logprobs != nil
+	plan := &completionsPlan{includeUsage: r.StreamOptions != nil && r.StreamOptions.IncludeUsage, gen: gen}
 	if r.Echo {
 		plan.echo = text
 	}

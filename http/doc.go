@@ -1,15 +1,15 @@
 // Package api is Splash's HTTP frontend (directory http/): it speaks the
 // OpenAI, Anthropic and vLLM-style APIs over fasthttp, turns every request
-// into one dialect-neutral GenerateRequest, and streams the engine's
+// into one dialect-neutral actors.Request, and streams the engine's
 // events back as each dialect's JSON or Server-Sent Events.
 //
 // # Seams
 //
 // The package depends on the rest of Splash only through three small
-// interfaces, satisfied by adapters in cmd/splash (Engine) and
-// http/textmodel (Tokenizer, ChatTemplate):
+// interfaces, satisfied by adapters in http/actorengine (Engine, over the
+// actor runtime) and http/textmodel (Tokenizer, ChatTemplate):
 //
-//   - Engine runs a GenerateRequest and returns a channel of Events (text
+//   - Engine runs an actors.Request and returns a channel of Events (text
 //     already detokenized and stop-string filtered, token ids, logprobs,
 //     finish reasons, and a final event with Usage).
 //   - Tokenizer encodes and decodes text; a rendered chat prompt is
@@ -36,9 +36,12 @@
 //	GET  /health, /ready            liveness; readiness (503 until SetReady(true))
 //	GET  /metrics                   Prometheus text: HTTP counters, then Engine.WriteMetrics
 //
-// Every handler is decode → validate → hand to the engine → write; request
-// parsing lives in <dialect>_request.go and response/stream writing in
-// <dialect>_response.go.
+// Every generating handler is one flow, serveGeneration (exchange.go):
+// decode → plan (validate, template, tokenize) → hand to the engine →
+// stream or collect. A dialect supplies its plan and its answer: request
+// parsing lives in <dialect>_request.go, the checks every dialect shares
+// (sampling, n, logprobs, stop) in validate.go, and response/stream
+// writing in <dialect>_response.go.
 //
 // # Reasoning
 //

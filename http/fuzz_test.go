@@ -1,6 +1,8 @@
 package api
 
 import (
+	"github.com/splash-inference/splash/actors"
+
 	"context"
 	"errors"
 	"io"
@@ -48,7 +50,7 @@ func (lineTemplate) Render(r ChatRenderRequest) (RenderedPrompt, error) {
 
 type idleEngine struct{}
 
-func (idleEngine) Generate(context.Context, *GenerateRequest) (<-chan Event, error) {
+func (idleEngine) Generate(context.Context, *actors.Request) (<-chan Event, error) {
 	return nil, errors.New("idle engine")
 }
 func (idleEngine) WriteMetrics(io.Writer) error { return nil }
@@ -66,7 +68,7 @@ func fuzzServer(t testing.TB) *Server {
 // fuzzParser runs a request parser on arbitrary bodies: it must never
 // panic, must fail only with a client error, and must produce requests
 // that fit the context.
-func fuzzParser(f *testing.F, seeds []string, parse func(s *Server, body []byte) (*GenerateRequest, error)) {
+func fuzzParser(f *testing.F, seeds []string, parse func(s *Server, body []byte) (*actors.Request, error)) {
 	for _, seed := range seeds {
 		f.Add([]byte(seed))
 	}
@@ -94,7 +96,7 @@ func FuzzChatRequest(f *testing.F) {
 		`{"messages":[{"role":"user","content":"hi"}],"max_tokens":5,"stop":["x"],"n":2,"logprobs":true,"top_logprobs":3}`,
 		`{"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],"temperature":0.5,"logit_bias":{"1":-5},"reasoning_effort":"low"}`,
 		`{"messages":[{"role":"system","content":null},{"role":"tool","content":"x","tool_call_id":"1"}],"stop":"s","seed":3}`,
-	}, func(s *Server, body []byte) (*GenerateRequest, error) {
+	}, func(s *Server, body []byte) (*actors.Request, error) {
 		var r chatRequest
 		if err := decodeJSON(body, &r); err != nil {
 			return nil, err
@@ -111,7 +113,7 @@ func FuzzMessagesRequest(f *testing.F) {
 	fuzzParser(f, []string{
 		`{"max_tokens":50,"system":"s","messages":[{"role":"user","content":"hi"}],"stop_sequences":["x"]}`,
 		`{"max_tokens":2000,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"tool_result","tool_use_id":"t","content":"r"}]},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]}]}`,
-	}, func(s *Server, body []byte) (*GenerateRequest, error) {
+	}, func(s *Server, body []byte) (*actors.Request, error) {
 		var r messagesRequest
 		if err := decodeJSON(body, &r); err != nil {
 			return nil, err
@@ -128,7 +130,7 @@ func FuzzCompletionsRequest(f *testing.F) {
 	fuzzParser(f, []string{
 		`{"prompt":"hello","max_tokens":3,"echo":true,"logprobs":2}`,
 		`{"prompt":[1,2,3],"n":3}`, `{"prompt":[[5,6]]}`, `{"prompt":["a"],"stop":["b","c"]}`,
-	}, func(s *Server, body []byte) (*GenerateRequest, error) {
+	}, func(s *Server, body []byte) (*actors.Request, error) {
 		var r completionsRequest
 		if err := decodeJSON(body, &r); err != nil {
 			return nil, err
@@ -146,7 +148,7 @@ func FuzzResponsesRequest(f *testing.F) {
 		`{"input":"hi","instructions":"be brief","max_output_tokens":20,"reasoning":{"effort":"high"}}`,
 		`{"input":[{"role":"user","content":[{"type":"input_text","text":"x"}]},{"type":"reasoning","content":[{"type":"reasoning_text","text":"r"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"}]}`,
 		`{"input":"x","tools":[{"type":"function","name":"f","parameters":{}}],"top_logprobs":2}`,
-	}, func(s *Server, body []byte) (*GenerateRequest, error) {
+	}, func(s *Server, body []byte) (*actors.Request, error) {
 		var r responsesRequest
 		if err := decodeJSON(body, &r); err != nil {
 			return nil, err
@@ -163,7 +165,7 @@ func FuzzTokenizeRequest(f *testing.F) {
 	fuzzParser(f, []string{
 		`{"text":"hi"}`, `{"prompt":"x","add_special_tokens":false}`,
 		`{"messages":[{"role":"user","content":"x"}],"chat_template_kwargs":{"enable_thinking":false}}`,
-	}, func(s *Server, body []byte) (*GenerateRequest, error) {
+	}, func(s *Server, body []byte) (*actors.Request, error) {
 		var r tokenizeRequest
 		if err := decodeJSON(body, &r); err != nil {
 			return nil, err

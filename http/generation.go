@@ -1,6 +1,8 @@
 package api
 
 import (
+	"github.com/splash-inference/splash/actors"
+
 	"bufio"
 	"context"
 	"errors"
@@ -18,7 +20,7 @@ var (
 
 // generation is one admitted request running in the engine.
 type generation struct {
-	req    *GenerateRequest
+	req    *actors.Request
 	events <-chan Event
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -29,7 +31,7 @@ type generation struct {
 // sequences, not requests: each of a request's n choices is a sequence the
 // engine runs (and holds KV blocks for), so n takes n of the
 // MaxRunning+MaxWaiting slots (429 beyond them).
-func (s *Server) start(req *GenerateRequest) (*generation, error) {
+func (s *Server) start(req *actors.Request) (*generation, error) {
 	limit := int64(s.opts.MaxRunning + s.opts.MaxWaiting)
 	seqs := int64(max(req.N, 1))
 	if seqs > limit {

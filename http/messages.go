@@ -4,32 +4,24 @@ import "github.com/valyala/fasthttp"
 
 // handleMessages serves POST /v1/messages (Anthropic).
 func (s *Server) handleMessages(ctx *fasthttp.RequestCtx) {
-	var req messagesRequest
-	if err := decodeJSON(ctx.PostBody(), &req); err != nil {
-		writeError(ctx, dialectAnthropic, err)
-		return
-	}
-	plan, err := s.planMessages(&req)
+	serveGeneration(s, ctx, dialectAnthropic, s.messagesExchange)
+}
+
+// messagesExchange plans a Messages request and its answer: the message_*
+// and content_block_* events, or one message.
+func (s *Server) messagesExchange(r *messagesRequest) (*exchange, error) {
+	plan, err := s.planMessages(r)
 	if err != nil {
-		writeError(ctx, dialectAnthropic, err)
-		return
-	}
-	g, err := s.start(plan.gen)
-	if err != nil {
-		writeError(ctx, dialectAnthropic, err)
-		return
+		return nil, err
 	}
 	id := newID("msg_")
-	if req.Stream {
-		s.stream(ctx, g, newMessagesStream(id, s.opts.ModelID, plan))
-		return
+	x := &exchange{gen: plan.gen}
+	if r.Stream {
+		x.stream = newMessagesStream(id, s.opts.ModelID, plan)
+	} else {
+		x.respond = func(res *result) any { return messagesResponse(id, s.opts.ModelID, plan, res) }
 	}
-	res, err := g.collect(s.clientGone(ctx))
-	if err != nil {
-		writeError(ctx, dialectAnthropic, err)
-		return
-	}
-	writeJSON(ctx, fasthttp.StatusOK, messagesResponse(id, s.opts.ModelID, plan, res))
+	return x, nil
 }
 
 // handleCountTokens serves POST /v1/messages/count_tokens: the prompt's

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"github.com/splash-inference/splash/actors"
+
 	"fmt"
 
 	"github.com/goccy/go-json"
@@ -194,7 +196,7 @@ func anthropicThinking(t *thinkingConfig, maxTokens int) (reasoning, error) {
 
 // messagesPlan is a validated Messages request, ready for the engine.
 type messagesPlan struct {
-	gen    *GenerateRequest
+	gen    *actors.Request
 	prompt prompt
 	tools  bool // the request declares tools: parse tool calls out of the answer
 }
@@ -228,15 +230,8 @@ func (s *Server) planMessages(r *messagesRequest) (*messagesPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := samplingFields{Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK}
-	if err := rangeCheck("temperature", r.Temperature, 0, 1, false); err != nil {
-		return nil, err
-	}
-	sampling, err := f.sampling()
-	if err != nil {
-		return nil, err
-	}
-	stops, err := stopStrings("stop_sequences", r.StopSequences)
+	gen, err := (&generationParams{sampling: samplingFields{Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK}, maxTemperature: 1,
+		stop: r.StopSequences, stopParam: "stop_sequences"}).validate()
 	if err != nil {
 		return nil, err
 	}
@@ -270,8 +265,7 @@ func (s *Server) planMessages(r *messagesRequest) (*messagesPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &messagesPlan{prompt: p, tools: len(r.Tools) > 0 && (choice == nil || choice.Mode != "none"), gen: &GenerateRequest{
-		Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, StopStrings: stops, N: 1, ThinkingBudget: think.budget,
-		ToolGrammar: toolG, ParallelToolCalls: r.ToolChoice == nil || !r.ToolChoice.DisableParallelToolUse,
-	}}, nil
+	gen.Prompt, gen.MaxTokens, gen.ThinkingBudget, gen.ToolGrammar = p.ids, maxTokens, think.budget, toolG
+	gen.ParallelToolCalls = r.ToolChoice == nil || !r.ToolChoice.DisableParallelToolUse
+	return &messagesPlan{prompt: p, tools: len(r.Tools) > 0 && (choice == nil || choice.Mode != "none"), gen: gen}, nil
 }

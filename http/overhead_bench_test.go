@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"github.com/splash-inference/splash/actors"
+
 	"bufio"
 	"context"
 	"io"
@@ -126,7 +128,7 @@ func BenchmarkStreamOverhead(b *testing.B) {
 }
 
 // drainEngine runs req on the engine directly and counts its tokens.
-func drainEngine(b *testing.B, eng api.Engine, req *api.GenerateRequest) int {
+func drainEngine(b *testing.B, eng api.Engine, req *actors.Request) int {
 	events, err := eng.Generate(context.Background(), req)
 	if err != nil {
 		b.Fatal(err)

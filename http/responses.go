@@ -4,37 +4,32 @@ import "github.com/valyala/fasthttp"
 
 // handleResponses serves POST /v1/responses.
 func (s *Server) handleResponses(ctx *fasthttp.RequestCtx) {
-	var req responsesRequest
-	if err := decodeJSON(ctx.PostBody(), &req); err != nil {
-		writeError(ctx, dialectOpenAI, err)
-		return
-	}
-	plan, err := s.planResponses(&req)
+	serveGeneration(s, ctx, dialectOpenAI, s.responsesExchange)
+}
+
+// responsesExchange plans a Responses request and its answer: the
+// response.* events, or the response object those events end with.
+func (s *Server) responsesExchange(r *responsesRequest) (*exchange, error) {
+	plan, err := s.planResponses(r)
 	if err != nil {
-		writeError(ctx, dialectOpenAI, err)
-		return
-	}
-	g, err := s.start(plan.gen)
-	if err != nil {
-		writeError(ctx, dialectOpenAI, err)
-		return
+		return nil, err
 	}
 	rs := s.newResponsesStream(plan)
-	if req.Stream {
-		s.stream(ctx, g, rs)
-		return
+	x := &exchange{gen: plan.gen}
+	if r.Stream {
+		x.stream = rs
+		return x, nil
 	}
-	res, err := g.collect(s.clientGone(ctx))
-	if err != nil {
-		writeError(ctx, dialectOpenAI, err)
-		return
+	x.respond = func(res *result) any {
+		// Replay the collected generation through the stream writer,
+		// discarding events, to assemble the same response object a stream
+		// ends with.
+		c := res.choices[0]
+		rs.event(nil, Event{Text: c.text, Logprobs: c.logprobs, FinishReason: c.finish})
+		rs.end(nil, res.usage)
+		return rs.obj
 	}
-	// Replay the collected generation through the stream writer, discarding
-	// events, to assemble the same response object a stream ends with.
-	c := res.choices[0]
-	rs.event(nil, Event{Text: c.text, Logprobs: c.logprobs, FinishReason: c.finish})
-	rs.end(nil, res.usage)
-	writeJSON(ctx, fasthttp.StatusOK, rs.obj)
+	return x, nil
 }
 
 // handleGetResponse serves GET /v1/responses/{id} from the store.

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"github.com/splash-inference/splash/actors"
+
 	"slices"
 
 	"github.com/goccy/go-json"
@@ -123,7 +125,7 @@ func responsesConversation(items responsesInput) ([]ChatMessage, error) {
 
 // responsesPlan is a validated Responses request, ready for the engine.
 type responsesPlan struct {
-	gen     *GenerateRequest
+	gen     *actors.Request
 	prompt  prompt
 	history []ChatMessage // the conversation without instructions, for the store
 	req     *responsesRequest
@@ -164,11 +166,7 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	sampling, err := r.sampling()
-	if err != nil {
-		return nil, err
-	}
-	top, err := topLogprobs("top_logprobs", r.TopLogprobs)
+	gen, err := (&generationParams{sampling: r.samplingFields, topLogprobs: r.TopLogprobs}).validate()
 	if err != nil {
 		return nil, err
 	}
@@ -213,10 +211,9 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	logprobs := top > 0 || slices.Contains(r.Include, "message.output_text.logprobs")
+	gen.Prompt, gen.MaxTokens, gen.ThinkingBudget, gen.Grammar, gen.ToolGrammar = p.ids, maxTokens, think.budget, g, toolG
+	gen.Logprobs = gen.TopLogprobs > 0 || slices.Contains(r.Include, "message.output_text.logprobs")
+	gen.ParallelToolCalls = r.ParallelToolCalls == nil || *r.ParallelToolCalls
 	return &responsesPlan{prompt: p, history: msgs, req: r, effort: effort, tools: tools, choice: choice, parseCalls: len(offered) > 0,
-		gen: &GenerateRequest{
-			Prompt: p.ids, Sampling: sampling, MaxTokens: maxTokens, N: 1, Logprobs: logprobs, TopLogprobs: top, ThinkingBudget: think.budget,
-			Grammar: g, ToolGrammar: toolG, ParallelToolCalls: r.ParallelToolCalls == nil || *r.ParallelToolCalls,
-		}}, nil
+		gen: gen}, nil
 }

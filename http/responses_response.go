@@ -108,8 +108,8 @@ func (s *Server) newResponseObject(id string, p *responsesPlan) responseObject {
 		ID: id, Object: "response", CreatedAt: s.opts.Now().Unix(), Status: "in_progress", Model: s.opts.ModelID,
 		Output: []responseItem{}, Instructions: optionalText(r.Instructions), MaxOutputTokens: r.MaxOutputTokens,
 		PreviousResponseID: optionalText(r.PreviousResponseID), Reasoning: reasoningOut{Effort: optionalText(p.effort)},
-		Metadata: r.Metadata, ParallelToolCalls: r.ParallelToolCalls == nil || *r.ParallelToolCalls, Temperature: p.gen.Sampling.Temperature,
-		TopP: p.gen.Sampling.TopP, ToolChoice: toolChoiceOut(p.choice), Tools: r.Tools, Store: r.Store == nil || *r.Store,
+		Metadata: r.Metadata, ParallelToolCalls: r.ParallelToolCalls == nil || *r.ParallelToolCalls, Temperature: valueOr(r.Temperature, defaultTemperature),
+		TopP: valueOr(r.TopP, 1), ToolChoice: toolChoiceOut(p.choice), Tools: r.Tools, Store: r.Store == nil || *r.Store,
 	}
 	if o.Metadata == nil {
 		o.Metadata = map[string]string{}

@@ -3,6 +3,8 @@ package api
 import (
 	"math"
 	"strconv"
+
+	"github.com/splash-inference/splash/engine/sample"
 )
 
 // samplingFields are the sampler parameters shared by the OpenAI-style
@@ -23,6 +25,8 @@ type samplingFields struct {
 const (
 	defaultTemperature = 1.0
 	maxLogitBias       = 100
+	// Temperature's upper bound in the OpenAI dialects; Anthropic's is 1.
+	openAIMaxTemperature = 2
 )
 
 // rangeCheck validates an optional number against [lo, hi]; loOpen
@@ -49,10 +53,11 @@ func valueOr(v *float64, def float64) float64 {
 	return *v
 }
 
-// sampling validates the fields and returns the engine's settings.
-func (f *samplingFields) sampling() (Sampling, error) {
+// sampling validates the fields, temperature up to maxTemperature, and returns the engine's settings: the one
+// place a request's JSON numbers become the sampler's float32s.
+func (f *samplingFields) sampling(maxTemperature float64) (sample.Params, error) {
 	checks := []error{
-		rangeCheck("temperature", f.Temperature, 0, 2, false),
+		rangeCheck("temperature", f.Temperature, 0, maxTemperature, false),
 		rangeCheck("top_p", f.TopP, 0, 1, true),
 		rangeCheck("min_p", f.MinP, 0, 1, false),
 		rangeCheck("presence_penalty", f.PresencePenalty, -2, 2, false),
@@ -61,39 +66,44 @@ func (f *samplingFields) sampling() (Sampling, error) {
 	}
 	for _, err := range checks {
 		if err != nil {
-			return Sampling{}, err
+			return sample.Params{}, err
 		}
 	}
 	topK := 0
 	if f.TopK != nil {
 		if *f.TopK < -1 {
-			return Sampling{}, invalidf("top_k", "top_k must be -1 or 0 (off) or positive, got %d", *f.TopK)
+			return sample.Params{}, invalidf("top_k", "top_k must be -1 or 0 (off) or positive, got %d", *f.TopK)
 		}
 		topK = max(*f.TopK, 0)
 	}
 	bias, err := parseLogitBias(f.LogitBias)
 	if err != nil {
-		return Sampling{}, err
+		return sample.Params{}, err
 	}
-	return Sampling{
-		Temperature:       valueOr(f.Temperature, defaultTemperature),
-		TopP:              valueOr(f.TopP, 1),
+	p := sample.Params{
+		Temperature:       float32(valueOr(f.Temperature, defaultTemperature)),
+		TopP:              float32(valueOr(f.TopP, 1)),
 		TopK:              topK,
-		MinP:              valueOr(f.MinP, 0),
-		PresencePenalty:   valueOr(f.PresencePenalty, 0),
-		FrequencyPenalty:  valueOr(f.FrequencyPenalty, 0),
-		RepetitionPenalty: valueOr(f.RepetitionPenalty, 1),
+		MinP:              float32(valueOr(f.MinP, 0)),
+		PresencePenalty:   float32(valueOr(f.PresencePenalty, 0)),
+		FrequencyPenalty:  float32(valueOr(f.FrequencyPenalty, 0)),
+		RepetitionPenalty: float32(valueOr(f.RepetitionPenalty, 1)),
 		LogitBias:         bias,
-		Seed:              f.Seed,
-	}, nil
+		Logprobs:          -1,
+	}
+	if f.Seed != nil {
+		seed := uint64(*f.Seed)
+		p.Seed = &seed
+	}
+	return p, nil
 }
 
 // parseLogitBias turns {"token id": bias} into the engine's map.
-func parseLogitBias(in map[string]float64) (map[int32]float64, error) {
+func parseLogitBias(in map[string]float64) (map[int32]float32, error) {
 	if len(in) == 0 {
 		return nil, nil
 	}
-	out := make(map[int32]float64, len(in))
+	out := make(map[int32]float32, len(in))
 	for k, v := range in {
 		id, err := strconv.ParseInt(k, 10, 32)
 		if err != nil || id < 0 {
@@ -102,7 +112,7 @@ func parseLogitBias(in map[string]float64) (map[int32]float64, error) {
 		if math.IsNaN(v) || v < -maxLogitBias || v > maxLogitBias {
 			return nil, invalidf("logit_bias", "logit_bias values must be in [-100, 100], got %g for token %d", v, id)
 		}
-		out[int32(id)] = v
+		out[int32(id)] = float32(v)
 	}
 	return out, nil
 }

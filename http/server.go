@@ -13,8 +13,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Server is the HTTP frontend: it parses each API dialect into a
-// GenerateRequest and streams the engine's events back.
+// Server is the HTTP frontend: it parses each API dialect into an
+// actors.Request and streams the engine's events back.
 type Server struct {
 	opts    Options
 	hosts   hostAllowlist

@@ -35,11 +35,16 @@ type PlanInput struct {
 	MaxBatchTokens int   // tokens per step
 	MaxRunning     int   // the operator's cap on sequences running at once
 	Snapshots      int   // state snapshots wanted, for a model with state layers (engine.Config.StateSnapshots)
+	// Spares, for a model with state layers that speculates, gives each
+	// running sequence a second state slot, where a verify pass saves the
+	// state before its drafts (engine.Config.CacheSlots).
+	Spares bool
 }
 
 // Plan is how a budget is spent: weights and scratch first, then one state
-// slot per running sequence and the state snapshots for a model with state
-// layers, then the paged KV cache, which takes the rest up to the cap.
+// slot per running sequence (two when it speculates) and the state
+// snapshots for a model with state layers, then the paged KV cache, which
+// takes the rest up to the cap.
 type Plan struct {
 	KVType                        metal.KVType
 	Weights, DraftWeights, Packed int64 // Weights includes DraftWeights
@@ -51,8 +56,9 @@ type Plan struct {
 	Context, BlockSize, Blocks    int
 	// MaxRunning is the operator's cap, lowered for a model with state
 	// layers to the states that fit beside one full context's KV cache;
-	// StateSlots is MaxRunning then, 0 without state layers.
-	MaxRunning, StateSlots int
+	// StateSlots is MaxRunning then, 0 without state layers, and
+	// SpareSlots MaxRunning again with PlanInput.Spares, else 0.
+	MaxRunning, StateSlots, SpareSlots int
 	// Snapshots is PlanInput.Snapshots, lowered to what fits beside the
 	// states and one full context's KV cache; 0 without state layers.
 	Snapshots int
@@ -62,8 +68,8 @@ type Plan struct {
 // KVBytes is the paged KV cache's memory.
 func (p *Plan) KVBytes() int64 { return int64(p.Blocks*p.BlockSize) * p.KVPerToken }
 
-// StateBytes is the state slots' memory.
-func (p *Plan) StateBytes() int64 { return int64(p.StateSlots) * p.StatePerSeq }
+// StateBytes is the state slots' memory, spares included.
+func (p *Plan) StateBytes() int64 { return int64(p.StateSlots+p.SpareSlots) * p.StatePerSeq }
 
 // SnapshotBytes is the state snapshots' memory.
 func (p *Plan) SnapshotBytes() int64 { return int64(p.Snapshots) * p.StatePerSeq }
@@ -114,8 +120,15 @@ func PlanMemory(in PlanInput) (Plan, error) {
 	contextBlocks := (p.Context + p.BlockSize - 1) / p.BlockSize
 	if p.StatePerSeq > 0 {
 		oneContext := int64(contextBlocks*p.BlockSize) * p.KVPerToken
-		p.MaxRunning = int(min(int64(in.MaxRunning), max(free-oneContext, 0)/p.StatePerSeq))
+		perSeq := p.StatePerSeq
+		if in.Spares {
+			perSeq *= 2
+		}
+		p.MaxRunning = int(min(int64(in.MaxRunning), max(free-oneContext, 0)/perSeq))
 		p.StateSlots = p.MaxRunning
+		if in.Spares {
+			p.SpareSlots = p.MaxRunning
+		}
 		if p.MaxRunning < 1 {
 			return p, fmt.Errorf("%w: it leaves no room for one sequence's state of %d B beside one %d-token context's KV cache",
 				ErrPlanTooSmall, p.StatePerSeq, p.Context)

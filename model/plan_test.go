@@ -49,6 +49,12 @@ func TestPlanMemory(t *testing.T) {
 		}, hybridToken, hybridState, 0, 0, 0, true},
 		{"hybrid with snapshots", func(in *PlanInput) { in.Cache, in.Snapshots = hybrid, 5 }, hybridToken, hybridState,
 			int((64*mib - fixed - 13*hybridState) / (hybridToken * 16)), 8, 8, false},
+		{"hybrid, spares", func(in *PlanInput) { in.Cache, in.Spares = hybrid, true }, hybridToken, hybridState,
+			int((64*mib - fixed - 16*hybridState) / (hybridToken * 16)), 8, 8, false},
+		{"hybrid, spares lower running", func(in *PlanInput) {
+			in.Cache, in.Spares, in.Budget = hybrid, true, fixed+1024*hybridToken+6*hybridState+100
+		}, hybridToken, hybridState, 1024 / 16, 3, 3, false},
+		{"dense ignores spares", func(in *PlanInput) { in.Spares = true }, f16Token, 0, int((64*mib - fixed) / (f16Token * 16)), 8, 0, false},
 		{"hybrid, snapshots lowered", func(in *PlanInput) {
 			in.Cache, in.Snapshots, in.Budget = hybrid, 5, fixed+1024*hybridToken+10*hybridState+100
 		}, hybridToken, hybridState, 1024 / 16, 8, 8, false},
@@ -73,7 +79,10 @@ func TestPlanMemory(t *testing.T) {
 				t.Errorf("KV %d B/token, state %d B, %d blocks, running %d, %d slots; want %d, %d, %d, %d, %d",
 					p.KVPerToken, p.StatePerSeq, p.Blocks, p.MaxRunning, p.StateSlots, tc.perToken, tc.state, tc.blocks, tc.running, tc.slots)
 			}
-			if want := min(in.Snapshots, int(in.Budget-fixed-int64(p.Blocks*16)*p.KVPerToken)/max(int(tc.state), 1)-p.StateSlots); tc.state > 0 && p.Snapshots != want {
+			if spares := p.StateSlots * btoi(in.Spares); p.SpareSlots != spares {
+				t.Errorf("%d spare slots, want %d", p.SpareSlots, spares)
+			}
+			if want := min(in.Snapshots, int(in.Budget-fixed-int64(p.Blocks*16)*p.KVPerToken)/max(int(tc.state), 1)-p.StateSlots-p.SpareSlots); tc.state > 0 && p.Snapshots != want {
 				t.Errorf("%d snapshots, want %d", p.Snapshots, want)
 			} else if tc.state == 0 && p.Snapshots != 0 {
 				t.Errorf("%d snapshots without state layers", p.Snapshots)
@@ -133,4 +142,11 @@ func TestCacheSpecCounts(t *testing.T) {
 	if d := DenseCache(cfg); d.KVLayers() != 3 || d.HasState() || d.KVBytesPerToken(metal.KVF16) != 3*int64(metal.KVF16.TokenBytes(4, 32)) {
 		t.Errorf("DenseCache: %+v", d)
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

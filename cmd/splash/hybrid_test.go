@@ -97,9 +97,10 @@ func TestGenerateHybridMatchesReference(t *testing.T) {
 }
 
 // TestServeHybrid: `splash serve` loads a hybrid checkpoint and its
-// package, prints the memory plan with the state per sequence, answers a
-// greedy prompt as `splash generate` does, and serves a resent long
-// prompt from a state snapshot with the same answer.
+// package, prints the memory plan with the state per sequence (and a spare
+// each unless --spec off), answers a greedy prompt as `splash generate`
+// does with speculation or without, and serves a resent long prompt from
+// a state snapshot with the same answer.
 func TestServeHybrid(t *testing.T) {
 	src := t.TempDir()
 	cfg := hybridref.TinyMoE("qwen3_5_moe")
@@ -114,17 +115,19 @@ func TestServeHybrid(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := "1,5,9,80,3,3,17,42,11,60,2,7"
-	for _, dir := range []string{src, pkg} {
+	for _, run := range []struct{ dir, spec string }{{src, "auto"}, {pkg, "ngram"}, {pkg, "off"}} {
+		dir := run.dir
 		out, err := runCmd(t, "generate", "--model", dir, "--prompt-ids", ids, "--max-tokens", "24", "--ignore-eos")
 		if err != nil {
 			t.Fatal(err)
 		}
-		addr, _, logs, stop := startServeLogs(t, "--model", dir)
+		addr, _, logs, stop := startServeLogs(t, "--model", dir, "--spec", run.spec)
 		var resp struct {
 			Choices []struct{ Text string }
 		}
 		postJSON(t, "http://"+addr+"/v1/completions", `{"prompt":[`+ids+`],"max_tokens":24,"temperature":0,"ignore_eos":true}`, &resp)
-		// A resent 600-token prompt resumes from the state snapshot at 512.
+		// A resent 601-token prompt resumes from the state snapshot at its
+		// last chunk boundary, 576.
 		long := strings.Repeat(ids+",", 50) + "1"
 		var first, again struct {
 			Choices []struct{ Text string }
@@ -140,14 +143,17 @@ func TestServeHybrid(t *testing.T) {
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
-		if c := again.Usage.PromptTokensDetails.CachedTokens; c != 512 || len(again.Choices) != 1 || len(first.Choices) != 1 || again.Choices[0].Text != first.Choices[0].Text {
-			t.Errorf("%s: resent prompt: %d tokens cached (want 512), %+v against %+v", dir, c, again.Choices, first.Choices)
+		if c := again.Usage.PromptTokensDetails.CachedTokens; c != 576 || len(again.Choices) != 1 || len(first.Choices) != 1 || again.Choices[0].Text != first.Choices[0].Text {
+			t.Errorf("%s: resent prompt: %d tokens cached (want 576), %+v against %+v", dir, c, again.Choices, first.Choices)
 		}
 		if len(resp.Choices) != 1 || resp.Choices[0].Text+"\n" != out {
 			t.Fatalf("%s: generate: %q\nserve: %+v", dir, out, resp)
 		}
 		if !strings.Contains(logs.String(), "state per sequence") {
 			t.Errorf("%s: the memory plan shows no state:\n%s", dir, logs.String())
+		}
+		if spares := strings.Contains(logs.String(), "a spare each"); spares != (run.spec != "off") {
+			t.Errorf("%s --spec %s: spare state slots in the plan %v:\n%s", dir, run.spec, spares, logs.String())
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/splash-inference/splash/actors"
 	"github.com/splash-inference/splash/engine"
 	api "github.com/splash-inference/splash/http"
+	"github.com/splash-inference/splash/http/actorengine"
 	"github.com/splash-inference/splash/http/textmodel"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
@@ -242,7 +243,7 @@ type attnScratch func(context int) int64
 func makePlan(f *serveFlags, m *loadedModel, target, draft model.Model, packed int64, scratch attnScratch, auto func(blockSize int, headDims ...int) (metal.KVType, string)) (plan, error) {
 	in := model.PlanInput{Cache: target.CacheSpec(), Weights: model.WeightBytes(m.tensors), ScratchPerToken: model.ScratchPerToken(m.cfg),
 		Packed: packed, BlockSize: f.kvBlockSize, Context: m.cfg.MaxPositionEmbeddings, MaxBatchTokens: f.maxBatchTokens, MaxRunning: f.maxRunning,
-		Snapshots: f.stateSnapshots}
+		Snapshots: f.stateSnapshots, Spares: f.spec != "off"} // every other --spec drafts
 	var p plan
 	if in.Context <= 0 {
 		in.Context = 4096
@@ -319,7 +320,12 @@ func (p plan) table(f *serveFlags) string {
 	}
 	if p.StatePerSeq > 0 {
 		fmt.Fprintf(w, "state per sequence\t%d B (the state layers' fixed state, whatever the length)\n", p.StatePerSeq)
-		fmt.Fprintf(w, "states\t%d running sequences × %s = %s (--max-running %d)\n", p.StateSlots, mb(p.StatePerSeq), mb(p.StateBytes()), f.maxRunning)
+		if p.SpareSlots > 0 {
+			fmt.Fprintf(w, "states\t%d running sequences × 2 × %s = %s (a spare each, where verify passes save the state before their drafts; --max-running %d)\n",
+				p.StateSlots, mb(p.StatePerSeq), mb(p.StateBytes()), f.maxRunning)
+		} else {
+			fmt.Fprintf(w, "states\t%d running sequences × %s = %s (--max-running %d)\n", p.StateSlots, mb(p.StatePerSeq), mb(p.StateBytes()), f.maxRunning)
+		}
 		fmt.Fprintf(w, "state snapshots\t%d × %s = %s (--state-snapshots %d; prefix hits resume from them)\n", p.Snapshots, mb(p.StatePerSeq), mb(p.SnapshotBytes()), f.stateSnapshots)
 	}
 	fmt.Fprintf(w, "context\t%d tokens\n", p.Context)
@@ -485,7 +491,8 @@ func planServe(s *stdio, f *serveFlags, m *loadedModel, ms *serveModels) (plan, 
 // with --prefill-by-attention it prints the prompt chunk sizes that follow.
 func schedulerConfig(s *stdio, f *serveFlags, m *loadedModel, be metal.Device, p plan) engine.Config {
 	sched := engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens, MaxPrefillWithDecode: f.maxPrefillDec,
-		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens, StateSnapshots: p.Snapshots}
+		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens, StateSnapshots: p.Snapshots,
+		WarmAnswers: true} // a hybrid model's next turn resumes at its answer's end
 	if f.prefillCost {
 		sched.AttentionBreakEven = m.cfg.AttentionBreakEven(be.QuantSpeedup(productType(m.tensors)) / be.AttentionSpeedup(p.kvType))
 		fmt.Fprintf(s.err, "prompt chunks while others decode: %d tokens at the start of a prompt, %d at 8192 (a token's attention costs its matrix products at a context of %d)\n",
@@ -502,12 +509,12 @@ func newAPIServer(s *stdio, f *serveFlags, m *loadedModel, eng *actors.Engine, p
 	for _, id := range m.cfg.EOSTokenID {
 		eos = append(eos, int32(id))
 	}
-	vocab, err := grammarVocab(m.tok, m.cfg.VocabSize, eos)
+	frontEngine, err := actorengine.New(eng, m.tok, m.cfg.VocabSize, eos)
 	if err != nil {
-		return nil, fmt.Errorf("serve: constrained decoding vocabulary: %w", err)
+		return nil, fmt.Errorf("serve: %w", err)
 	}
 	noTools := chooseToolParser(f.toolParser, m.tpl, s.err) == toolParserNone
-	return api.New(api.Options{NoToolCalls: noTools, Engine: &engineAdapter{e: eng, tok: m.tok, eos: eos, vocab: vocab}, Tokenizer: textmodel.Tokenizer{T: m.tok},
+	return api.New(api.Options{NoToolCalls: noTools, Engine: frontEngine, Tokenizer: textmodel.Tokenizer{T: m.tok},
 		Template: textmodel.Template{T: m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
 		AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, MaxConnections: f.maxConns, MaxConnectionsPerIP: f.maxConnsPerIP, NoWebUI: f.noWebUI, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody),
 		MaxImagePixels: f.maxImagePixels})

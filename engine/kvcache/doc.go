@@ -64,24 +64,27 @@
 //
 // A state has absorbed every token the model ran, so two rules follow.
 // Rollback: Settle, which ends every forward pass, truncates a paged
-// table to the positions the sequence keeps, but refuses
-// (ErrStateRollback) to keep fewer positions than a sequence with a slot
-// wrote, since rejected draft tokens would stay in its state; the
-// scheduler therefore turns speculation off for such models. Prefix
-// reuse: a hit needs the state at the hit's end, which no block holds, so
-// without snapshots such a manager indexes nothing and serves no hit.
+// table to the positions the sequence keeps, but a sequence with a slot
+// cannot keep fewer positions than it wrote, since rejected draft tokens
+// would stay in its state. With Config.Spares each sequence also holds a
+// spare slot, into which the caller saves the state before a verify pass;
+// Settle then swaps slot and spare and reports the saved position, from
+// which the caller recomputes what it keeps. Without a saved state it
+// refuses (ErrStateRollback). Prefix reuse: a hit needs the state at the
+// hit's end, which no block holds, so without snapshots such a manager
+// indexes nothing and serves no hit.
 //
 // Snapshots (Config.Snapshots, snapshots.go) are state slots past the
-// running sequences' that keep the state after a cached block whose end
-// is a multiple of Config.SnapshotEvery: Snapshot, which the scheduler
+// running sequences' (and spares) that keep the state after a cached
+// block whose end is a multiple of Config.SnapshotEvery, or another block
+// end the caller names as a prompt's last: Snapshot, which the scheduler
 // calls when a prompt chunk ends there, takes one for the block under its
 // chain hash, and a snapshot is dropped with its block's index entry (or
 // taken over, least recently used first, when all are held). Admit then
 // cuts a hit back to the deepest snapshot within the cached prefix (no
 // partial-block hits) and owes a state copy, snapshot to the sequence's
 // slot; TakeStateCopies hands the copies, snapshots kept first, to the
-// next forward pass, which makes them before its rows. Rollback stays
-// refused: a verify pass would need a snapshot before it and a replay.
+// next forward pass, which makes them before its rows.
 //
 // # A lower tier
 //

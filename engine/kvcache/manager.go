@@ -27,6 +27,12 @@ type Config struct {
 	// SnapshotEvery, so that a prefix hit can resume there. Zero: no
 	// prefix hits for such a model.
 	Snapshots, SnapshotEvery int
+	// Spares gives each sequence with a state slot a second one, its
+	// spare, where a verify pass saves the state before its drafts
+	// (Blocks.Spare), so that Settle can go back to it when drafts are
+	// rejected: a model with state layers speculates only with spares.
+	// The pool then has 2·StateSlots slots before the snapshots'.
+	Spares bool
 }
 
 // DefaultBlockSize is the block size when Config.BlockSize is zero.
@@ -55,6 +61,7 @@ type Blocks struct {
 	table  []int32
 	hashes []uint64 // chain hashes of the first len(hashes) blocks, all full and committed
 	slot   int32    // state slot + 1; 0: none
+	spare  int32    // spare state slot + 1 (Config.Spares); 0: none
 }
 
 // parentOf is the chain hash of the block before block i: rootHash for the
@@ -83,7 +90,8 @@ type Stats struct {
 	Queried   int64 // tokens looked up by Reuse
 	Evictions int64 // cached blocks dropped to make space
 	// StateSlots and FreeSlots count the state slots (Config.StateSlots)
-	// and those no sequence holds; both zero for a model without state.
+	// and those no sequence holds, a slot and its spare as one; both zero
+	// for a model without state.
 	StateSlots, FreeSlots int
 	Snapshots             int // state snapshots kept (Config.Snapshots)
 }
@@ -117,6 +125,10 @@ func New(c Config) (*Manager, error) {
 	if c.Snapshots < 0 || c.Snapshots > 0 && (c.StateSlots == 0 || c.SnapshotEvery <= 0 || c.SnapshotEvery%c.BlockSize != 0) {
 		return nil, fmt.Errorf("kvcache: %d snapshots every %d positions need state slots and an interval that is a multiple of the block size %d", c.Snapshots, c.SnapshotEvery, c.BlockSize)
 	}
+	per := 1
+	if c.Spares {
+		per = 2
+	}
 	m := &Manager{
 		blockSize: c.BlockSize,
 		blocks:    make([]block, c.NumBlocks),
@@ -124,8 +136,8 @@ func New(c Config) (*Manager, error) {
 		free:      freeList{head: none, tail: none},
 		index:     make(map[uint64]int32),
 		children:  make(map[uint64][]int32),
-		slots:     newSlotPool(c.StateSlots),
-		snaps:     newSnapshotPool(c.StateSlots, c.Snapshots, c.SnapshotEvery),
+		slots:     newSlotPool(c.StateSlots, c.Spares),
+		snaps:     newSnapshotPool(c.StateSlots*per, c.Snapshots, c.SnapshotEvery),
 	}
 	for id := range m.blocks {
 		m.free.pushTail(m.blocks, int32(id))
@@ -147,7 +159,7 @@ func (m *Manager) Stats() Stats {
 	return Stats{
 		Total: len(m.blocks), Used: len(m.blocks) - m.free.n, Free: m.free.n, Cached: len(m.index),
 		HitTokens: m.hitTokens, Queried: m.queried, Evictions: m.evictions,
-		StateSlots: m.slots.n, FreeSlots: len(m.slots.free),
+		StateSlots: m.slots.n / max(m.slots.per, 1), FreeSlots: len(m.slots.free) / max(m.slots.per, 1),
 		Snapshots: m.snaps.n - len(m.snaps.free),
 	}
 }
@@ -187,8 +199,19 @@ func (m *Manager) Reuse(b *Blocks, tokens []int32) (int, error) {
 // ErrOutOfSlots b is left empty and the attempt is not counted in the hit
 // statistics. It is how a scheduler admits a waiting sequence.
 func (m *Manager) Admit(b *Blocks, tokens []int32, want func(hit int) int) (int, error) {
+	return m.admit(b, tokens, want, true)
+}
+
+// AdmitUncounted is Admit left out of the hit statistics, for work the
+// caller does on its own account (the scheduler's warming of a finished
+// answer's state), which no request asked for.
+func (m *Manager) AdmitUncounted(b *Blocks, tokens []int32, want func(hit int) int) (int, error) {
+	return m.admit(b, tokens, want, false)
+}
+
+func (m *Manager) admit(b *Blocks, tokens []int32, want func(hit int) int, count bool) (int, error) {
 	if m.FreeSlots() == 0 {
-		return 0, fmt.Errorf("%w: all %d held", ErrOutOfSlots, m.slots.n)
+		return 0, fmt.Errorf("%w: all %d held", ErrOutOfSlots, m.slots.n/m.slots.per)
 	}
 	owed := len(m.copies)
 	hit, snap, err := m.attachPrefix(b, tokens)
@@ -206,8 +229,10 @@ func (m *Manager) Admit(b *Blocks, tokens []int32, want func(hit int) int) (int,
 	if snap != 0 {
 		m.snaps.copies = append(m.snaps.copies, metal.StateCopy{Src: snap - 1, Dst: b.Slot()})
 	}
-	m.hitTokens += int64(hit)
-	m.queried += int64(len(tokens))
+	if count {
+		m.hitTokens += int64(hit)
+		m.queried += int64(len(tokens))
+	}
 	return hit, nil
 }
 

@@ -14,15 +14,21 @@ var ErrOutOfSlots = errors.New("kvcache: out of state slots")
 var ErrStateRollback = errors.New("kvcache: a state cannot be rolled back")
 
 // slotPool hands out the state slots of a model with state layers: ids
-// 0..n-1, the free ones on a stack. A manager without state layers has an
-// empty pool and never touches it.
+// 0..n-1, the free ones on a stack, per of them to a sequence (its slot,
+// and its spare with Config.Spares). A manager without state layers has
+// an empty pool and never touches it.
 type slotPool struct {
-	n    int
-	free []int32
+	n, per int
+	free   []int32
 }
 
-func newSlotPool(n int) slotPool {
-	p := slotPool{n: n, free: make([]int32, n)}
+func newSlotPool(seqs int, spares bool) slotPool {
+	per := 1
+	if spares {
+		per = 2
+	}
+	n := seqs * per
+	p := slotPool{n: n, per: per, free: make([]int32, n)}
 	for i := range p.free {
 		p.free[i] = int32(n - 1 - i) // slot 0 on top
 	}
@@ -31,6 +37,10 @@ func newSlotPool(n int) slotPool {
 
 // Slot returns the state slot b holds, or -1 when it holds none.
 func (b *Blocks) Slot() int32 { return b.slot - 1 }
+
+// Spare returns b's spare state slot (Config.Spares), where a verify pass
+// saves the state before its drafts, or -1 when it holds none.
+func (b *Blocks) Spare() int32 { return b.spare - 1 }
 
 // HasStateSlots reports whether the manager keeps state slots, that is,
 // whether the model has state layers.
@@ -42,37 +52,51 @@ func (m *Manager) FreeSlots() int {
 	if m.slots.n == 0 {
 		return 1
 	}
-	return len(m.slots.free)
+	return len(m.slots.free) / m.slots.per
 }
 
-// takeSlot gives b a free slot; the caller has checked there is one.
+// takeSlot gives b a free slot, and a spare with Config.Spares; the
+// caller has checked there are enough.
 func (m *Manager) takeSlot(b *Blocks) {
 	f := m.slots.free
-	b.slot, m.slots.free = f[len(f)-1]+1, f[:len(f)-1]
+	b.slot, f = f[len(f)-1]+1, f[:len(f)-1]
+	if m.slots.per == 2 {
+		b.spare, f = f[len(f)-1]+1, f[:len(f)-1]
+	}
+	m.slots.free = f
 }
 
-// releaseSlot returns b's slot, if any, to the pool.
+// releaseSlot returns b's slot and spare, if any, to the pool.
 func (m *Manager) releaseSlot(b *Blocks) {
-	if b.slot == 0 {
-		return
+	for _, s := range []*int32{&b.spare, &b.slot} {
+		if *s != 0 {
+			m.slots.free = append(m.slots.free, *s-1)
+			*s = 0
+		}
 	}
-	m.slots.free = append(m.slots.free, b.slot-1)
-	b.slot = 0
 }
 
 // Settle ends a forward pass over b that wrote positions up to written
 // (exclusive), of which the sequence keeps the first n (rejected draft
 // tokens are the rest): the table is truncated to n (Truncate). It returns
-// the positions the sequence now has computed: n. A sequence holding a
-// state slot cannot keep fewer positions than it wrote, since its state
-// has absorbed them: Settle refuses with ErrStateRollback. (With state
-// snapshots it would restore the deepest one at or before n and return its
-// position, for the caller to recompute the rest; see the package doc.)
-func (m *Manager) Settle(b *Blocks, written, n int) (int, error) {
+// the positions the sequence now has computed: n, except for a sequence
+// holding a state slot that keeps fewer positions than it wrote, whose
+// state has absorbed the rejected ones. Such a sequence goes back to the
+// state its spare holds, which the pass saved there before it ran (at
+// position saved; -1: not saved), by swapping its slot and spare, and
+// Settle returns saved: the caller recomputes positions saved..n-1 (the
+// table still covers them) on top of it. Without a saved state Settle
+// refuses with ErrStateRollback.
+func (m *Manager) Settle(b *Blocks, saved, written, n int) (int, error) {
+	kept := n
 	if b.slot != 0 && n < written {
-		return 0, fmt.Errorf("%w: keep %d of %d positions written", ErrStateRollback, n, written)
+		if b.spare == 0 || saved < 0 || saved > n {
+			return 0, fmt.Errorf("%w: keep %d of %d positions written, with no state saved at or before %d", ErrStateRollback, n, written, n)
+		}
+		b.slot, b.spare = b.spare, b.slot
+		kept = saved
 	}
-	return n, m.Truncate(b, n)
+	return kept, m.Truncate(b, n)
 }
 
 // checkSlots verifies the slot pool against the live tables: every slot
@@ -81,13 +105,18 @@ func (m *Manager) checkSlots(live []*Blocks) error {
 	var errs []error
 	held := make([]int, m.slots.n)
 	for _, b := range live {
-		if b.slot == 0 {
-			continue
+		if (b.spare != 0) != (b.slot != 0 && m.slots.per == 2) {
+			errs = append(errs, fmt.Errorf("kvcache: table holds state slot %d and spare %d, with %d slots a sequence", b.Slot(), b.Spare(), m.slots.per))
 		}
-		if s := b.Slot(); int(s) >= m.slots.n {
-			errs = append(errs, fmt.Errorf("kvcache: table holds state slot %d of %d", s, m.slots.n))
-		} else {
-			held[s]++
+		for _, s := range []int32{b.slot, b.spare} {
+			if s == 0 {
+				continue
+			}
+			if int(s-1) >= m.slots.n {
+				errs = append(errs, fmt.Errorf("kvcache: table holds state slot %d of %d", s-1, m.slots.n))
+			} else {
+				held[s-1]++
+			}
 		}
 	}
 	for _, s := range m.slots.free {

@@ -82,29 +82,47 @@ func TestStateManagerServesNoPrefixHits(t *testing.T) {
 }
 
 // TestSettle: a paged table keeps what it is told, dropping blocks past it;
-// a table with a state slot refuses to keep fewer positions than it wrote.
+// a table with a state slot refuses to keep fewer positions than it wrote,
+// unless the pass saved its state in its spare at or before what it
+// keeps: then its slot and spare swap and it has computed up to the save.
 func TestSettle(t *testing.T) {
 	for _, tc := range []struct {
-		name             string
-		slots            int
-		written, keep    int
-		wantErr          error
-		wantBlocks, kept int
+		name                 string
+		slots                int
+		spares               bool
+		saved, written, keep int
+		wantErr              error
+		wantBlocks, kept     int
+		wantSwap             bool
 	}{
-		{"paged keeps all", 0, 10, 10, nil, 3, 10},
-		{"paged rolls back", 0, 10, 5, nil, 2, 5},
-		{"state keeps all", 2, 10, 10, nil, 3, 10},
-		{"state refuses rollback", 2, 10, 5, ErrStateRollback, 3, 0},
+		{"paged keeps all", 0, false, -1, 10, 10, nil, 3, 10, false},
+		{"paged rolls back", 0, false, -1, 10, 5, nil, 2, 5, false},
+		{"state keeps all", 2, false, -1, 10, 10, nil, 3, 10, false},
+		{"state refuses rollback", 2, false, -1, 10, 5, ErrStateRollback, 3, 0, false},
+		{"spare keeps all", 2, true, 6, 10, 10, nil, 3, 10, false},
+		{"spare goes back to the save", 2, true, 6, 10, 8, nil, 2, 6, true},
+		{"spare not saved", 2, true, -1, 10, 8, ErrStateRollback, 3, 0, false},
+		{"spare saved past the keep", 2, true, 9, 10, 8, ErrStateRollback, 3, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newStateManager(t, 8, 4, tc.slots)
+			m, err := New(Config{NumBlocks: 8, BlockSize: 4, StateSlots: tc.slots, Spares: tc.spares})
+			if err != nil {
+				t.Fatal(err)
+			}
 			var b Blocks
 			if _, err := admit(m, &b, seq(tc.written, 1)); err != nil {
 				t.Fatal(err)
 			}
-			kept, err := m.Settle(&b, tc.written, tc.keep)
+			slot, spare := b.Slot(), b.Spare()
+			if (spare >= 0) != tc.spares || tc.spares && spare == slot {
+				t.Fatalf("slot %d, spare %d with spares %v", slot, spare, tc.spares)
+			}
+			kept, err := m.Settle(&b, tc.saved, tc.written, tc.keep)
 			if !errors.Is(err, tc.wantErr) || kept != tc.kept || b.Len() != tc.wantBlocks {
-				t.Fatalf("Settle(%d, %d) = %d, %v with %d blocks; want %d, %v, %d", tc.written, tc.keep, kept, err, b.Len(), tc.kept, tc.wantErr, tc.wantBlocks)
+				t.Fatalf("Settle(%d, %d, %d) = %d, %v with %d blocks; want %d, %v, %d", tc.saved, tc.written, tc.keep, kept, err, b.Len(), tc.kept, tc.wantErr, tc.wantBlocks)
+			}
+			if swapped := slot != spare && b.Slot() == spare && b.Spare() == slot; swapped != tc.wantSwap {
+				t.Fatalf("slot %d and spare %d became %d and %d; swap wanted: %v", slot, spare, b.Slot(), b.Spare(), tc.wantSwap)
 			}
 			freeAndCheck(t, m, &b)
 		})

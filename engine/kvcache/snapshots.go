@@ -33,17 +33,18 @@ func (m *Manager) snapshotting() bool { return m.slots.n > 0 && m.snaps.n > 0 }
 
 // Snapshot keeps the state that the last forward pass left in b's slot,
 // the sequence's state after its first n positions, under the indexed block
-// that ends at n, when n is a multiple of Config.SnapshotEvery and that
-// block holds none yet: a later sequence with that prefix resumes there
-// (Admit). The caller vouches that the state's bits are what any sequence
+// that ends at n, when n is a multiple of Config.SnapshotEvery (or, with
+// last, any block's end: the last point of a prompt, or of an answer,
+// where the caller can vouch for the state, below) and that block holds
+// none yet: a later sequence with that prefix resumes there (Admit). The caller vouches that the state's bits are what any sequence
 // with the same first n tokens would compute (for a hybrid model, its
 // positions were computed in prompt chunks cut at the delta rule's
 // chunks). The copy into the snapshot is owed (TakeStateCopies) and must
 // run before the slot changes, that is, at the start of the next forward
 // pass. With every snapshot held, the least recently used unreferenced
 // block's is taken over; without one, nothing is kept.
-func (m *Manager) Snapshot(b *Blocks, n int) {
-	if !m.snapshotting() || b.slot == 0 || n <= 0 || n%m.snaps.every != 0 {
+func (m *Manager) Snapshot(b *Blocks, n int, last bool) {
+	if !m.snapshotting() || b.slot == 0 || n <= 0 || n%m.blockSize != 0 || n%m.snaps.every != 0 && !last {
 		return
 	}
 	i := n/m.blockSize - 1

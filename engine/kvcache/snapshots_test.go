@@ -23,15 +23,9 @@ func TestSnapshots(t *testing.T) {
 		t.Fatal("an interval that is not a multiple of the block size was accepted")
 	}
 	a := seq(20, 1)
-	var x Blocks
-	if _, err := admit(m, &x, a); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Commit(&x, a, 20); err != nil {
-		t.Fatal(err)
-	}
+	x := admitCommitted(t, m, a)
 	for _, n := range []int{4, 8, 8, 12, 16, 20} { // 4, 12, 20: not interval ends; the second 8: kept already
-		m.Snapshot(&x, n)
+		m.Snapshot(&x, n, false)
 	}
 	got := m.TakeStateCopies(nil)
 	want := []metal.StateCopy{{Src: x.Slot(), Dst: 2}, {Src: x.Slot(), Dst: 3}}
@@ -64,7 +58,7 @@ func TestSnapshots(t *testing.T) {
 	if err := m.Commit(&z, c, 12); err != nil {
 		t.Fatal(err)
 	}
-	m.Snapshot(&z, 8)
+	m.Snapshot(&z, 8, false)
 	if got := m.TakeStateCopies(nil); len(got) != 1 || m.Stats().Snapshots != 2 {
 		t.Fatalf("snapshot with every one held: copies %v, %d kept", got, m.Stats().Snapshots)
 	}
@@ -87,4 +81,52 @@ func TestSnapshots(t *testing.T) {
 		t.Fatalf("a state model without snapshots: hit %d: %v", hit, err)
 	}
 	freeAndCheck(t, plain, &q)
+}
+
+// admitCommitted admits tokens into a new table and commits them all, as
+// if computed.
+func admitCommitted(t *testing.T, m *Manager, tokens []int32) Blocks {
+	t.Helper()
+	var x Blocks
+	if _, err := admit(m, &x, tokens); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Commit(&x, tokens, len(tokens)); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// TestSnapshotAtLast: with last, a snapshot is kept at a committed block's
+// end off the interval, never inside a block; a table admitted
+// uncounted takes its hit without touching the hit statistics.
+func TestSnapshotAtLast(t *testing.T) {
+	const bs, every = 4, 16
+	m, err := New(Config{NumBlocks: 12, BlockSize: bs, StateSlots: 2, Snapshots: 4, SnapshotEvery: every})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := seq(20, 1)
+	x := admitCommitted(t, m, a)
+	for _, tc := range []struct {
+		n    int
+		last bool
+		kept bool
+	}{{12, false, false}, {14, true, false}, {12, true, true}, {12, true, false}, {16, false, true}} {
+		m.Snapshot(&x, tc.n, tc.last)
+		if got := m.TakeStateCopies(nil); (len(got) == 1) != tc.kept {
+			t.Errorf("Snapshot(%d, %v): copies %v, want one: %v", tc.n, tc.last, got, tc.kept)
+		}
+	}
+	before := m.Stats()
+	var y Blocks
+	if hit, err := m.AdmitUncounted(&y, append(seq(13, 1), 7), func(hit int) int { return 14 }); err != nil || hit != 12 {
+		t.Fatalf("AdmitUncounted: hit %d, %v; want the snapshot at 12", hit, err)
+	}
+	if after := m.Stats(); after.HitTokens != before.HitTokens || after.Queried != before.Queried {
+		t.Errorf("hit statistics moved: %+v, then %+v", before, after)
+	}
+	m.TakeStateCopies(nil)
+	m.Free(&y)
+	freeAndCheck(t, m, &x)
 }

@@ -71,17 +71,7 @@ func textFilter(name string, v Value, a []Value, kw map[string]Value) (Value, er
 func sequenceFilter(name string, v Value, a []Value, kw map[string]Value) (Value, error) {
 	switch name {
 	case "length", "count":
-		switch x := plain(v).(type) {
-		case string:
-			return int64(len([]rune(x))), nil
-		case []Value:
-			return int64(len(x)), nil
-		case *Map:
-			return int64(x.Len()), nil
-		case nil, Undefined:
-			return int64(0), nil
-		}
-		return nil, fmt.Errorf("%s has no length", typeName(v))
+		return length(v)
 	case "join":
 		items, err := iterate(v)
 		if err != nil {
@@ -109,69 +99,108 @@ func sequenceFilter(name string, v Value, a []Value, kw map[string]Value) (Value
 		}
 		return nil, fmt.Errorf("items needs a dict, not %s", typeName(v))
 	case "reverse":
-		items, err := iterate(v)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]Value, len(items))
-		for i, it := range items {
-			out[len(items)-1-i] = it
-		}
-		if _, ok := textOf(v); ok {
-			var b textBuilder
-			for _, ch := range out {
-				b.writeValue(ch)
-			}
-			return b.value(), nil
-		}
-		return out, nil
+		return reverse(v)
 	case "selectattr", "rejectattr":
 		return selectAttr(name == "selectattr", v, a)
 	case "map":
-		items, err := iterate(v)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]Value, len(items))
-		for i, it := range items {
-			if attr, ok := kw["attribute"]; ok {
-				out[i] = getAttr(it, str(attr))
-				if _, undef := out[i].(Undefined); undef && kw["default"] != nil {
-					out[i] = kw["default"]
-				}
-			} else if len(a) > 0 {
-				if out[i], err = applyFilter(str(a[0]), it, a[1:], nil); err != nil {
-					return nil, err
-				}
-			}
-		}
-		return out, nil
+		return mapItems(v, a, kw)
 	case "unique":
-		items, err := iterate(v)
-		if err != nil {
-			return nil, err
-		}
-		var out []Value
-		for _, it := range items {
-			if in, _ := contains(out, it); !in {
-				out = append(out, it)
-			}
-		}
-		return out, nil
+		return unique(v)
 	case "dictsort":
-		m, ok := v.(*Map)
-		if !ok {
-			return nil, fmt.Errorf("dictsort needs a dict")
-		}
-		keys := append([]string(nil), m.keys...)
-		sort.Strings(keys)
-		out := make([]Value, len(keys))
-		for i, k := range keys {
-			out[i] = []Value{m.key(k), m.vals[k]}
-		}
-		return out, nil
+		return dictsort(v)
 	}
 	return nil, errUnknownFilter
+}
+
+// length is the length filter: a string's characters, a list's items, a
+// dict's keys; 0 for none.
+func length(v Value) (Value, error) {
+	switch x := plain(v).(type) {
+	case string:
+		return int64(len([]rune(x))), nil
+	case []Value:
+		return int64(len(x)), nil
+	case *Map:
+		return int64(x.Len()), nil
+	case nil, Undefined:
+		return int64(0), nil
+	}
+	return nil, fmt.Errorf("%s has no length", typeName(v))
+}
+
+// reverse is the reverse filter: a list's items or a string's characters
+// in reverse order.
+func reverse(v Value) (Value, error) {
+	items, err := iterate(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Value, len(items))
+	for i, it := range items {
+		out[len(items)-1-i] = it
+	}
+	if _, ok := textOf(v); ok {
+		var b textBuilder
+		for _, ch := range out {
+			b.writeValue(ch)
+		}
+		return b.value(), nil
+	}
+	return out, nil
+}
+
+// mapItems is the map filter: each item's attribute= (or default= where
+// it has none), or each item through the filter named by the first
+// argument.
+func mapItems(v Value, a []Value, kw map[string]Value) (Value, error) {
+	items, err := iterate(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Value, len(items))
+	for i, it := range items {
+		if attr, ok := kw["attribute"]; ok {
+			out[i] = getAttr(it, str(attr))
+			if _, undef := out[i].(Undefined); undef && kw["default"] != nil {
+				out[i] = kw["default"]
+			}
+		} else if len(a) > 0 {
+			if out[i], err = applyFilter(str(a[0]), it, a[1:], nil); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// unique is the unique filter: the items, each once, in first-seen order.
+func unique(v Value) (Value, error) {
+	items, err := iterate(v)
+	if err != nil {
+		return nil, err
+	}
+	var out []Value
+	for _, it := range items {
+		if in, _ := contains(out, it); !in {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+// dictsort is the dictsort filter: a dict's [key, value] pairs by key.
+func dictsort(v Value) (Value, error) {
+	m, ok := v.(*Map)
+	if !ok {
+		return nil, fmt.Errorf("dictsort needs a dict")
+	}
+	keys := append([]string(nil), m.keys...)
+	sort.Strings(keys)
+	out := make([]Value, len(keys))
+	for i, k := range keys {
+		out[i] = []Value{m.key(k), m.vals[k]}
+	}
+	return out, nil
 }
 
 // valueFilter applies default and the number conversions.

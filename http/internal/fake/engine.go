@@ -1,6 +1,8 @@
 package fake
 
 import (
+	"github.com/splash-inference/splash/actors"
+
 	"context"
 	"fmt"
 	"io"
@@ -38,7 +40,7 @@ type Engine struct {
 	FailAfter int
 
 	mu        sync.Mutex // guards the fields below
-	last      *api.GenerateRequest
+	last      *actors.Request
 	running   int
 	cancelled int
 }
@@ -51,7 +53,7 @@ func New() *Engine {
 }
 
 // Last returns the most recent request.
-func (e *Engine) Last() *api.GenerateRequest {
+func (e *Engine) Last() *actors.Request {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.last
@@ -83,7 +85,7 @@ func (e *Engine) WriteMetrics(w io.Writer) error {
 }
 
 // Generate implements api.Engine.
-func (e *Engine) Generate(ctx context.Context, req *api.GenerateRequest) (<-chan api.Event, error) {
+func (e *Engine) Generate(ctx context.Context, req *actors.Request) (<-chan api.Event, error) {
 	if e.Busy {
 		return nil, fmt.Errorf("fake: queue full: %w", api.ErrBusy)
 	}
@@ -116,7 +118,7 @@ type token struct {
 }
 
 // script is the token sequence of choice i.
-func (e *Engine) script(req *api.GenerateRequest, choice int) []token {
+func (e *Engine) script(req *actors.Request, choice int) []token {
 	var toks []token
 	if strings.HasSuffix(Tokenizer{}.Decode(req.Prompt, true), "<think>\n") {
 		thoughts := e.Thoughts
@@ -145,7 +147,7 @@ type choiceState struct {
 	done    bool
 }
 
-func (e *Engine) run(ctx context.Context, req *api.GenerateRequest, out chan<- api.Event) error {
+func (e *Engine) run(ctx context.Context, req *actors.Request, out chan<- api.Event) error {
 	send := func(ev api.Event) error {
 		select {
 		case out <- ev:
@@ -205,7 +207,7 @@ func (e *Engine) run(ctx context.Context, req *api.GenerateRequest, out chan<- a
 }
 
 // step generates the next token of choice i.
-func (e *Engine) step(req *api.GenerateRequest, i int, c *choiceState, usage *api.Usage) api.Event {
+func (e *Engine) step(req *actors.Request, i int, c *choiceState, usage *api.Usage) api.Event {
 	ev := api.Event{Choice: i}
 	if c.pos >= len(c.script) && !req.IgnoreEOS {
 		c.done, ev.FinishReason = true, api.FinishStop // end of sequence
@@ -227,19 +229,19 @@ func (e *Engine) step(req *api.GenerateRequest, i int, c *choiceState, usage *ap
 	if req.Logprobs {
 		ev.Logprobs = []api.TokenLogprob{logprob(id, tok.text, c.emitted, req.TopLogprobs)}
 	}
-	if slices.Contains(req.StopTokenIDs, id) {
+	if slices.Contains(req.StopTokens, id) {
 		c.done, ev.FinishReason = true, api.FinishStop
 		ev.Text = c.text[c.sent:]
 		return ev
 	}
 	c.text += tok.text
-	if idx, stop := firstStop(c.text, req.StopStrings); idx >= 0 {
+	if idx, stop := firstStop(c.text, req.Stop); idx >= 0 {
 		c.done, ev.FinishReason, ev.StopSequence = true, api.FinishStop, stop
 		ev.Text = c.text[c.sent:idx]
 		c.sent = idx
 		return ev
 	}
-	hold := heldBack(c.text, req.StopStrings)
+	hold := heldBack(c.text, req.Stop)
 	if c.emitted >= req.MaxTokens {
 		c.done, ev.FinishReason, hold = true, api.FinishLength, 0
 	}

@@ -1,6 +1,8 @@
 package fake
 
 import (
+	"github.com/splash-inference/splash/actors"
+
 	"context"
 	"testing"
 
@@ -8,7 +10,7 @@ import (
 )
 
 // run collects choice 0's text and finish of one fake generation.
-func run(t *testing.T, e *Engine, req *api.GenerateRequest) (string, api.FinishReason, string, api.Usage) {
+func run(t *testing.T, e *Engine, req *actors.Request) (string, api.FinishReason, string, api.Usage) {
 	t.Helper()
 	events, err := e.Generate(context.Background(), req)
 	if err != nil {
@@ -36,19 +38,19 @@ func TestEngineScript(t *testing.T) {
 	prompt := Tokenizer{}.Encode("q\n<think>\n", false)
 	tests := []struct {
 		name   string
-		req    api.GenerateRequest
+		req    actors.Request
 		text   string
 		finish api.FinishReason
 		stop   string
 		tokens int
 	}{
-		{"whole answer", api.GenerateRequest{Prompt: []int32{1}, MaxTokens: 100}, "Hello there, this is a fake model talking.", api.FinishStop, "", 10},
-		{"max tokens", api.GenerateRequest{Prompt: []int32{1}, MaxTokens: 2}, "Hello there", api.FinishLength, "", 2},
-		{"stop across tokens", api.GenerateRequest{Prompt: []int32{1}, MaxTokens: 100, StopStrings: []string{"re, th"}}, "Hello the", api.FinishStop, "re, th", 4},
-		{"partial stop released at the end", api.GenerateRequest{Prompt: []int32{1}, MaxTokens: 100, StopStrings: []string{"talking!"}}, "Hello there, this is a fake model talking.", api.FinishStop, "", 10},
-		{"stop token", api.GenerateRequest{Prompt: []int32{1}, MaxTokens: 100, StopTokenIDs: []int32{wordID + 2}}, "Hello there", api.FinishStop, "", 3},
-		{"ignore eos", api.GenerateRequest{Prompt: []int32{1}, MaxTokens: 12, IgnoreEOS: true}, "Hello there, this is a fake model talking.Hello there", api.FinishLength, "", 12},
-		{"thinking budget", api.GenerateRequest{Prompt: prompt, MaxTokens: 100, ThinkingBudget: 2}, "Let me</think>\n\nHello there, this is a fake model talking.", api.FinishStop, "", 14},
+		{"whole answer", actors.Request{Prompt: []int32{1}, MaxTokens: 100}, "Hello there, this is a fake model talking.", api.FinishStop, "", 10},
+		{"max tokens", actors.Request{Prompt: []int32{1}, MaxTokens: 2}, "Hello there", api.FinishLength, "", 2},
+		{"stop across tokens", actors.Request{Prompt: []int32{1}, MaxTokens: 100, Stop: []string{"re, th"}}, "Hello the", api.FinishStop, "re, th", 4},
+		{"partial stop released at the end", actors.Request{Prompt: []int32{1}, MaxTokens: 100, Stop: []string{"talking!"}}, "Hello there, this is a fake model talking.", api.FinishStop, "", 10},
+		{"stop token", actors.Request{Prompt: []int32{1}, MaxTokens: 100, StopTokens: []int32{wordID + 2}}, "Hello there", api.FinishStop, "", 3},
+		{"ignore eos", actors.Request{Prompt: []int32{1}, MaxTokens: 12, IgnoreEOS: true}, "Hello there, this is a fake model talking.Hello there", api.FinishLength, "", 12},
+		{"thinking budget", actors.Request{Prompt: prompt, MaxTokens: 100, ThinkingBudget: 2}, "Let me</think>\n\nHello there, this is a fake model talking.", api.FinishStop, "", 14},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
