@@ -52,6 +52,13 @@ func (e *Extractor) Extract(ctx context.Context, data []byte) (*Document, error)
 	return e.extract(ctx, data, e.opts.Limits, nil)
 }
 
+// ExtractWithin is Extract under other limits than the extractor's (zero
+// fields take the defaults), for a caller such as a server whose limits
+// are its own while it shares an extractor.
+func (e *Extractor) ExtractWithin(ctx context.Context, data []byte, lim Limits) (*Document, error) {
+	return e.extract(ctx, data, lim.withDefaults(), nil)
+}
+
 // extract is Extract under limits lim, calling onPage (if not nil) before
 // reading each page.
 func (e *Extractor) extract(ctx context.Context, data []byte, lim Limits, onPage func(index int)) (*Document, error) {

@@ -73,6 +73,9 @@ type Extractor struct {
 	start sync.Once
 	pool  pdfium.Pool // set by start
 	err   error       // why start failed, if it did
+
+	closing  sync.Once
+	closeErr error
 }
 
 // New returns an Extractor; nothing is compiled until the first Extract.
@@ -100,10 +103,12 @@ func (e *Extractor) Start() error {
 // Close releases the instances; the Extractor must not be used after.
 func (e *Extractor) Close() error {
 	e.start.Do(func() { e.err = errors.New("pdfdoc: extractor closed") })
-	if e.pool == nil {
-		return nil
-	}
-	return e.pool.Close()
+	e.closing.Do(func() {
+		if e.pool != nil {
+			e.closeErr = e.pool.Close()
+		}
+	})
+	return e.closeErr
 }
 
 func (e *Extractor) open() (pdfium.Pool, error) {
