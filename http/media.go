@@ -41,7 +41,7 @@ func newMediaReader(base context.Context, o Options) *mediaReader {
 		urls:   mediaurl.New(mediaurl.Options{AllowRemote: o.AllowRemoteMedia, MaxBytes: o.MaxMediaBytes}),
 	}
 	if m.pdf == nil {
-		m.pdf, m.ownPDF = pdfdoc.New(pdfdoc.Options{CacheDir: o.PDFCacheDir}), true
+		m.pdf, m.ownPDF = pdfdoc.New(pdfdoc.Options{}), true
 	}
 	return m
 }

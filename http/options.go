@@ -63,10 +63,10 @@ type Options struct {
 	// MaxPDFPages caps a PDF's pages. Default DefaultMaxPDFPages.
 	MaxPDFPages int
 	// PDFReader reads attached PDFs. Default: the server's own, started
-	// on the first PDF (compiled code cached in PDFCacheDir, see
-	// pdfdoc.Options.CacheDir) and closed by Shutdown; tests share one.
-	PDFReader   *pdfdoc.Extractor
-	PDFCacheDir string
+	// on the first PDF (its compiled code cached in the user cache
+	// directory, see pdfdoc.Options.CacheDir) and closed by Shutdown;
+	// tests share one.
+	PDFReader *pdfdoc.Extractor
 	// KeepAlive is how often an idle stream gets a ping (Anthropic "ping"
 	// event, SSE comment otherwise), which also detects gone clients
 	// during long prefills. Default 10s.
