@@ -158,3 +158,17 @@ func TestDocumentErrors(t *testing.T) {
 		t.Fatalf("a good PDF after the refusals: %d %s", res.status, res.body)
 	}
 }
+
+// TestDocumentRemoteURLs: with remote media allowed, a URL is fetched only
+// from a public address; one that names this machine is refused at dial
+// time, before any request is sent.
+func TestDocumentRemoteURLs(t *testing.T) {
+	ts := startServer(t, api.Options{PDFReader: testPDFReader(), AllowRemoteMedia: true})
+	for _, url := range []string{"http://127.0.0.1:1/a.pdf", "http://[::1]:1/a.pdf", "http://169.254.169.254/latest/meta-data/"} {
+		res := ts.do(t, "POST", "/v1/chat/completions", chatWithFile(chatFile(url, "a.pdf")))
+		_, msg, _ := errorShape(t, "/v1/chat/completions", res.body)
+		if res.status != 400 || !strings.Contains(msg, "not a public address") {
+			t.Errorf("%s: %d %s, want a 400 saying the address is not public", url, res.status, msg)
+		}
+	}
+}
