@@ -4,18 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
 	api "github.com/splash-inference/splash/http"
 	"github.com/splash-inference/splash/http/internal/fake"
-	"github.com/splash-inference/splash/pdfdoc"
 	"github.com/splash-inference/splash/pdfdoc/pdftest"
 )
-
-// testPDFReader is the test binary's one PDF reader, shared by its servers:
-// starting PDFium is the expensive part.
-var testPDFReader = sync.OnceValue(func() *pdfdoc.Extractor { return pdfdoc.New(pdfdoc.Options{}) })
 
 // Request bodies with one user message of text and a file, in each
 // dialect's shape; file is the file part or block as JSON.
@@ -76,7 +70,7 @@ func TestDocumentInputs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			eng := fake.New()
-			ts := startServer(t, api.Options{Engine: eng, PDFReader: testPDFReader()})
+			ts := startServer(t, api.Options{Engine: eng, PDFReader: api.TestPDFReader()})
 			res := ts.do(t, "POST", tt.path, tt.body)
 			if res.status != 200 {
 				t.Fatalf("status %d: %s", res.status, res.body)
@@ -108,7 +102,7 @@ func TestDocumentInputs(t *testing.T) {
 // TestDocumentErrors: a document that is not read gets a 400 in the
 // dialect's shape that names it and says why, and the server goes on.
 func TestDocumentErrors(t *testing.T) {
-	ts := startServer(t, api.Options{PDFReader: testPDFReader(), MaxPDFPages: 2, MaxMediaBytes: 4096})
+	ts := startServer(t, api.Options{PDFReader: api.TestPDFReader(), MaxPDFPages: 2, MaxMediaBytes: 4096})
 	dataURL := func(pdf []byte) string {
 		return "data:application/pdf;base64," + base64.StdEncoding.EncodeToString(pdf)
 	}
@@ -163,7 +157,7 @@ func TestDocumentErrors(t *testing.T) {
 // from a public address; one that names this machine is refused at dial
 // time, before any request is sent.
 func TestDocumentRemoteURLs(t *testing.T) {
-	ts := startServer(t, api.Options{PDFReader: testPDFReader(), AllowRemoteMedia: true})
+	ts := startServer(t, api.Options{PDFReader: api.TestPDFReader(), AllowRemoteMedia: true})
 	for _, url := range []string{"http://127.0.0.1:1/a.pdf", "http://[::1]:1/a.pdf", "http://169.254.169.254/latest/meta-data/"} {
 		res := ts.do(t, "POST", "/v1/chat/completions", chatWithFile(chatFile(url, "a.pdf")))
 		_, msg, _ := errorShape(t, "/v1/chat/completions", res.body)

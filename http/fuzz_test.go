@@ -6,11 +6,9 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/splash-inference/splash/actors"
-	"github.com/splash-inference/splash/pdfdoc"
 	"github.com/splash-inference/splash/pdfdoc/pdftest"
 )
 
@@ -61,16 +59,12 @@ func (idleEngine) WriteMetrics(io.Writer) error { return nil }
 
 const fuzzContext = 512
 
-// fuzzPDFReader is the fuzz targets' one PDF reader: starting PDFium is
-// the expensive part.
-var fuzzPDFReader = sync.OnceValue(func() *pdfdoc.Extractor { return pdfdoc.New(pdfdoc.Options{}) })
-
 // fuzzPDF is a small PDF in base64, for seeds with documents.
 var fuzzPDF = base64.StdEncoding.EncodeToString(pdftest.Pages("page one", "page two"))
 
 func fuzzServer(t testing.TB) *Server {
 	s, err := New(Options{Engine: idleEngine{}, Tokenizer: byteTokenizer{}, Template: lineTemplate{}, ModelID: "m", ContextLength: fuzzContext,
-		PDFReader: fuzzPDFReader(), MaxPDFPages: 4})
+		PDFReader: TestPDFReader(), MaxPDFPages: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

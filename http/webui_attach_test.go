@@ -24,7 +24,7 @@ const onePixelPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mN
 // reaches the prompt.
 func TestWebUIAttachments(t *testing.T) {
 	eng := fake.New()
-	ts := startServer(t, api.Options{Engine: eng, PDFReader: testPDFReader()})
+	ts := startServer(t, api.Options{Engine: eng, PDFReader: api.TestPDFReader()})
 	ctx := newBrowser(t)
 	openChat(t, ctx, ts.url)
 
