@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build run test fuzz-short bench bench-kernels gobench agents-smoke lint fmt demo-model
+.PHONY: build run test fuzz-short bench bench-kernels gobench agents-smoke lint fmt demo-model demo-embed demo-quality demo-speculation
 
 build:
 	$(GO) build -o bin/splash ./cmd/splash
@@ -89,3 +89,20 @@ DEMO_OUT ?= bin/demo-model
 demo-model:
 	sh scripts/train-demo/install.sh
 	sh scripts/train-demo/run.sh $(DEMO_OUT) $(DEMO_ARGS)
+
+# Packs the trained demo in DEMO_OUT into cmd/splash/demo as the splash-demo
+# the binary embeds (weights DEMO_QUANT, q8 by default); commit the result.
+DEMO_QUANT ?= q8
+demo-embed:
+	sh scripts/train-demo/embed.sh $(DEMO_OUT) $(DEMO_QUANT)
+
+# The README's demo tables (scripts/demo-tables): held-out bits per byte of
+# the target in DEMO_OUT for each weight and KV cache type, and speculation
+# (mean accepted length, tokens/s) of the embedded splash-demo per --spec.
+demo-quality:
+	$(GO) build -o bin/splash ./cmd/splash
+	$(GO) run ./scripts/demo-tables quality -splash bin/splash -target $(DEMO_OUT)/target -corpus $(DEMO_OUT)/corpus.jsonl
+
+demo-speculation:
+	$(GO) build -o bin/splash ./cmd/splash
+	$(GO) run ./scripts/demo-tables speculation -splash bin/splash -corpus $(DEMO_OUT)/corpus.jsonl

@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -45,10 +46,13 @@ type BatcherActor struct {
 type liveRequest struct {
 	reply    *actor.PID
 	sampler  *sample.Sampler
+	params   sample.Params // the sampler's, for a proposer that samples (spec.Want.Sampling)
 	prompt   []int32
 	mask     TokenMask       // nil: unconstrained
 	promptLP []TokenLogprobs // prompt logprobs gathered over the prefill chunks
 	first    bool            // no TokensGenerated sent yet
+	trace    bool            // Submit.SpecTrace
+	step     *SpecStep       // the step being reported, when traced
 }
 
 func (b *BatcherActor) Receive(ctx actor.Context) {
@@ -114,7 +118,7 @@ func (b *BatcherActor) add(ctx actor.Context, m *Submit) {
 		return
 	}
 	s.SetPrompt(m.Req.Prompt)
-	b.live[m.Req.ID] = &liveRequest{reply: m.Reply, sampler: s, prompt: m.Req.Prompt, mask: m.Mask, first: true}
+	b.live[m.Req.ID] = &liveRequest{reply: m.Reply, sampler: s, prompt: m.Req.Prompt, mask: m.Mask, first: true, trace: m.SpecTrace, params: s.Params()}
 	b.metrics.promptTokens.Add(int64(len(m.Req.Prompt)))
 	if !b.stepping {
 		ctx.Send(ctx.Self(), &stepNow{})
@@ -146,6 +150,11 @@ func (b *BatcherActor) runStep(ctx actor.Context) {
 	if len(wants) == 0 {
 		b.verify(ctx, step)
 		return
+	}
+	for i := range wants {
+		if lr, ok := b.live[wants[i].Seq]; ok && lr.params.Temperature > 0 {
+			wants[i].Sampling = &lr.params
+		}
 	}
 	f := ctx.RequestFuture(b.draft, &Propose{Step: step, Wants: wants}, verifyTimeout)
 	ctx.ReenterAfter(f, func(res any, err error) {
@@ -218,17 +227,14 @@ func (b *BatcherActor) finishStep(ctx actor.Context, logits []float32) {
 	}
 	b.sendFeatures(ctx, plan, res)
 	b.metrics.stepSeconds.observe(time.Since(b.started).Seconds())
-	for i := range res.Rows {
-		if plan.Rows[i].Kind == engine.DecodeRow && len(plan.Rows[i].Draft) > 0 {
-			b.metrics.specAccepted.Add(int64(len(res.Rows[i].Tokens) - 1))
-		}
-	}
+	b.observeDecodeRows(plan, res)
 	for _, o := range outs {
 		lr, ok := b.live[o.ID]
 		if !ok {
 			continue
 		}
-		msg := &TokensGenerated{Tokens: o.Tokens, Reason: o.Reason, CachedTokens: o.CachedTokens}
+		msg := &TokensGenerated{Tokens: o.Tokens, Reason: o.Reason, CachedTokens: o.CachedTokens, Spec: lr.step}
+		lr.step = nil
 		if l, ok := lps[o.ID]; ok {
 			msg.Logprobs = l[:min(len(l), len(o.Tokens))]
 		}
@@ -254,6 +260,25 @@ func (b *BatcherActor) finishStep(ctx actor.Context, logits []float32) {
 	b.stepping, b.plan = false, nil
 	b.metrics.observe(b.sched.Stats())
 	ctx.Send(ctx.Self(), &stepNow{})
+}
+
+// observeDecodeRows counts the step's accepted drafts and keeps the
+// traced requests' SpecSteps for their TokensGenerated.
+func (b *BatcherActor) observeDecodeRows(plan *engine.Plan, res engine.StepResult) {
+	for i := range res.Rows {
+		r := &plan.Rows[i]
+		if r.Kind != engine.DecodeRow || len(res.Rows[i].Tokens) == 0 {
+			continue
+		}
+		accepted := len(res.Rows[i].Tokens) - 1
+		if len(r.Draft) > 0 {
+			b.metrics.specAccepted.Add(int64(accepted))
+			b.metrics.acceptLength.observe(float64(accepted + 1))
+		}
+		if lr, ok := b.live[r.Seq]; ok && lr.trace {
+			lr.step = &SpecStep{Position: r.Start, Proposed: slices.Clone(r.Draft), Accepted: accepted}
+		}
+	}
 }
 
 // abortStep ends every request of the step in flight with err; the other

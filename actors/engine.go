@@ -86,6 +86,20 @@ type GenerateRequest struct {
 	// Mask, when set, constrains decoding (structured output, required tool
 	// calls): see TokenMask.
 	Mask TokenMask
+	// SpecTrace adds each decode step's SpecStep to the events.
+	SpecTrace bool
+}
+
+// SpecStep is one decode step of a sequence, as speculation saw it:
+// Position is the index in the sequence of the token the step fed (the last
+// committed one, a draft's anchor), Proposed the draft tokens verified after
+// it (none when nothing was proposed) and Accepted how many of them the
+// target kept; the step's tokens are Proposed[:Accepted] and the target's
+// own after them.
+type SpecStep struct {
+	Position int
+	Proposed []int32
+	Accepted int
 }
 
 // TokenMask is the constrained-decoding hook (grammar.Constraint is one).
@@ -109,6 +123,7 @@ type Event struct {
 	Tokens         []int32
 	Logprobs       []TokenLogprobs
 	PromptLogprobs []TokenLogprobs
+	Spec           *SpecStep // with GenerateRequest.SpecTrace: the decode step that gave Tokens
 	Finish         stop.Reason
 	Usage          Usage
 	Err            error
@@ -158,7 +173,7 @@ func New(cfg Config) (*Engine, error) {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	e := &Engine{system: system, cfg: cfg, metrics: newMetrics(sc.NumBlocks, cache.StateBytes())}
+	e := &Engine{system: system, cfg: cfg, metrics: newMetrics(sc.NumBlocks, cache.StateBytes(), cfg.Spec)}
 	var tier *diskTier
 	if cfg.Disk != nil && !cache.HasState() {
 		tier = &diskTier{store: cfg.Disk, kv: kv, metrics: e.metrics}
@@ -182,7 +197,9 @@ func New(cfg Config) (*Engine, error) {
 			b.disk = &diskReads{diskTier: tier, cancelled: map[uint64]bool{}}
 			b.sched.KV().OnEvict(tier.spill)
 		}
-		if cfg.Spec == "dflash" {
+		if cfg.Spec == "dflash" && sc.MaxDraft > 0 {
+			// a scheduler that never drafts (a model with state layers,
+			// for now) needs no features
 			b.features = &model.FeatureCapture{Layers: cfg.DFlash.FeatureLayers()}
 		}
 		return b
@@ -286,7 +303,7 @@ func (e *Engine) Generate(ctx context.Context, req GenerateRequest) (<-chan Even
 	sub := &Submit{
 		Req: engine.Request{ID: id, Prompt: req.Prompt, MaxTokens: req.MaxTokens, StopTokens: req.StopTokens,
 			PromptLogprobs: req.PromptLogprobs},
-		Sampling: req.Sampling, Mask: req.Mask,
+		Sampling: req.Sampling, Mask: req.Mask, SpecTrace: req.SpecTrace,
 	}
 	finished := make(chan struct{})
 	ra := &RequestActor{id: id, submit: sub, batcher: e.batcher, events: events, gone: ctx.Done(),

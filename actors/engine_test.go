@@ -229,6 +229,9 @@ func checkGreedyInvariant(t *testing.T, m, draft model.Model, kvType metal.KVTyp
 				if conc > 1 && spec == "off" != proposed {
 					t.Fatalf("speculation %s: proposed-token metric:\n%s", spec, sb.String())
 				}
+				if steps := checkAcceptanceLength(t, sb.String(), spec); conc > 1 && (steps > 0) != (spec != "off") {
+					t.Fatalf("speculation %s: %d verify steps with drafts", spec, steps)
+				}
 			})
 		}
 	}

@@ -18,6 +18,8 @@ type Submit struct {
 	Sampling sample.Params // Sampling.Logprobs: < 0 none, 0 the sampled token's, k also the top k
 	Mask     TokenMask     // optional constrained decoding
 	Reply    *actor.PID    // the RequestActor
+	// SpecTrace asks for each verify step's SpecStep in TokensGenerated.
+	SpecTrace bool
 }
 
 // Cancel tells the batcher to end a sequence and free its blocks now. Sent
@@ -35,6 +37,9 @@ type TokensGenerated struct {
 	PromptLogprobs []TokenLogprobs // on the first message, when the request asked for them
 	Reason         stop.Reason     // set on the last message
 	CachedTokens   int             // prompt tokens served from the prefix cache (first message)
+	// Spec, when Submit.SpecTrace asked for it, is the decode step that
+	// gave Tokens (nil for the token of a prompt's last pass).
+	Spec *SpecStep
 }
 
 // Failed ends a request with an error. Sent by the batcher.

@@ -20,13 +20,17 @@ type metricsBox struct {
 	promptTokens, generationTokens            atomic.Int64
 	specProposed, specAccepted                atomic.Int64
 	stepSeconds                               histogram
-	diskRestoredTokens                        atomic.Int64  // prompt tokens read back from the disk tier
-	disk                                      *kvdisk.Store // nil without a disk tier
+	// acceptLength counts each verify step with drafts by the tokens it
+	// gave (accepted drafts plus the target's own), labelled with specMode.
+	acceptLength       histogram
+	specMode           string
+	diskRestoredTokens atomic.Int64  // prompt tokens read back from the disk tier
+	disk               *kvdisk.Store // nil without a disk tier
 }
 
-func newMetrics(blocks int, stateBytes int64) *metricsBox {
-	m := &metricsBox{stepSeconds: histogram{bounds: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}}
-	m.stepSeconds.counts = make([]uint64, len(m.stepSeconds.bounds)+1)
+func newMetrics(blocks int, stateBytes int64, specMode string) *metricsBox {
+	m := &metricsBox{stepSeconds: newHistogram(.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10),
+		acceptLength: newHistogram(1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 32), specMode: specMode}
 	m.blocksTotal.Store(int64(blocks))
 	m.stateBytes = stateBytes
 	return m
@@ -61,7 +65,9 @@ func (m *metricsBox) write(w io.Writer) {
 	counter("splash_generation_tokens_total", "Tokens generated.", m.generationTokens.Load())
 	counter("splash_spec_proposed_tokens_total", "Draft tokens proposed for verification.", m.specProposed.Load())
 	counter("splash_spec_accepted_tokens_total", "Draft tokens accepted.", m.specAccepted.Load())
-	m.stepSeconds.write(w, "splash_step_seconds", "Time of one batched step (schedule, forward, sample).")
+	m.stepSeconds.write(w, "splash_step_seconds", "", "Time of one batched step (schedule, forward, sample).")
+	m.acceptLength.write(w, "splash_spec_acceptance_length", `mode="`+m.specMode+`"`,
+		"Tokens one verify step with drafts gave a sequence: its accepted draft tokens plus the target's own, by --spec mode.")
 	if m.disk != nil {
 		d := m.disk.Stats()
 		gauge("splash_prefix_cache_disk_budget_bytes", "Bytes the prefix cache's disk tier may use (--max-cache-disk).", d.Budget)
@@ -84,6 +90,10 @@ type histogram struct {
 	n      uint64
 }
 
+func newHistogram(bounds ...float64) histogram {
+	return histogram{bounds: bounds, counts: make([]uint64, len(bounds)+1)}
+}
+
 func (h *histogram) observe(v float64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -96,15 +106,20 @@ func (h *histogram) observe(v float64) {
 	h.n++
 }
 
-func (h *histogram) write(w io.Writer, name, help string) {
+// write prints the histogram as name with labels (`k="v",…`, or none).
+func (h *histogram) write(w io.Writer, name, labels, help string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
+	le, set := "", ""
+	if labels != "" {
+		le, set = labels+",", "{"+labels+"}"
+	}
 	var cum uint64
 	for i, b := range h.bounds {
 		cum += h.counts[i]
-		fmt.Fprintf(w, "%s_bucket{le=\"%g\"} %d\n", name, b, cum)
+		fmt.Fprintf(w, "%s_bucket{%sle=\"%g\"} %d\n", name, le, b, cum)
 	}
 	cum += h.counts[len(h.bounds)]
-	fmt.Fprintf(w, "%s_bucket{le=\"+Inf\"} %d\n%s_sum %g\n%s_count %d\n", name, cum, name, h.sum, name, h.n)
+	fmt.Fprintf(w, "%s_bucket{%sle=\"+Inf\"} %d\n%s_sum%s %g\n%s_count%s %d\n", name, le, cum, name, set, h.sum, name, set, h.n)
 }

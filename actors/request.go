@@ -66,7 +66,7 @@ func (r *RequestActor) onTokens(ctx actor.Context, m *TokensGenerated) {
 	if m.CachedTokens > 0 {
 		r.cachedTokens = m.CachedTokens
 	}
-	ev := Event{Tokens: m.Tokens, Logprobs: m.Logprobs, PromptLogprobs: m.PromptLogprobs, CachedTokens: m.CachedTokens}
+	ev := Event{Tokens: m.Tokens, Logprobs: m.Logprobs, PromptLogprobs: m.PromptLogprobs, CachedTokens: m.CachedTokens, Spec: m.Spec}
 	r.completionTokens += len(m.Tokens)
 	var text string
 	for _, t := range m.Tokens {

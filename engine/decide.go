@@ -14,8 +14,10 @@ import (
 // it samples each completing row's next token and runs speculative
 // acceptance on verify rows, greedy or by rejection sampling according to
 // each sequence's sampler, and fills in the logprobs requests ask for.
-// Drafts are treated as deterministic proposals (q one-hot), which is what
-// spec.Ngram and spec.DraftModel give. It keeps scratch between steps; it
+// Drafts are deterministic proposals (q one-hot), as spec.Ngram and
+// spec.DraftModel give, unless their row carries the distributions they
+// were drawn from (PlanRow.DraftProbs, spec.DFlash at temperature > 0).
+// It keeps scratch between steps; it
 // is not safe for concurrent use.
 //
 // A step of parallelRows rows or more is decided on two goroutines, each
@@ -215,7 +217,11 @@ func (d *decidePart) verify(r *PlanRow, vecs []float32, s *sample.Sampler) error
 		s.Probs(vec(j), d.probs)
 		return d.probs
 	}
-	n, extra, err := spec.AcceptSample(r.Draft, target, func(int) []float32 { return nil }, s.Rand(), d.residual)
+	q := func(int) []float32 { return nil }
+	if r.DraftProbs != nil {
+		q = func(j int) []float32 { return r.DraftProbs[j] }
+	}
+	n, extra, err := spec.AcceptSample(r.Draft, target, q, s.Rand(), d.residual)
 	if err != nil {
 		return err
 	}

@@ -110,17 +110,94 @@ func checkTop(t *testing.T, prefix []int32, top []sample.TokenLogprob, n int) {
 }
 
 // TestSpeculativeSamplingPreservesDistribution generates through the whole
-// pipeline (scheduler, n-gram drafts, Decider's rejection sampling) and
-// compares the distribution of the first speculated token, over many seeded
-// requests, with the exact marginal computed from the fake model's logits.
+// pipeline (scheduler, drafts, Decider's rejection sampling) and compares
+// the distribution of the first speculated token, over many seeded
+// requests, with the exact marginal computed from the fake model's logits:
+// with n-gram drafts (q one-hot) and with drafts drawn from a distribution
+// of their own, reported in spec.Want.Probs (as spec.DFlash's sampled
+// drafts are).
 func TestSpeculativeSamplingPreservesDistribution(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		proposer spec.Proposer
+	}{{"ngram", spec.Ngram{}}, {"draft distribution", newDrawingProposer()}} {
+		t.Run(tc.name, func(t *testing.T) { checkSpeculativeSampling(t, tc.proposer) })
+	}
+}
+
+// drawingProposer draws each draft token from a fixed distribution q,
+// unlike the fake model's, and reports it in Want.Probs. first records
+// each sequence's first draft token where it is the first token after its
+// prompt's (tokens fed: promptLen+1).
+type drawingProposer struct {
+	q         []float32
+	rng       *rand.Rand
+	promptLen int
+	first     map[uint64]int32
+}
+
+func newDrawingProposer() *drawingProposer {
+	q := make([]float32, fakeVocab)
+	for i := range q {
+		q[i] = float32(i+1) / float32(fakeVocab*(fakeVocab+1)/2)
+	}
+	return &drawingProposer{q: q, rng: rand.New(rand.NewPCG(5, 6)), promptLen: 2 * fakeVocab, first: map[uint64]int32{}}
+}
+
+func (d *drawingProposer) Propose(wants []spec.Want) error {
+	for i := range wants {
+		w := &wants[i]
+		for range w.K {
+			u, acc, tok := d.rng.Float64(), 0.0, int32(fakeVocab-1)
+			for t, q := range d.q {
+				if acc += float64(q); u < acc {
+					tok = int32(t)
+					break
+				}
+			}
+			w.Draft = append(w.Draft, tok)
+			w.Probs = append(w.Probs, d.q)
+		}
+		if len(w.Tokens) == d.promptLen+1 && w.K > 0 {
+			d.first[w.Seq] = w.Draft[0]
+		}
+	}
+	return nil
+}
+
+// checkFirstAcceptance checks how often a drawingProposer's first draft
+// token was kept against the rejection rule's chance of keeping it,
+// Σ_a p0(a) Σ_x min(p(x|a), q(x)), within 4 standard deviations: a rule
+// taking the drafts for deterministic ones (q one-hot) would keep
+// Σ_a p0(a) Σ_x q(x)·p(x|a).
+func checkFirstAcceptance(t *testing.T, d *drawingProposer, out map[uint64][]int32, p0 []float32, probs func(a int32) []float32) {
+	t.Helper()
+	want := 0.0
+	for a, pa := range p0 {
+		for x, px := range probs(int32(a)) {
+			want += float64(pa) * math.Min(float64(px), float64(d.q[x]))
+		}
+	}
+	kept := 0
+	for id, tok := range d.first {
+		if out[id][1] == tok { // a rejected x has p(x) < q(x): the residual never draws it
+			kept++
+		}
+	}
+	n := float64(len(d.first))
+	if got, sd := float64(kept)/n, math.Sqrt(want*(1-want)/n); n < 1000 || math.Abs(got-want) > 4*sd {
+		t.Fatalf("first drafts kept %d of %v (%.3f), the rejection rule keeps %.3f ± %.3f", kept, n, got, want, sd)
+	}
+}
+
+func checkSpeculativeSampling(t *testing.T, proposer spec.Proposer) {
 	params := sample.Params{Temperature: 1, TopK: 10, Logprobs: -1}
 	prompt := make([]int32, 2*fakeVocab) // every token appears: unigram lookup always proposes
 	for i := range prompt {
 		prompt[i] = int32(i % fakeVocab)
 	}
 	const n = 3000
-	h := newHarness(t, Config{BlockSize: 8, NumBlocks: 512, MaxBatchTokens: 256, MaxRunning: 64, MaxDraft: 2}, spec.Ngram{})
+	h := newHarness(t, Config{BlockSize: 8, NumBlocks: 512, MaxBatchTokens: 256, MaxRunning: 64, MaxDraft: 2}, proposer)
 	for i := range uint64(n) {
 		seed := i
 		p := params
@@ -169,6 +246,9 @@ func TestSpeculativeSamplingPreservesDistribution(t *testing.T) {
 		t.Fatalf("chi-square %.1f with %d dof: counts %v, expected %v", chi, dof, counts, want)
 	}
 	t.Logf("chi-square %.1f with %d dof; %d drafts, %d accepted", chi, dof, h.drafted, h.accepted)
+	if d, ok := proposer.(*drawingProposer); ok {
+		checkFirstAcceptance(t, d, h.out, p0, func(a int32) []float32 { return probs(append(slices.Clone(prompt), a)) })
+	}
 }
 
 // TestPromptLogprobsSurvivePreemption preempts prompt-logprobs requests in

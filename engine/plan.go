@@ -32,9 +32,13 @@ type PlanRow struct {
 	Logits   int
 	MaxDraft int     // room reserved for draft tokens (budget and blocks)
 	Draft    []int32 // proposals to verify, at most MaxDraft
-	Blocks   []int32 // the sequence's block table
-	State    int32   // the sequence's state slot (model.Row.State); -1 for a model without state layers
-	spare    int32   // the sequence's spare state slot (kvcache's Blocks.Spare); -1: none
+	// DraftProbs, when the proposer drew Draft from distributions
+	// (spec.Want.Probs), holds them, one per Draft token; nil for
+	// deterministic proposals.
+	DraftProbs [][]float32
+	Blocks     []int32 // the sequence's block table
+	State      int32   // the sequence's state slot (model.Row.State); -1 for a model without state layers
+	spare      int32   // the sequence's spare state slot (kvcache's Blocks.Spare); -1: none
 	// CompletesSequence is set on a prefill row that reaches the end of the
 	// sequence's tokens: its last logits give the next token.
 	CompletesSequence bool
@@ -140,7 +144,12 @@ func (p *Plan) SetDrafts(wants []spec.Want) {
 	for i := range p.Rows {
 		r := &p.Rows[i]
 		if j < len(wants) && r.MaxDraft > 0 && wants[j].Seq == r.Seq {
-			r.Draft = append(r.Draft[:0], wants[j].Draft[:min(len(wants[j].Draft), r.MaxDraft)]...)
+			w := &wants[j]
+			r.Draft = append(r.Draft[:0], w.Draft[:min(len(w.Draft), r.MaxDraft)]...)
+			r.DraftProbs = nil
+			if len(w.Probs) >= len(r.Draft) && len(r.Draft) > 0 {
+				r.DraftProbs = w.Probs[:len(r.Draft)]
+			}
 			j++
 		}
 	}

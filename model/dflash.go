@@ -9,7 +9,7 @@ import (
 )
 
 // DFlashDraft is a block-diffusion draft (DFlash or DFlash2) bound to its
-// dense target. It has no embeddings or head: it embeds with the target's
+// target, dense or hybrid. It has no embeddings or head: it embeds with the target's
 // embed_tokens and scores with the target's lm_head. Its context is the
 // target's hidden states at the committed positions (FeatureCapture), fused
 // by fc and hidden_norm and kept as keys and values in the draft's own
@@ -25,7 +25,7 @@ import (
 type DFlashDraft struct {
 	cfg     *DFlashConfig
 	be      metal.Backend
-	target  *transformer
+	target  draftTarget
 	fc      *metal.Tensor // (hidden, len(TargetLayerIDs)·hidden)
 	hidNorm []float32     // hidden_norm (hidden)
 	layers  []dflashLayer
@@ -33,6 +33,26 @@ type DFlashDraft struct {
 	invFreq []float32
 	sel     *dflashSelector // DFlash2 only
 	run     dflashRun
+}
+
+// draftTarget is what a draft takes from its target: the dimensions, the
+// embeddings and the head.
+type draftTarget struct {
+	cfg    *Config
+	embed  *metal.Tensor // (vocab, hidden)
+	lmHead *metal.Tensor // (vocab, hidden)
+}
+
+// targetOf returns the parts of target a draft uses; only the dense
+// transformer and HybridModel capture features (FeatureCapture).
+func targetOf(target Model) (draftTarget, error) {
+	switch m := target.(type) {
+	case *transformer:
+		return draftTarget{cfg: m.cfg, embed: m.embed, lmHead: m.lmHead}, nil
+	case *HybridModel:
+		return draftTarget{cfg: m.cfg, embed: m.embed, lmHead: m.lmHead}, nil
+	}
+	return draftTarget{}, fmt.Errorf("model: a DFlash draft needs a dense (Qwen3, Llama) or hybrid (Qwen3.5, Qwen3-Next) target, not %T", target)
 }
 
 // dflashLayer is a Qwen3 decoder layer; DFlash2 wraps its attention and its
@@ -82,17 +102,18 @@ func OpenDFlashDraft(dir string, target Model, be metal.Backend) (*DFlashDraft, 
 }
 
 // NewDFlashDraft builds the draft of cfg from its weights w, bound to
-// target, which must be a dense model (Qwen3 or Llama) whose dimensions
-// fit the draft (DFlashConfig.CheckTarget). Tensor names are those of the
+// target, which must be a dense model (Qwen3 or Llama) or a hybrid one
+// (Qwen3.5, Qwen3-Next) whose dimensions fit the draft
+// (DFlashConfig.CheckTarget). Tensor names are those of the
 // checkpoints (fc.weight, hidden_norm.weight, layers.N.…, norm.weight;
 // DFlash2 adds layers.N.{attention,mlp}_conv.{base_kernel,
 // kernel_projection.weight} and candidate_selector.{predecessor_codebook,
 // successor_codebook, hidden_projection.weight}), optionally under
 // "model.". Every shape is checked and the first bad tensor named.
 func NewDFlashDraft(cfg *DFlashConfig, w Tensors, target Model, be metal.Backend) (*DFlashDraft, error) {
-	tm, ok := target.(*transformer)
-	if !ok {
-		return nil, fmt.Errorf("model: a DFlash draft needs a dense target (Qwen3 or Llama), not %T", target)
+	tm, err := targetOf(target)
+	if err != nil {
+		return nil, err
 	}
 	if err := cfg.Check(); err != nil {
 		return nil, err
@@ -179,6 +200,46 @@ func (d *DFlashDraft) FeatureLayers() []int { return d.cfg.TargetLayerIDs }
 
 // FeatureWidth is the width of one position's captured features.
 func (d *DFlashDraft) FeatureWidth() int { return len(d.cfg.TargetLayerIDs) * d.target.cfg.HiddenSize }
+
+// CacheSpec declares the draft's context cache: one paged K/V layer per
+// draft layer, addressed by the target's positions (NewKVCache), so a
+// memory plan counts it per token beside the target's.
+func (d *DFlashDraft) CacheSpec() CacheSpec {
+	lc := &d.cfg.Layers
+	s := CacheSpec{Layers: make([]LayerCache, lc.NumHiddenLayers)}
+	for i := range s.Layers {
+		s.Layers[i] = PagedLayer(lc.NumKeyValueHeads, lc.HeadDim)
+	}
+	return s
+}
+
+// ScratchBytes is the float32 scratch of a block pass over rows sequences
+// (Propose: the block's activations, every masked position's logits) and
+// a proposer's sampled distributions of as many (spec.DFlash), the most a
+// step of rows drafting sequences holds.
+func (d *DFlashDraft) ScratchBytes(rows int) int64 {
+	lc, B := &d.cfg.Layers, int64(d.cfg.BlockSize)
+	n, nw := int64(rows)*B, int64(rows)*(B-1)
+	perToken := int64(3*lc.HiddenSize + 2*lc.QDim() + 2*lc.KVDim() + 2*lc.IntermediateSize)
+	if d.cfg.Kind == DFlash2 {
+		perToken += int64(2 * d.cfg.ConvTaps * (lc.HiddenSize / d.cfg.ConvGroupSize))
+	}
+	perWanted := int64(lc.HiddenSize + 2*lc.VocabSize + d.cfg.SelectorRank)
+	return 4 * (n*perToken + nw*perWanted)
+}
+
+// DFlashKVType is the type of a DFlash draft's context cache beside a
+// target cache of type t: t, except that a q8 cache keeps the draft's in
+// f16. The context is the target's fused features, from which every
+// proposal is read at once; quantised draft keys and values collapsing
+// acceptance is a pitfall the DFlash projects' issues report, and keeping
+// them costs little memory (the draft has few layers).
+func DFlashKVType(t metal.KVType) metal.KVType {
+	if t == metal.KVQ8 {
+		return metal.KVF16
+	}
+	return t
+}
 
 // NewKVCache allocates the draft's paged cache: one layer per draft layer,
 // addressed by sequence positions like the target's, so a sequence can use

@@ -7,7 +7,7 @@ import "fmt"
 // layer's MLP, Hugging Face's hidden_states[layer+1]) at every position of
 // the batch rows that set Row.Capture. The draft fuses them (fc, then
 // hidden_norm) into its context; see DFlashDraft.AddContext. The dense
-// transformer (Qwen3, Llama) fills it; HybridModel does not yet.
+// transformer (Qwen3, Llama) and HybridModel fill it.
 //
 // Source: z-lab/dflash dflash/model.py, extract_context_feature, which
 // concatenates hidden_states[id+1] over target_layer_ids along the last

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/splash-inference/splash/metal"
 )
@@ -27,6 +28,13 @@ type DFlashBlock struct {
 	// go through the lm_head, the block's cost beyond its layers); 0 or
 	// more than BlockSize−1 means all.
 	N int
+	// Temperature and Rand, for a DFlash2 draft, make the candidate walk
+	// sample: each step draws among its candidates from the softmax of
+	// their scores divided by Temperature (see Walk). Zero or nil: the
+	// greedy walk. A DFlash draft ignores them (its tokens are its logits'
+	// arg max; its caller samples from Logits).
+	Temperature float32
+	Rand        *rand.Rand
 }
 
 // proposals is how many tokens b asks of a block of size B.
@@ -50,7 +58,10 @@ type dflashRun struct {
 	nw                 []int // proposals of each row of the last Propose
 	// DFlash2's selector
 	hp, vals, pred, succ []float32
+	scores               []float32
 	cand                 []int32
+	walkIDs              []int32   // each wanted position's candidates (Walk)
+	walkProbs            []float32 // and the probabilities the walk chose among them with
 	products             [3]metal.Product
 }
 
@@ -149,6 +160,22 @@ func (d *DFlashDraft) Propose(rows []DFlashBlock, kv *metal.KVCache, out []int32
 		}
 	}
 	return nil
+}
+
+// Walk returns a DFlash2 draft's last Propose's candidate walk: for each
+// wanted position (rows in order, each row's N), SelectorTopK candidate
+// tokens and the probabilities the walk chose its token among them with:
+// the softmax of their scores over the row's Temperature, or one-hot on
+// the best for a greedy row. The token proposed there was drawn from
+// them, given the token before it, which makes them the draft's
+// distribution for rejection sampling. Reused by the next Propose; nil
+// for a DFlash draft.
+func (d *DFlashDraft) Walk() (ids []int32, probs []float32) {
+	if d.sel == nil {
+		return nil, nil
+	}
+	n := d.run.nLogits / d.cfg.Layers.VocabSize * d.cfg.SelectorTopK
+	return d.run.walkIDs[:n], d.run.walkProbs[:n]
 }
 
 // Logits returns the last Propose's logits (through the target's
@@ -360,7 +387,9 @@ func (d *DFlashDraft) groupedConv(out, x, coef, base []float32, side, n int) {
 //
 // with hp[l] = hidden_projection(normed hidden state at l). The walk starts
 // from the anchor and takes the best candidate (the first on ties) each
-// step, which becomes the next step's predecessor.
+// step, which becomes the next step's predecessor; a row with a
+// temperature T draws it instead from softmax(score/T) over the
+// candidates (Walk).
 func (d *DFlashDraft) selectPaths(rows []DFlashBlock, logits []float32, out []int32) {
 	cfg, r, be := d.cfg, &d.run, d.be
 	B, K, R, V := cfg.BlockSize, cfg.SelectorTopK, cfg.SelectorRank, cfg.Layers.VocabSize
@@ -374,6 +403,11 @@ func (d *DFlashDraft) selectPaths(rows []DFlashBlock, logits []float32, out []in
 		r.cand = make([]int32, K)
 	}
 	cand, vals, pred, succ := r.cand[:K], r.vals[:K], r.pred[:R], r.succ[:K*R]
+	if cap(r.walkIDs) < nw*K {
+		r.walkIDs, r.walkProbs = make([]int32, nw*K), make([]float32, nw*K)
+	}
+	grow(&r.scores, K)
+	scores := r.scores[:K]
 	i := 0 // the wanted position's index among the logits
 	for ri, row := range rows {
 		prev := row.Anchor
@@ -392,15 +426,48 @@ func (d *DFlashDraft) selectPaths(rows []DFlashBlock, logits []float32, out []in
 				for j := range R {
 					s += pred[j] * hl[j] * succ[c*R+j]
 				}
-				if sc := u + s; sc > bestScore {
-					best, bestScore = c, sc
+				if scores[c] = u + s; scores[c] > bestScore {
+					best, bestScore = c, scores[c]
 				}
 			}
+			ids, probs := r.walkIDs[i*K:(i+1)*K], r.walkProbs[i*K:(i+1)*K]
+			copy(ids, cand)
+			best = walkStep(scores, best, row.Temperature, row.Rand, probs)
 			prev = cand[best]
 			out[ri*(B-1)+l] = prev
 			i++
 		}
 	}
+}
+
+// walkStep fills probs with the walk's distribution over candidates of
+// scores (best the highest): one-hot on best when greedy (t ≤ 0 or no
+// rng), else softmax(scores/t), from which it draws. It returns the
+// candidate taken.
+func walkStep(scores []float32, best int, t float32, rng *rand.Rand, probs []float32) int {
+	clear(probs)
+	if t <= 0 || rng == nil {
+		probs[best] = 1
+		return best
+	}
+	total := 0.0
+	for c, s := range scores {
+		w := math.Exp(float64(s-scores[best]) / float64(t))
+		probs[c] = float32(w)
+		total += w
+	}
+	u, acc, pick := rng.Float64()*total, 0.0, best
+	for c := range probs {
+		acc += float64(probs[c])
+		if u < acc {
+			pick = c
+			break
+		}
+	}
+	for c := range probs {
+		probs[c] = float32(float64(probs[c]) / total)
+	}
+	return pick
 }
 
 // argmax returns the index of the largest value, the first on ties.

@@ -243,10 +243,10 @@ func TestDFlashRejectsBadCalls(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, tc.err, tc.errSub)
 		}
 	}
-	if _, err := NewDFlashDraft(dc, w, notDense{target}, be); err == nil || !strings.Contains(err.Error(), "dense target") {
+	if _, err := NewDFlashDraft(dc, w, notDense{target}, be); err == nil || !strings.Contains(err.Error(), "needs a dense") {
 		t.Errorf("another model as target: error %v", err)
 	}
 }
 
-// notDense is a Model that is not the dense transformer.
+// notDense is a Model that is neither the dense transformer nor a hybrid model.
 type notDense struct{ Model }

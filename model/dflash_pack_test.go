@@ -52,47 +52,12 @@ func TestPackDFlashDraft(t *testing.T) {
 			if err := testmodel.WriteDFlash(draftDir, testmodel.DFlashSpec{Kind: kind, Target: spec, TargetLayerIDs: []int{1, 2}, Seed: 3}); err != nil {
 				t.Fatal(err)
 			}
-			ck, err := model.Open(src, model.OpenOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ck.Close()
-			target, err := ck.Build(be)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fromCk, ts, err := model.OpenDFlashDraft(draftDir, target, be)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ts.Close()
-			want := proposeFrom(t, target, fromCk)
-
-			dst := filepath.Join(t.TempDir(), "pkg")
-			if _, err := model.Pack(src, dst, model.PackOptions{Quant: metal.F32, Draft: draftDir}); err != nil {
-				t.Fatal(err)
-			}
-			pkg, err := model.Open(dst, model.OpenOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pkg.Close()
+			pkg := packProposesAsCheckpoint(t, be, src, draftDir)
 			if pkg.DraftKind != string(kind) || pkg.Package.Manifest.DraftKind != string(kind) {
 				t.Fatalf("draft kind %q (manifest %q), want %q", pkg.DraftKind, pkg.Package.Manifest.DraftKind, kind)
 			}
 			if _, err := pkg.BuildDraft(be); err == nil {
 				t.Error("BuildDraft built a DFlash draft as a draft model")
-			}
-			ptarget, err := pkg.Build(be)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := pkg.BuildDFlash(ptarget, be)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := proposeFrom(t, ptarget, d); !slices.Equal(got, want) {
-				t.Errorf("packaged draft proposes %v, the checkpoint's %v", got, want)
 			}
 			q8 := filepath.Join(t.TempDir(), "q8")
 			if _, err := model.Pack(src, q8, model.PackOptions{Quant: metal.Q8, Draft: draftDir}); err != nil {
@@ -120,6 +85,50 @@ func TestPackDFlashDraft(t *testing.T) {
 			t.Fatalf("error %v, want draft_kind refused", err)
 		}
 	})
+}
+
+// packProposesAsCheckpoint packs the checkpoint src with the DFlash draft
+// in draftDir as f32, checks the package's draft proposes what the
+// checkpoint's does over its target, and returns the package (closed at
+// the test's end).
+func packProposesAsCheckpoint(t *testing.T, be metal.Backend, src, draftDir string) *model.Source {
+	t.Helper()
+	ck, err := model.Open(src, model.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	target, err := ck.Build(be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromCk, ts, err := model.OpenDFlashDraft(draftDir, target, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	want := proposeFrom(t, target, fromCk)
+	dst := filepath.Join(t.TempDir(), "pkg")
+	if _, err := model.Pack(src, dst, model.PackOptions{Quant: metal.F32, Draft: draftDir}); err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := model.Open(dst, model.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pkg.Close() })
+	ptarget, err := pkg.Build(be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := pkg.BuildDFlash(ptarget, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := proposeFrom(t, ptarget, d); !slices.Equal(got, want) {
+		t.Errorf("packaged draft proposes %v, the checkpoint's %v", got, want)
+	}
+	return pkg
 }
 
 // editManifest rewrites a package's splash.json through edit.

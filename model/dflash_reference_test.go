@@ -60,16 +60,20 @@ func randomDFlash(dc *DFlashConfig, targetHidden int, seed uint64) (memTensors, 
 }
 
 // refDFlashResult is the reference's proposal for one block and the
-// masked positions' logits.
+// masked positions' logits; for DFlash2 also each position's candidates
+// and the full score tensor scores[l][predecessor index][candidate index]
+// (the predecessor of position 0 is the anchor, index 0).
 type refDFlashResult struct {
 	tokens []int32
 	logits [][]float64
+	cands  [][]int
+	scores [][][]float64
 }
 
 // refDFlash runs the block pass of draft dc (weights dw) after the
 // context feats (positions 0…len(feats)−1), the anchor at position
-// len(feats), with the target's embeddings and head from tw.
-func refDFlash(dc *DFlashConfig, tcfg *Config, tw, dw refWeights, feats [][]float64, anchor int32) refDFlashResult {
+// len(feats), with the target's embeddings E and head (vocab, hidden).
+func refDFlash(dc *DFlashConfig, E, head []float64, dw refWeights, feats [][]float64, anchor int32) refDFlashResult {
 	lc := &dc.Layers
 	h, hd, nh, nkv, B := lc.HiddenSize, lc.HeadDim, lc.NumAttentionHeads, lc.NumKeyValueHeads, dc.BlockSize
 	eps := lc.RMSNormEps
@@ -136,7 +140,6 @@ func refDFlash(dc *DFlashConfig, tcfg *Config, tw, dw refWeights, feats [][]floa
 		ctx[s] = norm(mul(dw["fc.weight"], f), dw["hidden_norm.weight"])
 	}
 	// block embeddings
-	E := tw["model.embed_tokens.weight"]
 	xs := make([][]float64, B)
 	for t := range B {
 		tok := dc.MaskTokenID
@@ -235,16 +238,12 @@ func refDFlash(dc *DFlashConfig, tcfg *Config, tw, dw refWeights, feats [][]floa
 			}
 		}
 	}
-	head := "lm_head.weight"
-	if tcfg.TieWordEmbeddings {
-		head = "model.embed_tokens.weight"
-	}
 	var res refDFlashResult
 	var finals [][]float64
 	for t := 1; t < B; t++ {
 		y := norm(xs[t], dw["norm.weight"])
 		finals = append(finals, y)
-		res.logits = append(res.logits, mul(tw[head], y))
+		res.logits = append(res.logits, mul(head, y))
 	}
 	if dc.Kind == DFlash {
 		for _, lg := range res.logits {
@@ -303,7 +302,9 @@ func refDFlash(dc *DFlashConfig, tcfg *Config, tw, dw refWeights, feats [][]floa
 			}
 		}
 		res.tokens = append(res.tokens, int32(cands[l][best]))
+		res.scores = append(res.scores, scores)
 		previous = best
 	}
+	res.cands = cands
 	return res
 }

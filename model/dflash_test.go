@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -51,7 +52,8 @@ type dflashSeq struct {
 // per sequence (the rest rolled back), the committed positions' features
 // added and a second proposal from the new anchors. Every proposal must
 // equal the float64 reference's run from scratch over the committed
-// tokens, and the logits agree to 1e-4.
+// tokens, and the logits agree to 1e-4. The hybrid targets' run is
+// TestDFlashHybridMatchesReference (package model_test, for hybridref).
 func TestDFlashMatchesReference(t *testing.T) {
 	be := cpu.New(2)
 	defer be.Close()
@@ -67,80 +69,108 @@ func TestDFlashMatchesReference(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tcfg := dflashTarget()
 			target, tw := buildModel(t, tcfg, metal.F32, be)
-			dc := tinyDFlash(tc.kind, tc.causal, tcfg)
-			dt, dw := randomDFlash(dc, tcfg.HiddenSize, 11)
-			d, err := NewDFlashDraft(dc, dt, target, be)
-			if err != nil {
-				t.Fatal(err)
+			head := tw["lm_head.weight"]
+			if tcfg.TieWordEmbeddings {
+				head = tw["model.embed_tokens.weight"]
 			}
-			B := dc.BlockSize
-			const blockSize, numBlocks = 4, 48
-			tkv := target.NewKVCache(numBlocks, blockSize, metal.KVF32)
-			dkv := d.NewKVCache(numBlocks, blockSize, metal.KVF32)
-			perm := rand.New(rand.NewPCG(3, 4)).Perm(numBlocks)
-			seqs := make([]dflashSeq, 3)
-			for i, n := range []int{7, 12, 3} {
-				seqs[i].tokens = randomTokens(n, tcfg.VocabSize-1, uint64(20+i))
-				for _, b := range perm[i*16 : (i+1)*16] {
-					seqs[i].blocks = append(seqs[i].blocks, int32(b))
-				}
-			}
-			// prompt pass: every token but the anchor, features captured
-			fc := &FeatureCapture{Layers: d.FeatureLayers()}
-			var rows []Row
-			for _, s := range seqs {
-				rows = append(rows, Row{Start: 0, Tokens: s.tokens[:len(s.tokens)-1], Blocks: s.blocks, Capture: true})
-			}
-			if _, err := target.Forward(&Batch{Rows: rows, Features: fc}, tkv); err != nil {
-				t.Fatal(err)
-			}
-			var ctx []DFlashContext
-			off := 0
-			for i, s := range seqs {
-				n := len(s.tokens) - 1
-				ctx = append(ctx, DFlashContext{Start: 0, Features: fc.Out[off*d.FeatureWidth() : (off+n)*d.FeatureWidth()], Blocks: s.blocks})
-				checkFeatures(t, tcfg, tw, d, s.tokens[:n], ctx[i].Features)
-				off += n
-			}
-			if err := d.AddContext(ctx, dkv); err != nil {
-				t.Fatal(err)
-			}
-			for round := range 2 {
-				proposals := proposeAndCheck(t, d, dkv, tcfg, tw, dw, seqs)
-				if round == 1 {
-					break
-				}
-				// verify pass over [anchor, proposals], then commit a
-				// different prefix per sequence plus a new anchor
-				rows = rows[:0]
-				for i, s := range seqs {
-					blk := append([]int32{s.tokens[len(s.tokens)-1]}, proposals[i*(B-1):(i+1)*(B-1)]...)
-					rows = append(rows, Row{Start: len(s.tokens) - 1, Tokens: blk, Blocks: s.blocks, Logits: B, Capture: true})
-				}
-				if _, err := target.Forward(&Batch{Rows: rows, Features: fc}, tkv); err != nil {
-					t.Fatal(err)
-				}
-				ctx = ctx[:0]
-				for i := range seqs {
-					accepted := []int{0, 2, B - 1}[i]
-					s := &seqs[i]
-					f := fc.Out[i*B*d.FeatureWidth() : (i*B+accepted+1)*d.FeatureWidth()]
-					ctx = append(ctx, DFlashContext{Start: len(s.tokens) - 1, Features: f, Blocks: s.blocks})
-					s.tokens = append(s.tokens, rows[i].Tokens[1:accepted+1]...)
-					s.tokens = append(s.tokens, int32((7*i+5)%(tcfg.VocabSize-1)))
-				}
-				if err := d.AddContext(ctx, dkv); err != nil {
-					t.Fatal(err)
-				}
-			}
+			ref := DFlashTargetRef{Embed: tw["model.embed_tokens.weight"], Head: head, FeatureTol: 1e-5,
+				Features: func(tokens []int32, layers []int) [][]float64 {
+					_, feats := refForwardFeatures(tcfg, tw, true, tokens, kvExact, layers)
+					return feats
+				}}
+			CheckDFlashReference(t, be, target, ref, tc.kind, tc.causal)
 		})
+	}
+}
+
+// DFlashTargetRef is what the DFlash reference needs of a target: its
+// embeddings and head (float64, (vocab, hidden)), and its captured layers'
+// outputs over a sequence from position 0, with the tolerance the
+// target's own features meet against them.
+type DFlashTargetRef struct {
+	Embed, Head []float64
+	Features    func(tokens []int32, layers []int) [][]float64
+	FeatureTol  float64
+}
+
+// CheckDFlashReference is TestDFlashMatchesReference's run of a random
+// draft of kind (causal or not) over target, against ref.
+func CheckDFlashReference(t *testing.T, be metal.Backend, target Model, ref DFlashTargetRef, kind DFlashKind, causal bool) {
+	t.Helper()
+	tcfg := target.Config()
+	dc := tinyDFlash(kind, causal, tcfg)
+	dt, dw := randomDFlash(dc, tcfg.HiddenSize, 11)
+	d, err := NewDFlashDraft(dc, dt, target, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	B := dc.BlockSize
+	const blockSize, numBlocks = 4, 48
+	tkv := NewCache(target, numBlocks, blockSize, 3, metal.KVF32) // a state model's sequences in slots 0, 1, 2
+	dkv := d.NewKVCache(numBlocks, blockSize, metal.KVF32)
+	perm := rand.New(rand.NewPCG(3, 4)).Perm(numBlocks)
+	seqs := make([]dflashSeq, 3)
+	for i, n := range []int{7, 12, 3} {
+		seqs[i].tokens = randomTokens(n, tcfg.VocabSize-1, uint64(20+i))
+		for _, b := range perm[i*16 : (i+1)*16] {
+			seqs[i].blocks = append(seqs[i].blocks, int32(b))
+		}
+	}
+	// prompt pass: every token but the anchor, features captured
+	fc := &FeatureCapture{Layers: d.FeatureLayers()}
+	var rows []Row
+	for i, s := range seqs {
+		rows = append(rows, Row{Start: 0, Tokens: s.tokens[:len(s.tokens)-1], Blocks: s.blocks, State: int32(i), Capture: true})
+	}
+	if _, err := target.Forward(&Batch{Rows: rows, Features: fc}, tkv); err != nil {
+		t.Fatal(err)
+	}
+	var ctx []DFlashContext
+	off := 0
+	for i, s := range seqs {
+		n := len(s.tokens) - 1
+		ctx = append(ctx, DFlashContext{Start: 0, Features: fc.Out[off*d.FeatureWidth() : (off+n)*d.FeatureWidth()], Blocks: s.blocks})
+		checkFeatures(t, ref, d, s.tokens[:n], ctx[i].Features)
+		off += n
+	}
+	if err := d.AddContext(ctx, dkv); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		proposals := proposeAndCheck(t, d, dkv, ref, dw, seqs)
+		if round == 1 {
+			break
+		}
+		// verify pass over [anchor, proposals], then commit a different
+		// prefix per sequence plus a new anchor (the target's state or
+		// cache past it is not used again)
+		rows = rows[:0]
+		for i, s := range seqs {
+			blk := append([]int32{s.tokens[len(s.tokens)-1]}, proposals[i*(B-1):(i+1)*(B-1)]...)
+			rows = append(rows, Row{Start: len(s.tokens) - 1, Tokens: blk, Blocks: s.blocks, State: int32(i), Logits: B, Capture: true})
+		}
+		if _, err := target.Forward(&Batch{Rows: rows, Features: fc}, tkv); err != nil {
+			t.Fatal(err)
+		}
+		ctx = ctx[:0]
+		for i := range seqs {
+			accepted := []int{0, 2, B - 1}[i]
+			s := &seqs[i]
+			f := fc.Out[i*B*d.FeatureWidth() : (i*B+accepted+1)*d.FeatureWidth()]
+			ctx = append(ctx, DFlashContext{Start: len(s.tokens) - 1, Features: f, Blocks: s.blocks})
+			s.tokens = append(s.tokens, rows[i].Tokens[1:accepted+1]...)
+			s.tokens = append(s.tokens, int32((7*i+5)%(tcfg.VocabSize-1)))
+		}
+		if err := d.AddContext(ctx, dkv); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
 // proposeAndCheck proposes for every sequence in one batch, compares each
 // with the reference and with the sequence proposed alone in a fresh
 // cache, and returns the batched proposals.
-func proposeAndCheck(t *testing.T, d *DFlashDraft, dkv *metal.KVCache, tcfg *Config, tw, dw refWeights, seqs []dflashSeq) []int32 {
+func proposeAndCheck(t *testing.T, d *DFlashDraft, dkv *metal.KVCache, ref DFlashTargetRef, dw refWeights, seqs []dflashSeq) []int32 {
 	t.Helper()
 	B := d.cfg.BlockSize
 	var blocks []DFlashBlock
@@ -153,7 +183,7 @@ func proposeAndCheck(t *testing.T, d *DFlashDraft, dkv *metal.KVCache, tcfg *Con
 	}
 	logits := append([]float32(nil), d.Logits()...)
 	// fewer proposals per row: the same first ones, from the same logits
-	V := tcfg.VocabSize
+	V := d.target.cfg.VocabSize
 	few := make([]int32, len(out))
 	for i := range blocks {
 		blocks[i].N = 1 + i%(B-1)
@@ -181,8 +211,7 @@ func proposeAndCheck(t *testing.T, d *DFlashDraft, dkv *metal.KVCache, tcfg *Con
 	}
 	for i, s := range seqs {
 		n := len(s.tokens) - 1
-		_, feats := refForwardFeatures(tcfg, tw, true, s.tokens[:n], kvExact, d.FeatureLayers())
-		want := refDFlash(d.cfg, tcfg, tw, dw, feats, s.tokens[n])
+		want := refDFlash(d.cfg, ref.Embed, ref.Head, dw, ref.Features(s.tokens[:n], d.FeatureLayers()), s.tokens[n])
 		got := out[i*(B-1) : (i+1)*(B-1)]
 		for j := range got {
 			if got[j] != want.tokens[j] {
@@ -191,8 +220,8 @@ func proposeAndCheck(t *testing.T, d *DFlashDraft, dkv *metal.KVCache, tcfg *Con
 			}
 		}
 		for j, w := range want.logits {
-			row := (i*(B-1) + j) * tcfg.VocabSize
-			if e := relErr(logits[row:row+tcfg.VocabSize], w); e > 1e-4 {
+			row := (i*(B-1) + j) * V
+			if e := relErr(logits[row:row+V], w); e > 1e-4 {
 				t.Errorf("sequence %d at %d, masked position %d: logits' relative error %.3g > 1e-4", i, n, j+1, e)
 			}
 		}
@@ -201,15 +230,30 @@ func proposeAndCheck(t *testing.T, d *DFlashDraft, dkv *metal.KVCache, tcfg *Con
 }
 
 // checkFeatures compares captured features with the reference's.
-func checkFeatures(t *testing.T, tcfg *Config, tw refWeights, d *DFlashDraft, tokens []int32, got []float32) {
+func checkFeatures(t *testing.T, ref DFlashTargetRef, d *DFlashDraft, tokens []int32, got []float32) {
 	t.Helper()
-	_, want := refForwardFeatures(tcfg, tw, true, tokens, kvExact, d.FeatureLayers())
+	want := ref.Features(tokens, d.FeatureLayers())
 	w := d.FeatureWidth()
 	for p := range want {
-		if e := relErr(got[p*w:(p+1)*w], want[p]); e > 1e-5 {
-			t.Errorf("features at position %d: relative error %.3g > 1e-5", p, e)
+		if e := relErr(got[p*w:(p+1)*w], want[p]); e > ref.FeatureTol {
+			t.Errorf("features at position %d: relative error %.3g > %g", p, e, ref.FeatureTol)
 		}
 	}
+}
+
+// randomDFlashOver is a random non-causal draft of kind over a random
+// dflashTarget, with it and both's exact weights.
+func randomDFlashOver(t *testing.T, be metal.Backend, kind DFlashKind) (d *DFlashDraft, target Model, tw, dw refWeights) {
+	t.Helper()
+	tcfg := dflashTarget()
+	target, tw = buildModel(t, tcfg, metal.F32, be)
+	dc := tinyDFlash(kind, false, tcfg)
+	dt, dw := randomDFlash(dc, tcfg.HiddenSize, 5)
+	d, err := NewDFlashDraft(dc, dt, target, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, target, tw, dw
 }
 
 // TestDFlashBatchInvariant checks that a sequence's proposal and logits
@@ -219,14 +263,8 @@ func TestDFlashBatchInvariant(t *testing.T) {
 	defer be.Close()
 	for _, kind := range []DFlashKind{DFlash, DFlash2} {
 		t.Run(string(kind), func(t *testing.T) {
-			tcfg := dflashTarget()
-			target, _ := buildModel(t, tcfg, metal.F32, be)
-			dc := tinyDFlash(kind, false, tcfg)
-			dt, _ := randomDFlash(dc, tcfg.HiddenSize, 5)
-			d, err := NewDFlashDraft(dc, dt, target, be)
-			if err != nil {
-				t.Fatal(err)
-			}
+			d, target, _, _ := randomDFlashOver(t, be, kind)
+			dc, tcfg := d.cfg, target.Config()
 			B, V := dc.BlockSize, tcfg.VocabSize
 			lens := []int{9, 4, 14}
 			// propose runs the sequences in idx in one batch, each on
@@ -328,5 +366,118 @@ func TestFeatureCaptureLeavesLogits(t *testing.T) {
 		if err == nil {
 			t.Errorf("capture of layers %v accepted", bad)
 		}
+	}
+}
+
+// TestDFlashCacheSpec: the draft declares its context cache as the layers
+// NewKVCache allocates, and its scratch grows with the rows drafting, at
+// least their logits and sampled distributions.
+func TestDFlashCacheSpec(t *testing.T) {
+	be := cpu.New(1)
+	defer be.Close()
+	for _, kind := range []DFlashKind{DFlash, DFlash2} {
+		d, target, _, _ := randomDFlashOver(t, be, kind)
+		dc, tcfg := d.cfg, target.Config()
+		spec, kv := d.CacheSpec(), d.NewKVCache(2, 4, metal.KVF16)
+		if spec.KVLayers() != len(kv.Layers) || spec.HasState() {
+			t.Fatalf("%s: cache spec %+v for %d layers", kind, spec, len(kv.Layers))
+		}
+		for i, l := range spec.Layers {
+			if l.KVHeads != kv.Layers[i].KVHeads || l.HeadDim != kv.Layers[i].HeadDim {
+				t.Fatalf("%s layer %d: declared %+v, allocated %d heads of %d", kind, i, l, kv.Layers[i].KVHeads, kv.Layers[i].HeadDim)
+			}
+		}
+		one := d.ScratchBytes(1)
+		if d.ScratchBytes(3) != 3*one || one < 2*4*int64((dc.BlockSize-1)*tcfg.VocabSize) {
+			t.Fatalf("%s: scratch %d for one row, %d for three", kind, one, d.ScratchBytes(3))
+		}
+	}
+}
+
+// TestDFlash2SampledWalkMatchesReference: a DFlash2 walk at a temperature
+// draws each token among its position's candidates from the softmax of
+// their scores over the temperature, given the token drawn before it: the
+// probabilities Walk reports equal those of the float64 reference's score
+// tensor at the drawn predecessor, and the first position's draws pass a
+// chi-square test against them; a greedy row beside it walks as before.
+func TestDFlash2SampledWalkMatchesReference(t *testing.T) {
+	be := cpu.New(2)
+	defer be.Close()
+	d, target, tw, dw := randomDFlashOver(t, be, DFlash2)
+	dc, tcfg := d.cfg, target.Config()
+	B, K, V := dc.BlockSize, dc.SelectorTopK, tcfg.VocabSize
+	tokens := randomTokens(9, V-1, 31)
+	n := len(tokens) - 1
+	fc := &FeatureCapture{Layers: d.FeatureLayers()}
+	tkv, dkv := target.NewKVCache(8, 4, metal.KVF32), d.NewKVCache(8, 4, metal.KVF32)
+	if _, err := target.Forward(&Batch{Rows: []Row{{Tokens: tokens[:n], Blocks: []int32{0, 1, 2, 3}, Capture: true}}, Features: fc}, tkv); err != nil {
+		t.Fatal(err)
+	}
+	ctx := []DFlashContext{{Features: fc.Out, Blocks: []int32{0, 1, 2, 3}}, {Features: fc.Out, Blocks: []int32{4, 5, 6, 7}}}
+	if err := d.AddContext(ctx, dkv); err != nil {
+		t.Fatal(err)
+	}
+	_, feats := refForwardFeatures(tcfg, tw, true, tokens[:n], kvExact, d.FeatureLayers())
+	head := tw["lm_head.weight"]
+	if tcfg.TieWordEmbeddings {
+		head = tw["model.embed_tokens.weight"]
+	}
+	ref := refDFlash(dc, tw["model.embed_tokens.weight"], head, dw, feats, tokens[n])
+	const temp, trials = 8, 3000
+	rng := rand.New(rand.NewPCG(17, 8))
+	counts := make([]int, K)
+	var firstProbs []float64
+	for range trials {
+		rows := []DFlashBlock{
+			{Start: n, Anchor: tokens[n], Blocks: []int32{0, 1, 2, 3}, Temperature: temp, Rand: rng},
+			{Start: n, Anchor: tokens[n], Blocks: []int32{4, 5, 6, 7}},
+		}
+		out := make([]int32, 2*(B-1))
+		if err := d.Propose(rows, dkv, out); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(out[B-1:], ref.tokens) {
+			t.Fatalf("the greedy row walked %v, the reference %v", out[B-1:], ref.tokens)
+		}
+		ids, probs := d.Walk()
+		prev := 0 // the anchor's row of the score tensor
+		for l := range B - 1 {
+			want := make([]float64, K)
+			total := 0.0
+			for c, s := range ref.scores[l][prev] {
+				want[c] = math.Exp(s / temp)
+				total += want[c]
+			}
+			drawn := -1
+			for c := range K {
+				if int(ids[l*K+c]) != ref.cands[l][c] || math.Abs(float64(probs[l*K+c])-want[c]/total) > 1e-4 {
+					t.Fatalf("position %d candidate %d: %d with probability %v, the reference %d with %v", l+1, c, ids[l*K+c], probs[l*K+c], ref.cands[l][c], want[c]/total)
+				}
+				if ids[l*K+c] == out[l] {
+					drawn = c
+				}
+			}
+			if drawn < 0 {
+				t.Fatalf("position %d drew %d, not a candidate", l+1, out[l])
+			}
+			if l == 0 {
+				counts[drawn]++
+				if firstProbs == nil {
+					for c := range K {
+						firstProbs = append(firstProbs, want[c]/total)
+					}
+				}
+			}
+			prev = drawn
+		}
+	}
+	chi := 0.0
+	for c, n := range counts {
+		e := firstProbs[c] * trials
+		chi += (float64(n) - e) * (float64(n) - e) / e
+	}
+	t.Logf("first position's draws %v for probabilities %.3f: chi-square %.1f", counts, firstProbs, chi)
+	if chi > 20.52 { // 99.9th percentile of chi-square with 5 degrees of freedom (6 candidates)
+		t.Fatalf("first position's draws %v, expected %v·%d: chi-square %.1f", counts, firstProbs, trials, chi)
 	}
 }

@@ -62,6 +62,9 @@ func (m *HybridModel) ForwardBatch(b *Batch, states []*HybridState, kv *metal.KV
 		return nil, err
 	}
 	defer clear(m.run.states)
+	if err := b.Features.prepare(b, m.cfg.NumHiddenLayers, m.cfg.HiddenSize); err != nil {
+		return nil, err
+	}
 	cfg, be, r := m.cfg, m.be, &m.run
 	hidden, eps := cfg.HiddenSize, float32(cfg.RMSNormEps)
 	x, h := r.x[:n*hidden], r.h[:n*hidden]
@@ -87,6 +90,9 @@ func (m *HybridModel) ForwardBatch(b *Batch, states []*HybridState, kv *metal.KV
 			be.MatMul(h, gate, n, ly.down)
 		}
 		be.Add(x, h)
+		if b.Features != nil {
+			b.Features.record(i, x, hidden)
+		}
 	}
 	for i, row := range b.Rows {
 		states[i].Pos += len(row.Tokens)

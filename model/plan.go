@@ -23,6 +23,12 @@ type PlanInput struct {
 	// (no layers: none); its cache has as many blocks as the target's.
 	DraftCache   CacheSpec
 	DraftWeights int64
+	// DraftScratch is the draft's own scratch at MaxRunning sequences
+	// (a DFlash draft's block pass, DFlashDraft.ScratchBytes).
+	DraftScratch int64
+	// DFlash says the draft is a DFlash draft, whose cache is of type
+	// DFlashKVType(KVType).
+	DFlash bool
 
 	Packed           int64 // the backend's packed copies of weight matrices
 	AttentionScratch int64 // the backend's attention scratch at Context
@@ -52,6 +58,7 @@ type Plan struct {
 	StatePerSeq                   int64 // state bytes of one running sequence; 0 without state layers
 	ScratchPerToken               int64
 	AttentionScratch              int64
+	DraftScratch                  int64 // PlanInput.DraftScratch, part of ScratchBytes
 	MaxBatchTokens                int
 	Context, BlockSize, Blocks    int
 	// MaxRunning is the operator's cap, lowered for a model with state
@@ -74,10 +81,10 @@ func (p *Plan) StateBytes() int64 { return int64(p.StateSlots+p.SpareSlots) * p.
 // SnapshotBytes is the state snapshots' memory.
 func (p *Plan) SnapshotBytes() int64 { return int64(p.Snapshots) * p.StatePerSeq }
 
-// ScratchBytes is the forward pass's scratch: a full step's activations
-// and attention's scores.
+// ScratchBytes is the forward passes' scratch: a full step's activations,
+// attention's scores and the draft's own.
 func (p *Plan) ScratchBytes() int64 {
-	return p.ScratchPerToken*int64(p.MaxBatchTokens) + p.AttentionScratch
+	return p.ScratchPerToken*int64(p.MaxBatchTokens) + p.AttentionScratch + p.DraftScratch
 }
 
 // Total is the memory the plan uses, within Budget.
@@ -89,7 +96,7 @@ func (p *Plan) Total() int64 {
 // filled as far as it got, for the caller to show.
 func PlanMemory(in PlanInput) (Plan, error) {
 	p := Plan{KVType: in.KVType, Weights: in.Weights + in.DraftWeights, DraftWeights: in.DraftWeights, Packed: in.Packed,
-		ScratchPerToken: in.ScratchPerToken, AttentionScratch: in.AttentionScratch, MaxBatchTokens: in.MaxBatchTokens,
+		ScratchPerToken: in.ScratchPerToken, AttentionScratch: in.AttentionScratch, DraftScratch: in.DraftScratch, MaxBatchTokens: in.MaxBatchTokens,
 		Context: in.Context, BlockSize: in.BlockSize, MaxRunning: in.MaxRunning, Budget: in.Budget}
 	if in.BlockSize <= 0 || in.Context <= 0 || in.MaxBatchTokens <= 0 || in.MaxRunning <= 0 {
 		return p, fmt.Errorf("model: a memory plan needs a positive block size, context, batch and running cap, got %d, %d, %d and %d",
@@ -108,10 +115,14 @@ func PlanMemory(in PlanInput) (Plan, error) {
 		if in.DraftCache.HasState() {
 			return p, fmt.Errorf("model: a draft model with state layers is not supported")
 		}
-		if err := in.DraftCache.CheckKV(in.KVType, in.BlockSize); err != nil {
-			return p, fmt.Errorf("model: KV cache type %s (draft model): %w", in.KVType, err)
+		dt := in.KVType
+		if in.DFlash {
+			dt = DFlashKVType(dt)
 		}
-		p.DraftKV = in.DraftCache.KVBytesPerToken(in.KVType)
+		if err := in.DraftCache.CheckKV(dt, in.BlockSize); err != nil {
+			return p, fmt.Errorf("model: KV cache type %s (draft model): %w", dt, err)
+		}
+		p.DraftKV = in.DraftCache.KVBytesPerToken(dt)
 	}
 	p.KVPerToken = in.Cache.KVBytesPerToken(in.KVType) + p.DraftKV
 	p.StatePerSeq = in.Cache.StateBytes()

@@ -39,6 +39,14 @@ func TestPlanMemory(t *testing.T) {
 			in.DraftCache, in.DraftWeights = CacheSpec{Layers: []LayerCache{PagedLayer(1, 64)}}, 2*mib
 		}, f16Token + int64(metal.KVF16.TokenBytes(1, 64)), 0,
 			int((64*mib - fixed - 2*mib) / ((f16Token + int64(metal.KVF16.TokenBytes(1, 64))) * 16)), 8, 0, false},
+		{"dflash draft: context cache and scratch", func(in *PlanInput) {
+			in.DraftCache, in.DraftWeights, in.DraftScratch = CacheSpec{Layers: []LayerCache{PagedLayer(2, 16), PagedLayer(2, 16)}}, 2*mib, 3*mib
+		}, f16Token + 2*int64(metal.KVF16.TokenBytes(2, 16)), 0,
+			int((64*mib - fixed - 5*mib) / ((f16Token + 2*int64(metal.KVF16.TokenBytes(2, 16))) * 16)), 8, 0, false},
+		{"dflash draft beside q8: its context in f16", func(in *PlanInput) {
+			in.KVType, in.DFlash, in.DraftCache = metal.KVQ8, true, CacheSpec{Layers: []LayerCache{PagedLayer(2, 64)}}
+		}, int64(2*metal.KVQ8.TokenBytes(2, 64) + metal.KVF16.TokenBytes(2, 64)), 0,
+			int((64*mib - fixed) / (int64(2*metal.KVQ8.TokenBytes(2, 64)+metal.KVF16.TokenBytes(2, 64)) * 16)), 8, 0, false},
 		{"hybrid, every state fits", func(in *PlanInput) { in.Cache = hybrid }, hybridToken, hybridState,
 			int((64*mib - fixed - 8*hybridState) / (hybridToken * 16)), 8, 8, false},
 		{"hybrid, states lower running", func(in *PlanInput) {

@@ -14,10 +14,12 @@ import (
 	"github.com/splash-inference/splash/tokenizer/chat"
 )
 
-// demoFiles is the real Qwen3 tokenizer and chat template (Apache-2.0),
-// built into the binary so `splash serve` runs on a fresh machine.
+// demoFiles is the embedded demo, built into the binary so `splash serve`
+// runs on a fresh machine: the trained splash-demo's packages
+// (demopackage.go) when the build has them, and the real Qwen3 tokenizer
+// and chat template (Apache-2.0) of the random one.
 //
-//go:embed demo/tokenizer.json.gz demo/tokenizer_config.json.gz
+//go:embed demo
 var demoFiles embed.FS
 
 // demoName is the embedded default model's name in /v1/models.
@@ -46,7 +48,62 @@ type loadedModel struct {
 	identity string // the weights' identity for the prefix cache's disk tier (model.Identity)
 }
 
-func loadDemo() (*loadedModel, error) {
+// loadDemo loads the embedded demo for --spec spec: the trained
+// splash-demo's package that suits spec, else the random model. It says on
+// w which it uses.
+func loadDemo(w io.Writer, spec string) (*loadedModel, error) {
+	if dir := demoPackageFor(demoFiles, spec); dir != "" {
+		sayDemo(w, dir)
+		m, err := withDemoPackage(demoFiles, dir, loadModelDir)
+		if err != nil {
+			return nil, err
+		}
+		m.name = demoName
+		return m, nil
+	}
+	sayDemo(w, "")
+	return loadRandomDemo()
+}
+
+// demoSource is loadDemo for generate: the model as a Source, and its
+// tokenizer.
+func demoSource(w io.Writer, spec string) (*model.Source, *tokenizer.Tokenizer, error) {
+	if dir := demoPackageFor(demoFiles, spec); dir != "" {
+		sayDemo(w, dir)
+		type opened struct {
+			src *model.Source
+			tok *tokenizer.Tokenizer
+		}
+		o, err := withDemoPackage(demoFiles, dir, func(dir string) (opened, error) {
+			src, tok, err := openSource(dir)
+			return opened{src, tok}, err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		o.src.Name = demoName
+		return o.src, o.tok, nil
+	}
+	sayDemo(w, "")
+	m, err := loadRandomDemo()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &model.Source{Kind: "embedded", Name: demoName, Config: m.cfg, Tensors: m.tensors}, m.tok, nil
+}
+
+// sayDemo tells which embedded demo runs: the trained one's package dir,
+// or the random one ("").
+func sayDemo(w io.Writer, dir string) {
+	if dir == "" {
+		fmt.Fprintf(w, "no --model: using the embedded %s (random weights; it answers noise)\n", demoName)
+		return
+	}
+	draft := map[string]string{demoPackage: "its draft model", demoDFlashPackage: "its DFlash draft"}[dir]
+	fmt.Fprintf(w, "no --model: using the embedded %s with %s (a toy trained on the Go tree; see the README)\n", demoName, draft)
+}
+
+func loadRandomDemo() (*loadedModel, error) {
 	cfg, ts, err := testmodel.Random(demoSpec(), metal.Q8)
 	if err != nil {
 		return nil, fmt.Errorf("demo model: %w", err)
@@ -82,24 +139,32 @@ func gunzipEmbedded(name string) ([]byte, error) {
 	return io.ReadAll(zr)
 }
 
-// loadModelDir opens a package or checkpoint directory with its tokenizer
-// and chat template.
-func loadModelDir(dir string) (*loadedModel, error) {
+// openSource opens a package or checkpoint directory with its tokenizer.
+func openSource(dir string) (*model.Source, *tokenizer.Tokenizer, error) {
 	src, err := model.Open(dir, model.OpenOptions{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tok, err := tokenizer.Load(src.Dir)
 	if err != nil {
 		src.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	tpl, err := chat.Load(src.Dir)
+	return src, tok, nil
+}
+
+// loadModelDir opens a package or checkpoint directory with its tokenizer
+// and chat template.
+func loadModelDir(dir string) (*loadedModel, error) {
+	src, tok, err := openSource(dir)
 	if err != nil {
-		src.Close()
 		return nil, err
 	}
-	id, err := model.Identity(src.Dir)
+	tpl, err := chat.Load(dir)
+	var id string
+	if err == nil {
+		id, err = model.Identity(dir)
+	}
 	if err != nil {
 		src.Close()
 		return nil, err

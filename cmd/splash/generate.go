@@ -36,12 +36,15 @@ type generateFlags struct {
 	backend     string
 	threads     int
 	kvCacheType string
+	spec        string
+	specTokens  int
+	specTrace   bool
 }
 
 func newGenerateCmd(s *stdio) *ff.Command {
 	var f generateFlags
 	fs := ff.NewFlagSet("generate")
-	fs.StringVar(&f.model, 0, "model", "", "Splash package or Hugging Face checkpoint directory")
+	fs.StringVar(&f.model, 0, "model", "", "Splash package or Hugging Face checkpoint directory; default: the embedded splash-demo model")
 	fs.StringVar(&f.prompt, 0, "prompt", "", "prompt text (tokenized with the model's tokenizer, special tokens parsed)")
 	fs.StringVar(&f.promptIDs, 0, "prompt-ids", "", "prompt as comma-separated token ids, instead of --prompt")
 	fs.IntVar(&f.maxTokens, 0, "max-tokens", 64, "tokens to generate at most")
@@ -56,9 +59,12 @@ func newGenerateCmd(s *stdio) *ff.Command {
 	fs.StringVar(&f.backend, 0, "backend", "auto", "compute backend, as for serve: auto or "+strings.Join(drivers().Names(), ", "))
 	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads; 0 uses every core")
 	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values, as for serve: auto, f32, f16, bf16 or q8")
+	fs.StringVar(&f.spec, 0, "spec", "off", "speculative decoding, as for serve: auto, draft, dflash, ngram or off; any but off (or --spec-trace) generates through the server's engine")
+	fs.IntVar(&f.specTokens, 0, "spec-tokens", 0, "most draft tokens verified per step, as for serve (0: a DFlash draft's block after its anchor, else 4)")
+	fs.BoolVar(&f.specTrace, 0, "spec-trace", "with --json, add \"spec_trace\": each decode step's position (its fed token's index in the sequence), the draft tokens proposed after it and how many were accepted")
 	return &ff.Command{
 		Name:      "generate",
-		Usage:     "splash generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [FLAGS]",
+		Usage:     "splash generate [--model DIR] (--prompt TEXT | --prompt-ids 1,2,3) [FLAGS]",
 		ShortHelp: "generate text once from the command line",
 		Flags:     fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -85,24 +91,27 @@ type tokenLogprobJ struct {
 
 func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	switch {
-	case f.model == "":
-		return errors.New("generate: --model is required")
 	case (f.prompt == "") == (f.promptIDs == ""):
 		return errors.New("generate: give exactly one of --prompt and --prompt-ids")
 	case f.maxTokens < 0:
 		return fmt.Errorf("generate: --max-tokens %d must be ≥ 0", f.maxTokens)
 	case f.logprobs > sample.MaxLogprobs:
 		return fmt.Errorf("generate: --logprobs %d exceeds %d", f.logprobs, sample.MaxLogprobs)
+	case f.specTrace && !f.asJSON:
+		return errors.New("generate: --spec-trace needs --json")
+	case f.specTokens < 0:
+		return fmt.Errorf("generate: --spec-tokens %d must be ≥ 0", f.specTokens)
 	}
-	src, err := model.Open(f.model, model.OpenOptions{})
+	switch f.spec {
+	case "auto", "ngram", "draft", "dflash", "off":
+	default:
+		return fmt.Errorf("generate: --spec %q: want auto, draft, dflash, ngram or off", f.spec)
+	}
+	src, tok, err := generateSource(s, f.model, f.spec)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	tok, err := tokenizer.Load(src.Dir)
-	if err != nil {
-		return err
-	}
 	prompt, err := promptTokens(f, tok)
 	if err != nil {
 		return err
@@ -149,7 +158,25 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 		return fmt.Errorf("generate: %w", err)
 	}
 	g := &generation{s: s, f: f, m: m, tok: tok, params: params, kvType: kvType}
-	return g.run(ctx, prompt)
+	if f.spec == "off" && !f.specTrace || f.maxTokens == 0 {
+		return g.run(ctx, prompt)
+	}
+	sm, err := buildSpecDraft(f.spec, src, d, m)
+	if err != nil {
+		return err
+	}
+	defer sm.close()
+	return g.runEngine(ctx, prompt, sm)
+}
+
+// generateSource opens the package or checkpoint dir with its tokenizer,
+// or the embedded demo when dir is "" (its DFlash package for a --spec
+// that runs one).
+func generateSource(s *stdio, dir, spec string) (*model.Source, *tokenizer.Tokenizer, error) {
+	if dir == "" {
+		return demoSource(s.err, spec)
+	}
+	return openSource(dir)
 }
 
 func promptTokens(f *generateFlags, tok *tokenizer.Tokenizer) ([]int32, error) {
@@ -180,6 +207,7 @@ type generation struct {
 	params sample.Params
 	kvType metal.KVType
 	out    []tokenOut
+	trace  []specStepOut // --spec-trace
 }
 
 // generateBlockSize is the KV block size of a generation's cache.
@@ -266,11 +294,20 @@ func (g *generation) run(ctx context.Context, prompt []int32) error {
 		}
 		pos++
 	}
-	// The timings on stderr, after the output, as llama-cli prints its
-	// own; with --json, in the object too.
+	return g.finish(clock, stream)
+}
+
+// finish prints the output and the timings: on stderr, after the output,
+// as llama-cli prints its own; with --json, in the object too.
+func (g *generation) finish(clock generateClock, stream *tokenizer.StreamDecoder) error {
 	timings := clock.timings()
+	var err error
 	if g.f.asJSON {
-		err = json.NewEncoder(g.s.out).Encode(map[string]any{"tokens": g.out, "timings": timings})
+		out := map[string]any{"tokens": g.out, "timings": timings}
+		if g.f.specTrace {
+			out["spec_trace"] = append([]specStepOut{}, g.trace...)
+		}
+		err = json.NewEncoder(g.s.out).Encode(out)
 	} else {
 		_, err = fmt.Fprintln(g.s.out, stream.Flush())
 	}

@@ -117,7 +117,7 @@ func TestGenerateErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--prompt-ids", "1,2"}, "--model"},
+		{[]string{"--prompt-ids", "999999999"}, "outside the vocabulary [0, "}, // the embedded demo's
 		{[]string{"--model", dir}, "exactly one"},
 		{[]string{"--model", dir, "--prompt-ids", "1,x"}, "not a token id"},
 		{[]string{"--model", dir, "--prompt-ids", "999999999"}, "outside the vocabulary"},
@@ -126,11 +126,33 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", t.TempDir(), "--prompt", "x"}, "neither a Splash package"},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--kv-cache-type", "q4"}, "unknown KV cache type"},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--kv-cache-type", "bf16"}, "multiple of 32"}, // heads of 16
+		{[]string{"--model", dir, "--prompt-ids", "1", "--spec", "medusa"}, "want auto, draft, dflash, ngram or off"},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--spec-trace"}, "--spec-trace needs --json"},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--spec", "dflash", "--json"}, "needs a DFlash draft"},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--spec", "draft", "--json"}, "needs a draft model"},
 	} {
 		_, err := runCmd(t, append([]string{"generate"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestGenerateWithoutModel: with no --model, generate runs the embedded
+// demo and prints its tokens.
+func TestGenerateWithoutModel(t *testing.T) {
+	out, err := runCmd(t, "generate", "--prompt-ids", "1,2", "--max-tokens", "3", "--ignore-eos", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Tokens []tokenOut `json:"tokens"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(res.Tokens) != 3 {
+		t.Fatalf("%d tokens, want 3:\n%s", len(res.Tokens), out)
 	}
 }
 

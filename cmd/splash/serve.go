@@ -244,12 +244,18 @@ type plan struct {
 // context positions (metal.Device.AttentionScratchBytes).
 type attnScratch func(context int) int64
 
+// planDraft is the draft a plan counts: a draft model or a DFlash draft
+// (whose cache is its context's keys and values).
+type planDraft interface {
+	CacheSpec() model.CacheSpec
+}
+
 // makePlan is the memory plan of serving m, built as target (and draft,
-// when one is built), with flags f, given the bytes of the backend's
+// when one is built: nil or a model.Model or *model.DFlashDraft), with flags f, given the bytes of the backend's
 // packed weight copies, its attention scratch, and the cache type it runs
 // best (for --kv-cache-type auto: metal.Device.AutoKVType). It reads the
 // flags; model.PlanMemory plans from the models' cache declarations.
-func makePlan(f *serveFlags, m *loadedModel, target, draft model.Model, packed int64, scratch attnScratch, auto func(blockSize int, headDims ...int) (metal.KVType, string)) (plan, error) {
+func makePlan(f *serveFlags, m *loadedModel, target model.Model, draft planDraft, packed int64, scratch attnScratch, auto func(blockSize int, headDims ...int) (metal.KVType, string)) (plan, error) {
 	in := model.PlanInput{Cache: target.CacheSpec(), Weights: model.WeightBytes(m.tensors), ScratchPerToken: model.ScratchPerToken(m.cfg),
 		Packed: packed, BlockSize: f.kvBlockSize, Context: m.cfg.MaxPositionEmbeddings, MaxBatchTokens: f.maxBatchTokens, MaxRunning: f.maxRunning,
 		Snapshots: f.stateSnapshots, Spares: f.spec != "off"} // every other --spec drafts
@@ -269,6 +275,9 @@ func makePlan(f *serveFlags, m *loadedModel, target, draft model.Model, packed i
 	}
 	if draft != nil && m.draft != nil && f.spec != "ngram" && f.spec != "off" {
 		in.DraftCache, in.DraftWeights = draft.CacheSpec(), model.WeightBytes(m.draft)
+		if d, ok := draft.(*model.DFlashDraft); ok {
+			in.DraftScratch, in.DFlash = d.ScratchBytes(f.maxRunning), true
+		}
 	}
 	var err error
 	if f.kvCacheType == metal.KVAuto {
@@ -312,7 +321,7 @@ func (p plan) table(f *serveFlags) string {
 	w := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
 	mb := func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 	if p.DraftWeights > 0 {
-		fmt.Fprintf(w, "weights\t%s (the draft model's %s of it)\n", mb(p.Weights), mb(p.DraftWeights))
+		fmt.Fprintf(w, "weights\t%s (the draft's %s of it)\n", mb(p.Weights), mb(p.DraftWeights))
 	} else {
 		fmt.Fprintf(w, "weights\t%s\n", mb(p.Weights))
 	}
@@ -320,7 +329,7 @@ func (p plan) table(f *serveFlags) string {
 		fmt.Fprintf(w, "packed copies\t%s (q4 matrices in the kernels' layout)\n", mb(p.Packed))
 	}
 	if p.DraftKV > 0 {
-		fmt.Fprintf(w, "KV per token\t%d B (%s; the draft model's %d B of it)\n", p.KVPerToken, p.KVType, p.DraftKV)
+		fmt.Fprintf(w, "KV per token\t%d B (%s; the draft's %d B of it)\n", p.KVPerToken, p.KVType, p.DraftKV)
 	} else {
 		fmt.Fprintf(w, "KV per token\t%d B (%s)\n", p.KVPerToken, p.KVType)
 	}
@@ -341,6 +350,9 @@ func (p plan) table(f *serveFlags) string {
 	fmt.Fprintf(w, "KV cache\t%d blocks × %d tokens = %s\n", p.Blocks, p.BlockSize, mb(p.KVBytes()))
 	fmt.Fprintf(w, "scratch\t%s per token in a step (max %d per step)\n", mb(p.ScratchPerToken), p.MaxBatchTokens)
 	fmt.Fprintf(w, "attention scratch\t%s (scores of one run of tokens per thread, at the longest context)\n", mb(p.AttentionScratch))
+	if p.DraftScratch > 0 {
+		fmt.Fprintf(w, "draft scratch\t%s (the DFlash draft's block pass for %d sequences)\n", mb(p.DraftScratch), f.maxRunning)
+	}
 	fmt.Fprintf(w, "total\t%s of a %s budget\n", mb(p.Total()), mb(p.Budget))
 	w.Flush()
 	return sb.String()
@@ -405,8 +417,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 // into the cache unless --quant none), or the embedded demo without one.
 func loadServed(ctx context.Context, s *stdio, f *serveFlags) (*loadedModel, error) {
 	if f.model == "" {
-		fmt.Fprintf(s.err, "no --model: serving the embedded %s (random weights; it answers noise)\n", demoName)
-		return loadDemo()
+		return loadDemo(s.err, f.spec)
 	}
 	var cache *packCache
 	if f.quant != "none" {
@@ -478,7 +489,14 @@ func planServe(s *stdio, f *serveFlags, m *loadedModel, ms *serveModels) (plan, 
 			return ms.be.AttentionScratchBytes(heads, hd, context) + ms.dbe.AttentionScratchBytes(dh, dhd, context)
 		}
 	}
-	p, err := makePlan(f, m, ms.target, ms.draft, ms.packed, scratch, ms.be.AutoKVType)
+	var draft planDraft
+	switch {
+	case ms.dflash != nil:
+		draft = ms.dflash
+	case ms.draft != nil:
+		draft = ms.draft
+	}
+	p, err := makePlan(f, m, ms.target, draft, ms.packed, scratch, ms.be.AutoKVType)
 	if err != nil {
 		return p, err
 	}

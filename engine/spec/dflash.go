@@ -3,8 +3,10 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/splash-inference/splash/engine/kvcache"
+	"github.com/splash-inference/splash/engine/sample"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
 )
@@ -38,8 +40,15 @@ type FeatureSink interface {
 // like the target's. A sequence drafts only while its context is
 // complete: positions the target never ran (its prefix-cache hit) come
 // from the draft's prefix cache, and a sequence whose hit that cache does
-// not cover proposes nothing. Greedy drafting
-// makes proposals deterministic (q = one-hot for rejection sampling).
+// not cover proposes nothing. A greedy sequence's drafts are the draft's
+// arg max tokens (q one-hot for rejection sampling). A sampling one
+// (Want.Sampling) draws a DFlash draft's tokens from its distribution,
+// the softmax of its logits under the sequence's temperature, top-k,
+// top-p, min-p and logit bias (not its penalties, which hang on tokens
+// the block has not yet accepted), and reports it in Want.Probs; a
+// DFlash2 draft's candidate walk draws each token among its candidates
+// from the softmax of their scores over the sequence's temperature, given
+// the token drawn before it (model.DFlashDraft.Walk), and reports that.
 type DFlash struct {
 	d      *model.DFlashDraft
 	kv     *metal.KVCache
@@ -51,20 +60,26 @@ type DFlash struct {
 	out    []int32
 	ctx    []model.DFlashContext
 	copies []metal.BlockCopy
+	q      []float32 // sampling rows' draft distributions (Want.Probs)
+	probs  [][]float32
 	// pending are features not added to the context yet (AddFeatures).
 	pending       []Features
 	pendingFloats int
 	commits       []dflashCommit
+	entropy       rand.PCG // seeds unseeded sequences' draft samplers
 }
 
 type dflashSeq struct {
 	blocks kvcache.Blocks
-	ctxLen int // positions 0..ctxLen-1 hold context
+	ctxLen int             // positions 0..ctxLen-1 hold context
+	draw   *sample.Sampler // the sampling sequence's draft distribution and generator
 }
 
 // NewDFlash wraps d with a context cache of numBlocks blocks of blockSize
-// positions of type t.
+// positions beside a target cache of type t (model.DFlashKVType: a q8
+// cache keeps the draft's context in f16).
 func NewDFlash(d *model.DFlashDraft, numBlocks, blockSize int, t metal.KVType) (*DFlash, error) {
+	t = model.DFlashKVType(t)
 	if err := t.Check(blockSize, d.Config().Layers.HeadDim); err != nil {
 		return nil, fmt.Errorf("spec: dflash cache: %w", err)
 	}
@@ -72,7 +87,9 @@ func NewDFlash(d *model.DFlashDraft, numBlocks, blockSize int, t metal.KVType) (
 	if err != nil {
 		return nil, fmt.Errorf("spec: dflash cache: %w", err)
 	}
-	return &DFlash{d: d, kv: d.NewKVCache(numBlocks, blockSize, t), blocks: blocks, seqs: make(map[uint64]*dflashSeq)}, nil
+	f := &DFlash{d: d, kv: d.NewKVCache(numBlocks, blockSize, t), blocks: blocks, seqs: make(map[uint64]*dflashSeq)}
+	f.entropy.Seed(rand.Uint64(), rand.Uint64())
+	return f, nil
 }
 
 // flushFloats bounds the features AddFeatures keeps pending (64 MiB):
@@ -207,7 +224,15 @@ func (f *DFlash) Propose(wants []Want) error {
 			}
 			return fmt.Errorf("spec: %w", err)
 		}
-		f.rows = append(f.rows, model.DFlashBlock{Start: n - 1, Anchor: w.Tokens[n-1], Blocks: ds.blocks.Table(), N: min(w.K, B-1)})
+		row := model.DFlashBlock{Start: n - 1, Anchor: w.Tokens[n-1], Blocks: ds.blocks.Table(), N: min(w.K, B-1)}
+		if sampling(w) && f.d.Config().Kind == model.DFlash2 {
+			s, err := f.drawer(w)
+			if err != nil {
+				return err
+			}
+			row.Temperature, row.Rand = w.Sampling.Temperature, s.Rand()
+		}
+		f.rows = append(f.rows, row)
 		f.active = append(f.active, i)
 	}
 	if len(f.rows) == 0 {
@@ -225,8 +250,95 @@ func (f *DFlash) Propose(wants []Want) error {
 		w := &wants[i]
 		w.Draft = append(w.Draft, out[j*(B-1):j*(B-1)+min(w.K, B-1)]...)
 	}
+	return f.sampleDrafts(wants)
+}
+
+// sampleDrafts gives the active sampling wants their drafts'
+// distributions in Probs: a DFlash draft's drafts are redrawn from the
+// distributions of its logits; a DFlash2 draft's walk drew them among its
+// candidates (model.DFlashDraft.Walk), whose probabilities are spread
+// over the vocabulary.
+func (f *DFlash) sampleDrafts(wants []Want) error {
+	V := f.d.Config().Layers.VocabSize
+	need := 0
+	for j, i := range f.active {
+		if sampling(&wants[i]) {
+			need += f.rows[j].N
+		}
+	}
+	if need == 0 {
+		return nil
+	}
+	if cap(f.q) < need*V {
+		f.q = make([]float32, need*V)
+	}
+	q, logits, at, off := f.q[:need*V], f.d.Logits(), 0, 0
+	walkIDs, walkProbs := f.d.Walk()
+	K := f.d.Config().SelectorTopK
+	f.probs = f.probs[:0]
+	for j, i := range f.active {
+		w, n := &wants[i], f.rows[j].N // the row's logits, its last n drafts
+		if !sampling(w) {
+			at += n
+			continue
+		}
+		s, err := f.drawer(w)
+		if err != nil {
+			return err
+		}
+		start := len(f.probs)
+		for l := range n {
+			ql := q[off*V : (off+1)*V]
+			if walkIDs != nil {
+				clear(ql)
+				for c, id := range walkIDs[(at+l)*K : (at+l+1)*K] {
+					ql[id] = walkProbs[(at+l)*K+c]
+				}
+			} else {
+				s.Probs(logits[(at+l)*V:(at+l+1)*V], ql)
+				tok, ok := draw(ql, s.Rand())
+				if !ok {
+					return fmt.Errorf("spec: dflash draft distribution of sequence %d has no mass", w.Seq)
+				}
+				w.Draft[len(w.Draft)-n+l] = tok
+			}
+			f.probs = append(f.probs, ql)
+			off++
+		}
+		w.Probs = f.probs[start:len(f.probs):len(f.probs)]
+		at += n
+	}
 	return nil
 }
+
+// sampling reports whether w asks for sampled drafts.
+func sampling(w *Want) bool { return w.Sampling != nil && w.Sampling.Temperature > 0 }
+
+// drawer returns w's sequence's draft sampler: its settings without the
+// penalties, seeded from its seed when it has one (so a seeded request
+// drafts the same tokens every time), else from the proposer's.
+func (f *DFlash) drawer(w *Want) (*sample.Sampler, error) {
+	ds := f.seqs[w.Seq]
+	if ds.draw != nil {
+		return ds.draw, nil
+	}
+	p := *w.Sampling
+	p.PresencePenalty, p.FrequencyPenalty, p.RepetitionPenalty, p.Logprobs = 0, 0, 0, -1
+	if p.Seed != nil {
+		seed := *p.Seed ^ draftSeedSalt
+		p.Seed = &seed
+	}
+	s, err := sample.New(p, &f.entropy)
+	if err != nil {
+		return nil, fmt.Errorf("spec: dflash sampling of sequence %d: %w", w.Seq, err)
+	}
+	ds.draw = s
+	return s, nil
+}
+
+// draftSeedSalt keeps a seeded request's draft draws apart from its
+// target's (sample.New seeds the target's sampler with the seed itself).
+const draftSeedSalt = 0x6466_6c61_7368_0001
 
 // seq returns the draft state of a sequence, creating an empty one.
 func (f *DFlash) seq(id uint64) *dflashSeq {

@@ -1,9 +1,11 @@
 package spec
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/splash-inference/splash/engine/sample"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
 	"github.com/splash-inference/splash/model"
@@ -21,7 +23,10 @@ type dflashFixture struct {
 	kv     *metal.KVCache // the draft's cache holding the whole context
 }
 
-func newDFlashFixture(t *testing.T) *dflashFixture {
+func newDFlashFixture(t *testing.T) *dflashFixture { return newDFlashFixtureOf(t, model.DFlash) }
+
+// newDFlashFixtureOf is newDFlashFixture with a draft of kind.
+func newDFlashFixtureOf(t *testing.T, kind model.DFlashKind) *dflashFixture {
 	t.Helper()
 	be := cpu.New(2)
 	t.Cleanup(be.Close)
@@ -36,7 +41,7 @@ func newDFlashFixture(t *testing.T) *dflashFixture {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := testmodel.WriteDFlash(dir, testmodel.DFlashSpec{Target: ts, BlockSize: 4, TargetLayerIDs: []int{0, 2}, Seed: 5}); err != nil {
+	if err := testmodel.WriteDFlash(dir, testmodel.DFlashSpec{Kind: kind, Target: ts, BlockSize: 4, TargetLayerIDs: []int{0, 2}, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
 	d, dts, err := model.OpenDFlashDraft(dir, target, be)
@@ -168,6 +173,161 @@ func TestDFlashProposerSharesPrefix(t *testing.T) {
 		}
 		if err := p.CheckLeaks(); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestDFlashSamplesFromItsDistribution: a sampling sequence's drafts are
+// drawn from, and reported with, the draft's distribution under its
+// sampler settings (Probs equal to those of the draft's own logits, each
+// position's draws passing a chi-square test against it); a seeded
+// sequence draws the same drafts in a fresh proposer; a greedy one beside
+// it keeps the arg max drafts and no Probs.
+func TestDFlashSamplesFromItsDistribution(t *testing.T) {
+	fx := newDFlashFixture(t)
+	seed := uint64(9)
+	params := sample.Params{Temperature: 0.7, TopK: 6, Seed: &seed, PresencePenalty: 1.5}
+	s, err := sample.New(sample.Params{Temperature: params.Temperature, TopK: params.TopK}, rand.NewPCG(1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, V := fx.logits(t, fx.tokens[8]), fx.d.Config().Layers.VocabSize
+	want := make([][]float32, 3)
+	for l := range want {
+		want[l] = make([]float32, V)
+		s.Probs(logits[l*V:(l+1)*V], want[l])
+	}
+	newProposer := func() *DFlash {
+		p, err := NewDFlash(fx.d, 8, 4, metal.KVF16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		feats := []Features{{Seq: 1, Rows: fx.feats}, {Seq: 2, Rows: fx.feats}}
+		if err := p.AddFeatures(feats); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := newProposer()
+	const trials = 3000
+	counts := [3]map[int32]int{{}, {}, {}}
+	var first []int32
+	for trial := range trials {
+		wants := []Want{
+			{Seq: 1, Tokens: fx.tokens, K: 3, Draft: make([]int32, 0, 3), Sampling: &params},
+			{Seq: 2, Tokens: fx.tokens, K: 3, Draft: make([]int32, 0, 3), Sampling: &sample.Params{}},
+		}
+		if err := p.Propose(wants); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(wants[1].Draft, fx.want) || wants[1].Probs != nil {
+			t.Fatalf("a greedy sequence proposed %v with Probs %v, the draft's arg max %v", wants[1].Draft, wants[1].Probs != nil, fx.want)
+		}
+		w := wants[0]
+		if len(w.Draft) != 3 || len(w.Probs) != 3 {
+			t.Fatalf("%d drafts with %d distributions", len(w.Draft), len(w.Probs))
+		}
+		for l, tok := range w.Draft {
+			if trial == 0 && !slices.Equal(w.Probs[l], want[l]) {
+				t.Fatalf("position %d: the reported distribution is not the draft's", l+1)
+			}
+			counts[l][tok]++
+		}
+		if trial == 0 {
+			first = slices.Clone(w.Draft)
+		}
+	}
+	for l := range counts {
+		var cells []int
+		var probs []float32
+		for tok, c := range counts[l] {
+			if want[l][tok] == 0 {
+				t.Fatalf("position %d: drew token %d, of draft probability 0", l+1, tok)
+			}
+			cells = append(cells, c)
+			probs = append(probs, want[l][tok])
+		}
+		for tok, q := range want[l] {
+			if _, seen := counts[l][int32(tok)]; q > 0 && !seen {
+				cells, probs = append(cells, 0), append(probs, q)
+			}
+		}
+		if len(cells) != 6 {
+			t.Fatalf("position %d: %d tokens of the top 6 drawn", l+1, len(cells))
+		}
+		if chi := chiSquare(cells, probs); chi > chi2Crit {
+			t.Errorf("position %d: chi-square %.1f > %.2f: counts %v vs q %v", l+1, chi, chi2Crit, cells, probs)
+		}
+	}
+	again := []Want{{Seq: 1, Tokens: fx.tokens, K: 3, Draft: make([]int32, 0, 3), Sampling: &params}}
+	if err := newProposer().Propose(again); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(again[0].Draft, first) {
+		t.Errorf("seeded drafts %v, then %v in a fresh proposer", first, again[0].Draft)
+	}
+}
+
+// TestDFlash2SampledProbs: a sampling sequence's DFlash2 drafts come from
+// the candidate walk at its temperature, and each one's Probs is the
+// walk's distribution spread over the vocabulary: a distribution over
+// selector_top_k tokens, the drafted one among them; a greedy sequence
+// beside it keeps the greedy walk and no Probs.
+func TestDFlash2SampledProbs(t *testing.T) {
+	fx := newDFlashFixtureOf(t, model.DFlash2)
+	p, err := NewDFlash(fx.d, 8, 4, metal.KVF16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddFeatures([]Features{{Seq: 1, Rows: fx.feats}, {Seq: 2, Rows: fx.feats}}); err != nil {
+		t.Fatal(err)
+	}
+	params := sample.Params{Temperature: 2}
+	varied := false
+	for range 20 {
+		wants := []Want{
+			{Seq: 1, Tokens: fx.tokens, K: 3, Draft: make([]int32, 0, 3), Sampling: &params},
+			{Seq: 2, Tokens: fx.tokens, K: 3, Draft: make([]int32, 0, 3)},
+		}
+		if err := p.Propose(wants); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(wants[1].Draft, fx.want) || wants[1].Probs != nil {
+			t.Fatalf("a greedy sequence proposed %v with Probs %v, the walk %v", wants[1].Draft, wants[1].Probs != nil, fx.want)
+		}
+		w := wants[0]
+		varied = varied || !slices.Equal(w.Draft, fx.want)
+		for l, tok := range w.Draft {
+			q, support, total := w.Probs[l], 0, 0.0
+			for _, v := range q {
+				if v > 0 {
+					support++
+				}
+				total += float64(v)
+			}
+			if q[tok] <= 0 || support > fx.d.Config().SelectorTopK || total < 1-1e-5 || total > 1+1e-5 {
+				t.Fatalf("position %d: drafted %d of probability %v, among %d tokens of total %v", l+1, tok, q[tok], support, total)
+			}
+		}
+	}
+	if !varied {
+		t.Error("20 sampled walks at temperature 2 all took the greedy path")
+	}
+}
+
+// TestDFlashContextNotQuantized: beside a q8 target cache the draft's
+// context cache is f16; beside others it is the target's type.
+func TestDFlashContextNotQuantized(t *testing.T) {
+	fx := newDFlashFixture(t)
+	for _, tc := range []struct{ target, want metal.KVType }{
+		{metal.KVQ8, metal.KVF16}, {metal.KVF16, metal.KVF16}, {metal.KVF32, metal.KVF32},
+	} {
+		p, err := NewDFlash(fx.d, 4, 16, tc.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.kv.Layers[0].Type; got != tc.want {
+			t.Errorf("beside a %s cache: the draft's is %s, want %s", tc.target, got, tc.want)
 		}
 	}
 }

@@ -19,6 +19,11 @@
 //     each proposal; all sequences draft in one batch per position.
 //   - Hybrid picks, per sequence, n-gram lookup or the draft model by their
 //     observed acceptance, trying the free lookup first.
+//   - DFlash runs a block-diffusion draft (model.DFlashDraft): one batched
+//     pass proposes a whole block per sequence, conditioned on the target's
+//     hidden states (FeatureSink), greedily, or for a sampling sequence
+//     (Want.Sampling) drawn from the draft's distribution, reported in
+//     Want.Probs for rejection sampling.
 //
 // Proposers take a batch of Wants; Observer and Releaser are the optional
 // feedback (verification outcomes, finished sequences) they learn from.
@@ -33,7 +38,8 @@
 //     first rejection draw from norm(max(0, p − q)); if all k are accepted draw
 //     a bonus token from p. The output is distributed exactly as sampling from
 //     the target p alone. A deterministic proposer (n-gram, greedy draft) is
-//     the case q = one-hot(x).
+//     the case q = one-hot(x), exact too but accepting less than the
+//     draft's own q would.
 //
 // Draft length: AdaptiveK keeps per-sequence estimates of the acceptance
 // rate at each draft depth and picks the k with the most expected tokens

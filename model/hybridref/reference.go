@@ -237,6 +237,15 @@ func refMoE(cfg *model.Config, w Weights, p string, m []float64) []float64 {
 // from position 0; the full-attention layers' keys and values are rounded
 // as a cache of type kv stores them (f32 or f16).
 func Forward(cfg *model.Config, w Weights, tokens []int32, kv metal.KVType) [][]float64 {
+	logits, _ := ForwardFeatures(cfg, w, tokens, kv, nil)
+	return logits
+}
+
+// ForwardFeatures is Forward that also returns, at every position, the
+// outputs of layers (the residual stream after each one's MLP, Hugging
+// Face's hidden_states[layer+1]) concatenated in their order: a DFlash
+// draft's context features.
+func ForwardFeatures(cfg *model.Config, w Weights, tokens []int32, kv metal.KVType, layers []int) (logits, feats [][]float64) {
 	var round func(float32) float32
 	switch kv {
 	case metal.KVF32:
@@ -279,6 +288,7 @@ func Forward(cfg *model.Config, w Weights, tokens []int32, kv metal.KVType) [][]
 	}
 	sigmoid := func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
 	xs := make([][]float64, n)
+	feats = make([][]float64, n)
 	E := w[p+"embed_tokens.weight"]
 	for t, tok := range tokens {
 		xs[t] = append([]float64(nil), E[int(tok)*hsz:(int(tok)+1)*hsz]...)
@@ -316,16 +326,34 @@ func Forward(cfg *model.Config, w Weights, tokens []int32, kv metal.KVType) [][]
 				xs[t][i] += d[i]
 			}
 		}
+		captureLayer(feats, xs, l, layers)
 	}
 	head := "lm_head.weight"
 	if cfg.TieWordEmbeddings {
 		head = p + "embed_tokens.weight"
 	}
-	out := make([][]float64, n)
+	logits = make([][]float64, n)
 	for t := range xs {
-		out[t] = lin(head, rmsNorm(xs[t], w[p+"norm.weight"], true), cfg.VocabSize)
+		logits[t] = lin(head, rmsNorm(xs[t], w[p+"norm.weight"], true), cfg.VocabSize)
 	}
-	return out
+	return logits, feats
+}
+
+// captureLayer appends layer l's outputs xs to feats when layers holds l,
+// in layers' order (so a later layer listed first comes first).
+func captureLayer(feats, xs [][]float64, l int, layers []int) {
+	for j, id := range layers {
+		if id != l {
+			continue
+		}
+		hsz := len(xs[0])
+		for t := range xs {
+			if len(feats[t]) == 0 {
+				feats[t] = make([]float64, len(layers)*hsz)
+			}
+			copy(feats[t][j*hsz:(j+1)*hsz], xs[t])
+		}
+	}
 }
 
 type (

@@ -30,10 +30,10 @@ class RMSNorm(nn.Module):
 
 def rope(x, pos, rot, theta):
     """Rotates pairs (i, i+rot/2) of x's first rot dimensions by pos·θ^(-2i/rot);
-    x is (B, T, heads, head_dim)."""
+    x is (B, T, heads, head_dim), pos (T) or (B, T)."""
     inv = 1.0 / (theta ** (torch.arange(0, rot, 2, dtype=torch.float32) / rot))
-    ang = pos[:, None].float() * inv[None, :]
-    cos, sin = torch.cos(ang)[None, :, None, :], torch.sin(ang)[None, :, None, :]
+    ang = (pos[..., None].float() * inv).unsqueeze(-2)  # (T, 1, rot/2) or (B, T, 1, rot/2)
+    cos, sin = torch.cos(ang), torch.sin(ang)
     a, b, rest = x[..., :rot // 2], x[..., rot // 2:rot], x[..., rot:]
     return torch.cat([a * cos - b * sin, a * sin + b * cos, rest], -1)
 
@@ -72,6 +72,21 @@ class Attention(nn.Module):
         if self.gated:
             o = o * torch.sigmoid(gate)
         return self.o_proj(o.reshape(B, T, -1))
+
+
+def init_weights(model, layers, gen):
+    """Matrices N(0, 0.02), the residual stream's output projections
+    scaled down by sqrt(2·layers), convolutions uniform in ±1/sqrt(taps)."""
+    for name, p in model.named_parameters():
+        if p.dim() >= 2 and "conv1d" not in name:
+            std = 0.02
+            if name.endswith("o_proj.weight") or name.endswith("down_proj.weight") or name.endswith("out_proj.weight"):
+                std = 0.02 / math.sqrt(2 * layers)
+            with torch.no_grad():
+                p.normal_(0, std, generator=gen)
+        elif "conv1d" in name:
+            with torch.no_grad():
+                p.uniform_(-1 / math.sqrt(p.shape[-1]), 1 / math.sqrt(p.shape[-1]), generator=gen)
 
 
 def l2norm(x):
@@ -217,16 +232,7 @@ class LM(nn.Module):
         kinds = c["layer_types"] if hybrid else ["full_attention"] * c["num_hidden_layers"]
         self.layers = nn.ModuleList(Layer(c, k, hybrid, gen) for k in kinds)
         self.norm = RMSNorm(c["hidden_size"], c["rms_norm_eps"], hybrid)
-        for name, p in self.named_parameters():
-            if p.dim() >= 2 and "conv1d" not in name:
-                std = 0.02
-                if name.endswith("o_proj.weight") or name.endswith("down_proj.weight") or name.endswith("out_proj.weight"):
-                    std = 0.02 / math.sqrt(2 * len(self.layers))
-                with torch.no_grad():
-                    p.normal_(0, std, generator=gen)
-            elif "conv1d" in name:
-                with torch.no_grad():
-                    p.uniform_(-1 / math.sqrt(p.shape[-1]), 1 / math.sqrt(p.shape[-1]), generator=gen)
+        init_weights(self, len(self.layers), gen)
 
     def hidden(self, ids, keep=()):
         """The final normed hidden states, and the residual stream after
@@ -246,3 +252,90 @@ class LM(nn.Module):
         """The weights under their Hugging Face names."""
         prefix = "model.language_model." if self.hybrid else "model."
         return {prefix + k: v.detach().contiguous() for k, v in self.state_dict().items()}
+
+
+class DFlashAttention(Attention):
+    """A DFlash draft layer's attention (z-lab/dflash dflash/model.py,
+    Qwen3DFlashAttention): the block's queries attend to keys and values of
+    the fused target context (k_proj and v_proj of it, with no layer norm:
+    the same context feeds every layer) followed by the block's own, where
+    mask allows; q and k normed per head, RoPE at each token's position."""
+
+    def __init__(self, c):
+        super().__init__(c, gated=False, centred=False)
+
+    def forward(self, x, ctx, pos, ctx_pos, mask):
+        B, n, _ = x.shape
+        T = ctx.shape[1]
+        q = rope(self.q_norm(self.q_proj(x).view(B, n, self.nh, self.hd)), pos, self.rot, self.theta)
+        k = torch.cat([
+            rope(self.k_norm(self.k_proj(ctx).view(B, T, self.nkv, self.hd)), ctx_pos, self.rot, self.theta),
+            rope(self.k_norm(self.k_proj(x).view(B, n, self.nkv, self.hd)), pos, self.rot, self.theta)], 1)
+        v = torch.cat([self.v_proj(ctx), self.v_proj(x)], 1).view(B, T + n, self.nkv, self.hd)
+        rep = self.nh // self.nkv
+        k, v = k.repeat_interleave(rep, 2), v.repeat_interleave(rep, 2)
+        att = torch.einsum("bthd,bshd->bhts", q, k) / math.sqrt(self.hd)
+        att = att.masked_fill(~mask[:, None], float("-inf")).softmax(-1)
+        o = torch.einsum("bhts,bshd->bthd", att, v)
+        return self.o_proj(o.reshape(B, n, -1))
+
+
+class DFlashLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        h, eps = c["hidden_size"], c["rms_norm_eps"]
+        self.input_layernorm = RMSNorm(h, eps, False)
+        self.self_attn = DFlashAttention(c)
+        self.post_attention_layernorm = RMSNorm(h, eps, False)
+        self.mlp = MLP(h, c["intermediate_size"])
+
+    def forward(self, x, ctx, pos, ctx_pos, mask):
+        x = x + self.self_attn(self.input_layernorm(x), ctx, pos, ctx_pos, mask)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class DFlash(nn.Module):
+    """A DFlash block-diffusion draft (z-lab/dflash DFlashDraftModel) with
+    Qwen3 layers c. It has no embeddings or head of its own: blocks come in
+    embedded by the target's embed_tokens and leave normed for the
+    target's head. fc fuses the target's hidden states after each of
+    `features` layers (concatenated) and hidden_norm normalises them into
+    the context every layer attends to."""
+
+    def __init__(self, c, features, seed):
+        super().__init__()
+        gen = torch.Generator().manual_seed(seed)
+        h, eps = c["hidden_size"], c["rms_norm_eps"]
+        self.c = c
+        self.fc = nn.Linear(features * h, h, bias=False)
+        self.hidden_norm = RMSNorm(h, eps, False)
+        self.layers = nn.ModuleList(DFlashLayer(c) for _ in range(c["num_hidden_layers"]))
+        self.norm = RMSNorm(h, eps, False)
+        init_weights(self, len(self.layers), gen)
+
+    def forward(self, features, embeds, anchors, block):
+        """features (B, T, k·hidden): the target's at positions 0 … T−1;
+        anchors (B, n): each row's n block starts; embeds (B, n·block,
+        hidden): the blocks' tokens, block j of a row at positions
+        anchors[j] … anchors[j]+block−1. Each block sees the context before
+        its anchor and the whole of itself (the draft is not causal), so
+        the n blocks are n independent proposals, trained in one pass.
+        Returns the normed hidden states, (B, n·block, hidden)."""
+        B, T, _ = features.shape
+        n = anchors.shape[1]
+        ctx = self.hidden_norm(self.fc(features))
+        pos = (anchors[:, :, None] + torch.arange(block)).reshape(B, n * block)
+        ctx_pos = torch.arange(T)
+        which = torch.arange(n).repeat_interleave(block)  # each query's block
+        see_ctx = ctx_pos[None, None, :] < anchors[:, which, None]
+        see_block = (which[:, None] == which[None, :]).expand(B, -1, -1)
+        mask = torch.cat([see_ctx, see_block], -1)
+        x = embeds
+        for layer in self.layers:
+            x = layer(x, ctx, pos, ctx_pos, mask)
+        return self.norm(x)
+
+    def state_dict_hf(self):
+        """The weights under the DFlash checkpoints' names (fc.weight,
+        hidden_norm.weight, layers.N.…, norm.weight)."""
+        return {k: v.detach().contiguous() for k, v in self.state_dict().items()}

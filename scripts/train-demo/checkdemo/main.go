@@ -3,7 +3,9 @@
 // loader for a Qwen3.5 model, the registry's for a dense one) and that its
 // logits on the held-out snippet of check.json match the ones torch
 // computed, within a relative error (largest difference over largest
-// logit) of -tol, with the same argmax at every position.
+// logit) of -tol, with the same argmax at every position. A DFlash draft
+// is checked against the target beside it (DIR/../target): it must fit the
+// target's config, and its logits for check.json's block must match.
 //
 //	go run ./scripts/train-demo/checkdemo DIR...
 package main
@@ -23,10 +25,13 @@ import (
 )
 
 // check is check.json: the snippet, the positions whose logits torch
-// dumped, and those logits.
+// dumped, and those logits. A DFlash draft's has no positions: its tokens
+// are a context and the anchor after it, Features the target's features
+// at the context's positions, and Logits the block's proposals'.
 type check struct {
 	Tokens    []int32     `json:"tokens"`
 	Positions []int       `json:"positions"`
+	Features  []float32   `json:"features"`
 	Logits    [][]float64 `json:"logits"`
 }
 
@@ -60,6 +65,9 @@ func checkDir(dir string, be metal.Backend, tol float64) error {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return fmt.Errorf("check.json: %w", err)
 	}
+	if c.Features != nil {
+		return checkDFlash(dir, &c, be, tol)
+	}
 	if len(c.Positions) != len(c.Logits) || len(c.Tokens) == 0 || c.Positions[0] != len(c.Tokens)-len(c.Positions) {
 		return fmt.Errorf("check.json: want logits of the last positions of the tokens")
 	}
@@ -72,29 +80,41 @@ func checkDir(dir string, be metal.Backend, tol float64) error {
 	if err != nil {
 		return err
 	}
-	vocab := src.Config.VocabSize
-	worst := 0.0
-	for j, want := range c.Logits {
-		got := logits[j*vocab : (j+1)*vocab]
-		if len(want) != vocab {
-			return fmt.Errorf("check.json position %d has %d logits, the model %d", c.Positions[j], len(want), vocab)
-		}
-		maxDiff, maxRef := 0.0, 0.0
-		for i, w := range want {
-			maxDiff = math.Max(maxDiff, math.Abs(float64(got[i])-w))
-			maxRef = math.Max(maxRef, math.Abs(w))
-		}
-		worst = math.Max(worst, maxDiff/maxRef)
-		if a, b := argmax(got), argmax(want); a != b {
-			return fmt.Errorf("position %d: argmax %d, torch's %d", c.Positions[j], a, b)
-		}
-	}
-	if worst > tol {
-		return fmt.Errorf("logits differ from torch's by %.3g relative, more than %g", worst, tol)
+	worst, err := compareLogits(logits, c.Logits, src.Config.VocabSize, tol, "position", c.Positions[0])
+	if err != nil {
+		return err
 	}
 	fmt.Printf("%s: %s loads; logits of %d held-out positions match torch's within %.2g relative, same argmax\n",
 		dir, src.Config.Architecture, len(c.Positions), worst)
 	return nil
+}
+
+// compareLogits compares got, rows of vocab logits, with torch's, row j
+// named what first+j in errors; it returns the worst relative error.
+func compareLogits(got []float32, want [][]float64, vocab int, tol float64, what string, first int) (float64, error) {
+	if len(got) != len(want)*vocab {
+		return 0, fmt.Errorf("%d logits, check.json has %d rows of %d", len(got), len(want), vocab)
+	}
+	worst := 0.0
+	for j, w := range want {
+		g := got[j*vocab : (j+1)*vocab]
+		if len(w) != vocab {
+			return 0, fmt.Errorf("check.json %s %d has %d logits, the model %d", what, first+j, len(w), vocab)
+		}
+		maxDiff, maxRef := 0.0, 0.0
+		for i, x := range w {
+			maxDiff = math.Max(maxDiff, math.Abs(float64(g[i])-x))
+			maxRef = math.Max(maxRef, math.Abs(x))
+		}
+		worst = math.Max(worst, maxDiff/maxRef)
+		if a, b := argmax(g), argmax(w); a != b {
+			return 0, fmt.Errorf("%s %d: argmax %d, torch's %d", what, first+j, a, b)
+		}
+	}
+	if worst > tol {
+		return 0, fmt.Errorf("logits differ from torch's by %.3g relative, more than %g", worst, tol)
+	}
+	return worst, nil
 }
 
 // forward runs tokens as one prompt from position 0 and returns the
