@@ -27,7 +27,8 @@ func BenchmarkExtract(b *testing.B) {
 	for _, compress := range []bool{false, true} {
 		pdf := pdftest.Doc{Pages: pages, Compress: compress}.Build()
 		b.Run(fmt.Sprintf("compressed=%v", compress), func(b *testing.B) {
-			x := testExtractor()
+			x := New(Options{CacheBytes: -1}) // every read a real one
+			defer x.Close()
 			if err := x.Start(); err != nil {
 				b.Fatal(err)
 			}

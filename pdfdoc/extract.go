@@ -2,6 +2,7 @@ package pdfdoc
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"image"
@@ -45,7 +46,9 @@ func (d *Document) HasText() bool {
 }
 
 // Extract reads the text of every page of a PDF. A document it will not
-// read gets one of the package's Err* errors, wrapped with its detail.
+// read gets one of the package's Err* errors, wrapped with its detail. The
+// Document may be shared with other callers (a document read before is
+// answered from the cache): it must not be modified.
 // ctx bounds the whole call, waiting for a free instance included; the
 // extractor's Timeout applies on top.
 func (e *Extractor) Extract(ctx context.Context, data []byte) (*Document, error) {
@@ -64,6 +67,12 @@ func (e *Extractor) ExtractWithin(ctx context.Context, data []byte, lim Limits) 
 func (e *Extractor) extract(ctx context.Context, data []byte, lim Limits, onPage func(index int)) (*Document, error) {
 	if len(data) > lim.MaxBytes {
 		return nil, fmt.Errorf("%w: %d bytes, above the limit of %d", ErrTooLarge, len(data), lim.MaxBytes)
+	}
+	key := cacheKey{sum: sha256.Sum256(data), lim: lim}
+	if e.docs != nil && onPage == nil {
+		if doc, ok := e.docs.get(key); ok {
+			return doc, nil
+		}
 	}
 	if err := e.Start(); err != nil {
 		return nil, err
@@ -95,6 +104,9 @@ func (e *Extractor) extract(ctx context.Context, data []byte, lim Limits, onPage
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	inst.Close()
+	if err == nil && e.docs != nil {
+		e.docs.put(key, doc)
+	}
 	return doc, err
 }
 

@@ -115,8 +115,8 @@ func TestExtractCancelled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	for i := range 3 { // more than the pool's instances
-		doc, err := x.Extract(t.Context(), pdf)
+	for i := range 3 { // more than the pool's instances; other documents than the cache holds
+		doc, err := x.Extract(t.Context(), pdftest.Pages("Page one has text on it.", "Page two has text on it.", fmt.Sprintf("Read %d.", i)))
 		if err != nil || len(doc.Pages) != 3 {
 			t.Fatalf("extraction %d after the kill: %v, %v", i, doc, err)
 		}
@@ -261,5 +261,42 @@ func TestPromptText(t *testing.T) {
 	}
 	if got := (&Document{Pages: []Page{pg(1, "x\n", true)}}).PromptText("\n"); got != "[document, page 1]\nx\n" {
 		t.Errorf("PromptText without a name = %q", got)
+	}
+}
+
+// TestExtractCache: a document read again comes from the cache (the same
+// Document), unless the limits differ; the cache keeps within its bytes,
+// least recently used dropped first.
+func TestExtractCache(t *testing.T) {
+	x := testExtractor()
+	pdf := pdftest.Pages("A document that an agent sends with every turn.")
+	first, err := x.Extract(t.Context(), pdf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := x.Extract(t.Context(), pdf)
+	if err != nil || again != first {
+		t.Errorf("second read: %p, %v; want the cached %p", again, err, first)
+	}
+	other, err := x.ExtractWithin(t.Context(), pdf, Limits{MaxPages: 7})
+	if err != nil || other == first {
+		t.Errorf("read under other limits: %p, %v; want a fresh read", other, err)
+	}
+
+	c := newDocCache(300)
+	doc := func(text string) *Document { return &Document{Pages: []Page{{Number: 1, Text: text}}} }
+	key := func(b byte) cacheKey { return cacheKey{sum: [32]byte{b}} }
+	c.put(key(1), doc(strings.Repeat("a", 100))) // 164 bytes
+	c.put(key(2), doc(strings.Repeat("b", 50)))  // 114
+	c.get(key(1))                                // 1 is now the most recent
+	c.put(key(3), doc(strings.Repeat("c", 50)))  // over 300: 2 goes
+	c.put(key(4), doc(strings.Repeat("d", 500))) // alone over the bound: not kept
+	for k, want := range map[byte]bool{1: true, 2: false, 3: true, 4: false} {
+		if _, ok := c.get(key(k)); ok != want {
+			t.Errorf("entry %d cached = %v, want %v", k, ok, want)
+		}
+	}
+	if c.size != 164+114 {
+		t.Errorf("cache holds %d bytes, want %d", c.size, 164+114)
 	}
 }

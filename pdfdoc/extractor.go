@@ -58,6 +58,10 @@ type Options struct {
 	Instances int
 	// MemoryBytes caps each instance's memory. Default 512 MiB.
 	MemoryBytes int
+	// CacheBytes bounds the documents kept after reading (text and page
+	// images), so a document sent again is not read again. Default 32 MiB;
+	// negative: keep none.
+	CacheBytes int
 	// CacheDir holds PDFium's compiled machine code, so only the first
 	// start on a machine pays for compiling the module. Default: splash/wasm
 	// under the user cache directory; "off" compiles in memory every start.
@@ -76,6 +80,8 @@ type Extractor struct {
 
 	closing  sync.Once
 	closeErr error
+
+	docs *docCache // nil when off
 }
 
 // New returns an Extractor; nothing is compiled until the first Extract.
@@ -87,7 +93,14 @@ func New(opts Options) *Extractor {
 	if opts.MemoryBytes <= 0 {
 		opts.MemoryBytes = 512 << 20
 	}
-	return &Extractor{opts: opts}
+	if opts.CacheBytes == 0 {
+		opts.CacheBytes = 32 << 20
+	}
+	e := &Extractor{opts: opts}
+	if opts.CacheBytes > 0 {
+		e.docs = newDocCache(opts.CacheBytes)
+	}
+	return e
 }
 
 // Limits returns the extractor's limits, defaults filled in.
