@@ -42,8 +42,8 @@ func pdfBase64(pages ...string) string {
 }
 
 // TestDocumentInputs: a document's text reaches the prompt in its place,
-// in every dialect, and /apply-template and /tokenize show and count it
-// as inference renders it.
+// in every dialect, and /apply-template, /tokenize and count_tokens show
+// and count it as inference renders it.
 func TestDocumentInputs(t *testing.T) {
 	pdf := pdfBase64("Revenue grew by nine percent.", "Costs fell by two percent.")
 	pdfURL := "data:application/pdf;base64," + pdf
@@ -91,6 +91,16 @@ func TestDocumentInputs(t *testing.T) {
 				}
 			} else {
 				prompt = fake.Tokenizer{}.Decode(eng.Last().Prompt, false)
+			}
+			if tt.path == "/v1/messages" { // count_tokens counts what inference got
+				res := ts.do(t, "POST", "/v1/messages/count_tokens", tt.body)
+				var counted struct {
+					InputTokens int `json:"input_tokens"`
+				}
+				json.Unmarshal([]byte(res.body), &counted)
+				if res.status != 200 || counted.InputTokens != len(eng.Last().Prompt) {
+					t.Errorf("count_tokens: %d %s, want %d tokens", res.status, res.body, len(eng.Last().Prompt))
+				}
 			}
 			if !strings.Contains(prompt, tt.want) {
 				t.Errorf("prompt %q does not hold %q", prompt, tt.want)
