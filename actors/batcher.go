@@ -182,7 +182,7 @@ func (b *BatcherActor) verify(ctx actor.Context, step uint64) {
 			batch.Rows[i].Capture = true
 		}
 	}
-	f := ctx.RequestFuture(b.verifier, &Verify{Step: step, Batch: batch}, verifyTimeout)
+	f := ctx.RequestFuture(b.verifier, &Verify{Step: step, Batch: batch, Images: plan.EncodeImages}, verifyTimeout)
 	ctx.ReenterAfter(f, func(res any, err error) {
 		if step != b.step || !b.stepping {
 			return // this step was aborted

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"github.com/splash-inference/splash/engine"
 	"github.com/splash-inference/splash/engine/grammar"
 	"github.com/splash-inference/splash/engine/sample"
 )
@@ -45,6 +46,10 @@ type Request struct {
 	// is spent the closing tag is forced and the model goes on with its
 	// answer. 0 means no cap.
 	ThinkingBudget int
+	// Images are the prompt's images (engine.Image: where their pad tokens
+	// are, their patches or embeddings, a content hash), for a model with a
+	// vision tower (Config.Vision); every choice reads them.
+	Images []engine.Image
 }
 
 // Choices is the number of sequences the request runs.
@@ -68,5 +73,5 @@ func (r *Request) Sequence(i int, eos []int32) GenerateRequest {
 		stops = append(stops, eos...)
 	}
 	return GenerateRequest{Prompt: r.Prompt, Sampling: p, MaxTokens: r.MaxTokens, Stop: r.Stop,
-		StopTokens: stops, PromptLogprobs: r.PromptLogprobs}
+		StopTokens: stops, PromptLogprobs: r.PromptLogprobs, Images: r.Images}
 }

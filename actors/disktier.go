@@ -5,6 +5,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/splash-inference/splash/engine"
 	"github.com/splash-inference/splash/engine/kvcache"
 	"github.com/splash-inference/splash/engine/kvdisk"
 	"github.com/splash-inference/splash/metal"
@@ -77,7 +78,8 @@ func (d *diskTier) save(pool *kvcache.Manager) {
 	})
 }
 
-// wanted lists the blocks of prompt on disk that would extend its prefix
+// wanted lists the blocks of prompt (as the prefix cache names it,
+// engine.CacheKeys) on disk that would extend its prefix
 // in RAM: those after the full blocks the pool indexes, up to the first
 // the disk lacks, never covering the last token (a prefix hit does not)
 // and no more than the free blocks beside the prefix's.
@@ -149,7 +151,7 @@ func (b *BatcherActor) readFromDisk(ctx actor.Context, m *Submit) bool {
 	if b.disk == nil {
 		return false
 	}
-	refs := b.disk.wanted(b.sched.KV(), m.Req.Prompt)
+	refs := b.disk.wanted(b.sched.KV(), engine.CacheKeys(m.Req.Prompt, m.Req.Images))
 	if len(refs) == 0 {
 		return false
 	}
@@ -187,7 +189,7 @@ func (b *BatcherActor) applyReads(ctx actor.Context) {
 		return
 	}
 	for _, r := range b.disk.ready {
-		b.disk.restore(b.sched.KV(), r.sub.Req.Prompt, r.entries)
+		b.disk.restore(b.sched.KV(), engine.CacheKeys(r.sub.Req.Prompt, r.sub.Req.Images), r.entries)
 		id := r.sub.Req.ID
 		cancelled := b.disk.cancelled[id]
 		delete(b.disk.cancelled, id)

@@ -62,7 +62,18 @@ type Config struct {
 	// Logger receives the actor system's logs (supervision events among
 	// them); nil logs warnings and errors to stderr.
 	Logger *slog.Logger
+	// Vision is Model's vision tower (model.Source.BuildVision), nil for a
+	// model that reads no images; requests with images are refused then.
+	Vision *model.VisionTower
+	// ImageCacheBytes bounds the embeddings of images kept for resends
+	// (engine.ImageCache); DefaultImageCacheBytes when zero.
+	ImageCacheBytes int64
 }
+
+// DefaultImageCacheBytes is Config.ImageCacheBytes's default: a few
+// screenshots' embeddings (one of 4 megapixels is 4,096 tokens, 16 MiB at
+// a hidden size of 1,024).
+const DefaultImageCacheBytes = 256 << 20
 
 // Engine is the Go API the HTTP layer uses: submit a request, receive its
 // events. Safe for concurrent use.
@@ -83,6 +94,9 @@ type GenerateRequest struct {
 	Stop           []string      // stop strings, not included in the text
 	StopTokens     []int32       // EOS and other stop ids; empty with IgnoreEOS
 	PromptLogprobs bool          // logprobs of every prompt token (echo)
+	// Images are the prompt's images (engine.Image: where their pad tokens
+	// are, their patches, a content hash), for a model with a vision tower.
+	Images []engine.Image
 	// Mask, when set, constrains decoding (structured output, required tool
 	// calls): see TokenMask.
 	Mask TokenMask
@@ -183,8 +197,16 @@ func New(cfg Config) (*Engine, error) {
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
+	var images *engine.ImageCache
+	if cfg.Vision != nil {
+		e.metrics.vision = true
+		if cfg.ImageCacheBytes == 0 {
+			cfg.ImageCacheBytes = DefaultImageCacheBytes
+		}
+		images = engine.NewImageCache(cfg.Vision, cfg.ImageCacheBytes)
+	}
 	verifier := actor.PropsFromProducer(func() actor.Actor {
-		return &VerifierActor{model: cfg.Model, kv: kv, fault: cfg.VerifierFault}
+		return &VerifierActor{model: cfg.Model, kv: kv, images: images, metrics: e.metrics, fault: cfg.VerifierFault}
 	})
 	draftProps, err := draftActor(&cfg, sc.NumBlocks, sc.BlockSize, newDraft)
 	if err != nil {
@@ -298,11 +320,14 @@ func (e *Engine) Generate(ctx context.Context, req GenerateRequest) (<-chan Even
 	if err := req.Sampling.Validate(); err != nil {
 		return nil, err
 	}
+	if err := e.checkImages(req); err != nil {
+		return nil, err
+	}
 	id := e.nextID.Add(1)
 	events := make(chan Event, 16)
 	sub := &Submit{
 		Req: engine.Request{ID: id, Prompt: req.Prompt, MaxTokens: req.MaxTokens, StopTokens: req.StopTokens,
-			PromptLogprobs: req.PromptLogprobs},
+			PromptLogprobs: req.PromptLogprobs, Images: req.Images},
 		Sampling: req.Sampling, Mask: req.Mask, SpecTrace: req.SpecTrace,
 	}
 	finished := make(chan struct{})
@@ -317,6 +342,22 @@ func (e *Engine) Generate(ctx context.Context, req GenerateRequest) (<-chan Even
 		}
 	}()
 	return events, nil
+}
+
+// checkImages refuses images the model cannot read, naming it when it
+// has no vision tower.
+func (e *Engine) checkImages(req GenerateRequest) error {
+	if len(req.Images) == 0 {
+		return nil
+	}
+	cfg := e.cfg.Model.Config()
+	if e.cfg.Vision == nil {
+		return fmt.Errorf("actors: %s has no vision tower: it cannot read images", cfg.Architecture)
+	}
+	if err := engine.CheckImages(req.Prompt, req.Images, e.cfg.Vision.Config(), cfg.HiddenSize); err != nil {
+		return fmt.Errorf("actors: %w", err)
+	}
+	return nil
 }
 
 // WriteMetrics writes the engine's Prometheus metrics.

@@ -52,6 +52,10 @@ type Failed struct {
 type Verify struct {
 	Step  uint64
 	Batch *model.Batch
+	// Images, when set, gives the batch's rows their images' embeddings
+	// from the verifier's cache before the pass (engine.Plan.EncodeImages):
+	// the tower runs where the model does.
+	Images func(*engine.ImageCache) error
 }
 
 // Verified carries the logits of a Verify (valid until the next Verify).

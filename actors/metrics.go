@@ -22,10 +22,13 @@ type metricsBox struct {
 	stepSeconds                               histogram
 	// acceptLength counts each verify step with drafts by the tokens it
 	// gave (accepted drafts plus the target's own), labelled with specMode.
-	acceptLength       histogram
-	specMode           string
-	diskRestoredTokens atomic.Int64  // prompt tokens read back from the disk tier
-	disk               *kvdisk.Store // nil without a disk tier
+	acceptLength                  histogram
+	specMode                      string
+	diskRestoredTokens            atomic.Int64 // prompt tokens read back from the disk tier
+	imagesEncoded, imageCacheHits atomic.Int64 // the verifier's image cache (a model with a vision tower)
+	imageCacheBytes               atomic.Int64
+	vision                        bool          // the model has a vision tower: the image metrics are written
+	disk                          *kvdisk.Store // nil without a disk tier
 }
 
 func newMetrics(blocks int, stateBytes int64, specMode string) *metricsBox {
@@ -45,6 +48,14 @@ func (m *metricsBox) observe(s engine.Stats) {
 	m.snapshots.Store(int64(s.KV.Snapshots))
 }
 
+// observeImages records the image cache's counters (the verifier's, after
+// each pass).
+func (m *metricsBox) observeImages(s engine.ImageCacheStats) {
+	m.imagesEncoded.Store(s.Encoded)
+	m.imageCacheHits.Store(s.Hits)
+	m.imageCacheBytes.Store(s.Bytes)
+}
+
 func (m *metricsBox) write(w io.Writer) {
 	gauge := func(name, help string, v int64) {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s %d\n", name, help, name, name, v)
@@ -59,6 +70,11 @@ func (m *metricsBox) write(w io.Writer) {
 	counter("splash_prefix_cache_hit_tokens_total", "Prompt tokens served from the prefix cache.", m.prefixHitTokens.Load())
 	if m.stateBytes > 0 {
 		gauge("splash_state_snapshot_bytes", "Memory of the state snapshots kept for prefix hits (models with state layers).", m.snapshots.Load()*m.stateBytes)
+	}
+	if m.vision {
+		counter("splash_images_encoded_total", "Images the vision tower encoded.", m.imagesEncoded.Load())
+		counter("splash_image_cache_hits_total", "Images whose embeddings came from the image cache.", m.imageCacheHits.Load())
+		gauge("splash_image_cache_bytes", "Memory of the image embeddings kept for resends.", m.imageCacheBytes.Load())
 	}
 	counter("splash_preemptions_total", "Running sequences preempted for blocks and recomputed later.", m.preemptions.Load())
 	counter("splash_prompt_tokens_total", "Prompt tokens submitted.", m.promptTokens.Load())

@@ -1,12 +1,10 @@
 package actors
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
 
-	"github.com/splash-inference/splash/engine/sample"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
 )
@@ -90,13 +88,5 @@ func TestPrefixHitGreedyMatchesCold(t *testing.T) {
 // generate runs one greedy request to the end, with each token's logprob.
 func generate(t testing.TB, e *Engine, prompt []int32, n int) result {
 	t.Helper()
-	ch, err := e.Generate(context.Background(), GenerateRequest{Prompt: prompt, MaxTokens: n, Sampling: sample.Params{Logprobs: 0}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := collect(ch)
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	return r
+	return generateImages(t, e, prompt, nil, n)
 }

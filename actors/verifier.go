@@ -5,6 +5,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/splash-inference/splash/engine"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
 )
@@ -16,6 +17,10 @@ import (
 type VerifierActor struct {
 	model model.Model
 	kv    *metal.KVCache
+	// images holds the vision tower's embeddings by image (nil without a
+	// tower); a restart keeps it.
+	images  *engine.ImageCache
+	metrics *metricsBox
 	// fault, when set, is called before each pass; tests use it to inject
 	// panics.
 	fault func(step uint64)
@@ -26,6 +31,16 @@ func (v *VerifierActor) Receive(ctx actor.Context) {
 	case *Verify:
 		if v.fault != nil {
 			v.fault(m.Step)
+		}
+		if m.Images != nil {
+			err := m.Images(v.images)
+			if v.images != nil {
+				v.metrics.observeImages(v.images.Stats())
+			}
+			if err != nil {
+				ctx.Respond(&Verified{Step: m.Step, Err: fmt.Errorf("actors: images: %w", err)})
+				return
+			}
 		}
 		logits, err := v.model.Forward(m.Batch, v.kv)
 		if err != nil {

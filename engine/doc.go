@@ -116,6 +116,16 @@
 // every verify position's state instead would write k+1 states a row and
 // hold k+1 slots a sequence (BenchmarkHybridVerifyState).
 //
+// A request may carry images (Request.Images, images.go): runs of image
+// pad tokens in its prompt whose input embeddings are a vision tower's
+// output. Every row of the sequence carries them (model.Row.Images: they
+// move the M-RoPE positions of the tokens after them), and
+// Plan.EncodeImages gives the rows that feed an image's tokens its
+// embeddings, from an ImageCache that keeps them by content hash. Since
+// every pad token has the same id, the prefix cache names them by their
+// image's hash instead (CacheKeys): a resent image hits, another of the
+// same size does not.
+//
 // # States
 //
 // A sequence is Waiting (queued, holding no blocks), Prefilling (running,

@@ -178,6 +178,9 @@ func (p *Plan) Batch() *model.Batch {
 	for i := range p.Rows {
 		r := &p.Rows[i]
 		mr := model.Row{Start: r.Start, Tokens: r.Tokens, Blocks: r.Blocks, State: r.State, Logits: r.NumLogits()}
+		if r.seq != nil {
+			mr.Images = r.seq.spans
+		}
 		if r.Kind == DecodeRow {
 			start := len(in)
 			in = append(in, r.Tokens...)

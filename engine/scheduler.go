@@ -73,6 +73,9 @@ func (s *Scheduler) Add(r Request) error {
 	if r.MaxTokens < 0 {
 		return fmt.Errorf("engine: request %d: negative max tokens %d", r.ID, r.MaxTokens)
 	}
+	if err := checkImages(r.Images, len(r.Prompt)); err != nil {
+		return fmt.Errorf("engine: request %d: %w", r.ID, err)
+	}
 	maxDraft := s.cfg.MaxDraft
 	if r.NoDraft {
 		maxDraft = 0
@@ -86,6 +89,11 @@ func (s *Scheduler) Add(r Request) error {
 		draftK:       spec.AdaptiveK{Max: maxDraft},
 		wantPrompt:   r.PromptLogprobs,
 		cachedPrompt: -1,
+		images:       slices.Clone(r.Images),
+		spans:        imageSpans(r.Images),
+	}
+	if len(r.Images) > 0 {
+		q.keys = CacheKeys(r.Prompt, r.Images)
 	}
 	q.draftK.Inherit(&s.peers)
 	s.arrival++
@@ -576,6 +584,9 @@ func (s *Scheduler) queueWarm(q *sequence) {
 	}
 	w := &sequence{id: warmIDs | s.warmed, arrival: s.arrival, tokens: slices.Clone(q.tokens[:end]), promptLen: end,
 		cond: stop.Conditions{MaxContext: s.cfg.MaxModelLen}, cachedPrompt: -1, warm: true, warmFrom: s.lastCut(q)}
+	if q.images != nil { // its images (all in the prompt, before end) and their keys
+		w.images, w.spans, w.keys = q.images, imageSpans(q.images), slices.Clone(q.keys[:end])
+	}
 	s.warmed++
 	s.arrival++
 	s.seqs[w.id] = w

@@ -4,6 +4,7 @@ import (
 	"github.com/splash-inference/splash/engine/kvcache"
 	"github.com/splash-inference/splash/engine/spec"
 	"github.com/splash-inference/splash/engine/stop"
+	"github.com/splash-inference/splash/model"
 )
 
 // Request is one generation request as the scheduler sees it: token ids and
@@ -21,6 +22,11 @@ type Request struct {
 	// (grammar mask) samples one position at a time, so drafts for it would
 	// be proposed, reserved for and thrown away.
 	NoDraft bool
+	// Images are the prompt's images, in order (images.go; CheckImages
+	// checks them against the model): the model reads their embeddings in
+	// place of their pad tokens, Plan.EncodeImages fills them in, and
+	// the prefix cache names their tokens by their hashes (CacheKeys).
+	Images []Image
 }
 
 // SeqState is where a sequence is in its life.
@@ -66,6 +72,20 @@ type sequence struct {
 	// answer's prompt's last chunk boundary): from less, it would redo more
 	// than the answer, and is dropped.
 	warmFrom int
+	// images are the request's; spans their model view (Plan.Batch), and
+	// keys the tokens as the prefix cache names them (CacheKeys), grown
+	// with tokens; all nil without images.
+	images []Image
+	spans  []model.ImageSpan
+	keys   []int32
+}
+
+// cacheKeys is q's tokens as the prefix cache names them.
+func (q *sequence) cacheKeys() []int32 {
+	if q.keys != nil {
+		return q.keys
+	}
+	return q.tokens
 }
 
 // pending is how many tokens still need their keys and values computed.
@@ -78,7 +98,7 @@ func (q *sequence) cachedTokens() []int32 {
 	if q.wantPrompt {
 		return nil
 	}
-	return q.tokens
+	return q.cacheKeys()
 }
 
 func (q *sequence) generated() int { return len(q.tokens) - q.promptLen }

@@ -120,7 +120,7 @@ func (s *Scheduler) Update(p *Plan, res StepResult) ([]Output, error) {
 			// A prompt chunk's end: the state there is any sequence's with
 			// the same prefix (chunks are cut at Config.StateChunk), so it
 			// may be kept for prefix hits.
-			if err := s.kv.Commit(&q.blocks, q.tokens, s.committable(q)); err != nil {
+			if err := s.kv.Commit(&q.blocks, q.cacheKeys(), s.committable(q)); err != nil {
 				return nil, fmt.Errorf("engine: %w", err)
 			}
 			s.kv.Snapshot(&q.blocks, end, end == s.lastCut(q))
@@ -167,6 +167,9 @@ func (s *Scheduler) appendTokens(q *sequence, toks []int32) {
 	reason := stop.None
 	for _, t := range toks {
 		q.tokens = append(q.tokens, t)
+		if q.keys != nil {
+			q.keys = append(q.keys, t)
+		}
 		if reason = q.cond.Check(t, q.generated(), len(q.tokens)); reason != stop.None {
 			break
 		}
@@ -174,7 +177,7 @@ func (s *Scheduler) appendTokens(q *sequence, toks []int32) {
 	// A stop among accepted drafts drops the tokens after it, whose
 	// positions were computed: they no longer count.
 	q.computed = min(q.computed, len(q.tokens))
-	if err := s.kv.Commit(&q.blocks, q.tokens, s.committable(q)); err != nil {
+	if err := s.kv.Commit(&q.blocks, q.cacheKeys(), s.committable(q)); err != nil {
 		panic(err) // computed never exceeds the tokens
 	}
 	end := len(q.tokens)

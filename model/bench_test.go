@@ -158,34 +158,44 @@ func BenchmarkDecode0_6BQ4(b *testing.B) {
 	if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: 1}}}, kv); err != nil {
 		b.Fatal(err)
 	}
-	steps := make([]time.Duration, b.N)
-	var probed int
-	var probeTime time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		pos := 128 + i%512
-		start := time.Now()
-		if _, err := m.Forward(&model.Batch{Rows: []model.Row{{Start: pos, Tokens: []int32{42}, Blocks: blocks, Logits: 1}}}, kv); err != nil {
-			b.Fatal(err)
-		}
-		steps[i] = time.Since(start)
-		b.StopTimer()
-		n, d := probe.Read(int(weightBytes))
-		probed, probeTime = probed+n, probeTime+d
-		b.StartTimer()
-	}
+	steps, bw := probedSteps(b, probe, weightBytes, func(i int) error {
+		_, err := m.Forward(&model.Batch{Rows: []model.Row{{Start: 128 + i%512, Tokens: []int32{42}, Blocks: blocks, Logits: 1}}}, kv)
+		return err
+	})
 	tps := float64(b.N) / b.Elapsed().Seconds()
 	b.ReportMetric(tps, "tokens/s")
 	// On a machine shared with other work, the mean mixes in steps that
 	// were descheduled; the 10th-percentile step shows the code's own speed.
-	slices.Sort(steps)
 	b.ReportMetric(1/steps[b.N/10].Seconds(), "p10-tokens/s")
 	b.ReportMetric(tps*float64(weightBytes)/1e9, "weightGB/s")
-	bw := float64(probed) / probeTime.Seconds()
 	b.ReportMetric(bw/1e9, "probeGB/s")
 	b.ReportMetric(tps*float64(weightBytes)/bw, "frac")
 	b.ReportMetric(best/1e9, "bestGB/s")
 	b.ReportMetric(tps*float64(weightBytes)/best, "bestfrac")
+}
+
+// probedSteps times b.N passes of step (given the pass's index), reading
+// bytes of probe after each outside the timer, and returns the passes'
+// times, fastest first, and the probe's bandwidth over the same stretch
+// of time (bytes per second).
+func probedSteps(b *testing.B, probe *cpu.ReadProbe, bytes int64, step func(i int) error) ([]time.Duration, float64) {
+	steps := make([]time.Duration, b.N)
+	var probed int
+	var probeTime time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		if err := step(i); err != nil {
+			b.Fatal(err)
+		}
+		steps[i] = time.Since(start)
+		b.StopTimer()
+		n, d := probe.Read(int(bytes))
+		probed, probeTime = probed+n, probeTime+d
+		b.StartTimer()
+	}
+	slices.Sort(steps)
+	return steps, float64(probed) / probeTime.Seconds()
 }
 
 // BenchmarkDecodeLong0_6BQ4 is BenchmarkDecode0_6BQ4 at a context of 4096

@@ -26,6 +26,9 @@ type Config struct {
 	BOSTokenID            []int        `json:"bos_token_id,omitempty"`
 	EOSTokenID            []int        `json:"eos_token_id,omitempty"`
 	Hybrid                *Hybrid      `json:"hybrid,omitempty"` // hybrid models' linear layers and experts (hybridconfig.go)
+	// Vision is the vision tower of a checkpoint that has one (Qwen3.5's
+	// "vision_config" and image token ids); nil for a text-only model.
+	Vision *VisionConfig `json:"vision,omitempty"`
 }
 
 // RopeScaling is config.json's "rope_scaling". Only rope_type "llama3" (and
@@ -69,6 +72,9 @@ func (c *Config) AttentionBreakEven(speedup float64) int {
 func (c *Config) Check() error {
 	if c.Hybrid != nil {
 		return c.checkHybrid()
+	}
+	if c.Vision != nil {
+		return fmt.Errorf("model: %s has a vision tower but is not a hybrid model", c.Architecture)
 	}
 	pos := []struct {
 		name string

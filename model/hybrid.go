@@ -33,6 +33,7 @@ type HybridModel struct {
 	norm                   []float32     // (hidden), 1+w
 	lmHead                 *metal.Tensor // (vocab, hidden); the embedding when tied
 	invFreq                []float32     // (rotary_dim/2)
+	mropeFreq              [3][]float32  // invFreq split among M-RoPE's sections (mropeFreqs); with a vision tower
 	kvLayers, linearLayers int
 	run                    hybridRun
 }
@@ -97,6 +98,9 @@ func NewHybridModel(cfg *Config, w Tensors, be metal.Backend) (*HybridModel, err
 	}
 	y := cfg.Hybrid
 	m := &HybridModel{cfg: cfg, be: be, la: la, invFreq: hybridInvFreq(cfg)}
+	if cfg.Vision != nil {
+		m.mropeFreq = mropeFreqs(m.invFreq, y.MRopeSection, y.MRopeInterleaved)
+	}
 	l := weightLoader{w: w}
 	hidden, p := cfg.HiddenSize, y.TextPrefix
 	m.embed = l.matrix(p+"embed_tokens.weight", cfg.VocabSize, hidden)

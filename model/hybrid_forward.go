@@ -11,6 +11,8 @@ import (
 // longest run seen and reused.
 type hybridRun struct {
 	tokens, pos, slots []int32
+	posH, posW         []int32 // M-RoPE's height and width positions (pos is the temporal one), when mrope
+	mrope              bool    // some token is an image's: the three positions differ
 	attnRows           []metal.AttnRow
 	want               []int32        // indices (into the flattened batch) whose logits are returned
 	ends               []int          // each row's end in the flattened batch
@@ -25,7 +27,7 @@ type hybridRun struct {
 	qg             []float32 // (n, 2·q_dim): q_proj's interleaved queries and gates
 	q, gate, att   []float32 // (n, q_dim)
 	k, v           []float32 // (n, kv_dim)
-	rot            []float32 // (n, heads·rotary_dim): the rotated part of q or k
+	rot, rotK      []float32 // (n, heads·rotary_dim), (n, kv_heads·rotary_dim): the rotated parts of q and k
 	qkvz, ba       []float32 // (n, qkv_dim+vh·dv), (n, 2·vh): Qwen3-Next's fused projections
 	qkv            []float32 // (n, qkv_dim)
 	z, core        []float32 // (n, vh·dv)
@@ -69,6 +71,7 @@ func (m *HybridModel) ForwardBatch(b *Batch, states []*HybridState, kv *metal.KV
 	hidden, eps := cfg.HiddenSize, float32(cfg.RMSNormEps)
 	x, h := r.x[:n*hidden], r.h[:n*hidden]
 	be.Embed(x, m.embed, r.tokens)
+	m.placeImages(x, b)
 	for i := range m.layers {
 		ly := &m.layers[i]
 		be.RMSNorm(h, x, ly.inNorm, hidden, eps)
@@ -134,8 +137,7 @@ func (m *HybridModel) attention(a *gatedAttention, kv *metal.KVLayer, h []float3
 	}
 	be.RMSNorm(q, q, a.qNorm, hd, eps)
 	be.RMSNorm(k, k, a.kNorm, hd, eps)
-	m.partialRoPE(q, n, heads)
-	m.partialRoPE(k, n, cfg.NumKeyValueHeads)
+	m.partialRoPE(q, k, n)
 	be.WriteKV(kv, k, v, r.slots)
 	be.Attention(att, q, kv, r.attnRows, heads, cfg.NumKeyValueHeads, hd)
 	for i, g := range gate {
@@ -144,23 +146,66 @@ func (m *HybridModel) attention(a *gatedAttention, kv *metal.KVLayer, h []float3
 	be.MatMul(h, att, n, a.wo)
 }
 
-// partialRoPE rotates the first rotary_dim dimensions of each head of x
-// (n rows of heads×head_dim) with the backend's RoPE, the rest unchanged.
-func (m *HybridModel) partialRoPE(x []float32, n, heads int) {
-	hd := m.cfg.HeadDim
-	rd := 2 * len(m.invFreq)
-	r := &m.run
-	if rd == hd {
-		m.be.RoPE(x, r.pos, heads, hd, m.invFreq)
-		return
+// partialRoPE rotates the first rotary_dim dimensions of each head of q
+// and k (n rows of heads×head_dim and kv_heads×head_dim) with the
+// backend's RoPE, the rest unchanged: by the run's positions, or with
+// images in the batch by each M-RoPE section's positions in turn (the
+// other sections' frequencies zero), q and k alike per section so the
+// backend's table of angles serves both.
+func (m *HybridModel) partialRoPE(q, k []float32, n int) {
+	cfg, r := m.cfg, &m.run
+	hd, rd := cfg.HeadDim, 2*len(m.invFreq)
+	heads, kvHeads := cfg.NumAttentionHeads, cfg.NumKeyValueHeads
+	qr, kr := q, k
+	if rd != hd {
+		qr, kr = r.rot[:n*heads*rd], r.rotK[:n*kvHeads*rd]
+		gatherRotary(qr, q, n*heads, hd, rd)
+		gatherRotary(kr, k, n*kvHeads, hd, rd)
 	}
-	rot := r.rot[:n*heads*rd]
-	for i := range n * heads {
+	if !r.mrope {
+		m.be.RoPE(qr, r.pos, heads, rd, m.invFreq)
+		m.be.RoPE(kr, r.pos, kvHeads, rd, m.invFreq)
+	} else {
+		for s, pos := range [3][]int32{r.pos, r.posH, r.posW} {
+			m.be.RoPE(qr, pos, heads, rd, m.mropeFreq[s])
+			m.be.RoPE(kr, pos, kvHeads, rd, m.mropeFreq[s])
+		}
+	}
+	if rd != hd {
+		scatterRotary(q, qr, n*heads, hd, rd)
+		scatterRotary(k, kr, n*kvHeads, hd, rd)
+	}
+}
+
+// gatherRotary copies the first rd of each hd-wide head of x into rot.
+func gatherRotary(rot, x []float32, heads, hd, rd int) {
+	for i := range heads {
 		copy(rot[i*rd:(i+1)*rd], x[i*hd:i*hd+rd])
 	}
-	m.be.RoPE(rot, r.pos, heads, rd, m.invFreq)
-	for i := range n * heads {
+}
+
+// scatterRotary is gatherRotary's inverse.
+func scatterRotary(x, rot []float32, heads, hd, rd int) {
+	for i := range heads {
 		copy(x[i*hd:i*hd+rd], rot[i*rd:(i+1)*rd])
+	}
+}
+
+// placeImages writes the images' embeddings over the pad tokens'
+// embeddings in x, the batch's flattened rows.
+func (m *HybridModel) placeImages(x []float32, b *Batch) {
+	hidden, at := m.cfg.HiddenSize, 0
+	for ri := range b.Rows {
+		row := &b.Rows[ri]
+		end := row.Start + len(row.Tokens)
+		for i := range row.Images {
+			s := &row.Images[i]
+			lo, hi := max(s.Start, row.Start), min(s.End(), end)
+			if lo < hi {
+				copy(x[(at+lo-row.Start)*hidden:(at+hi-row.Start)*hidden], s.Embeds[(lo-s.Start)*hidden:(hi-s.Start)*hidden])
+			}
+		}
+		at += len(row.Tokens)
 	}
 }
 
@@ -248,6 +293,7 @@ func (m *HybridModel) prepare(b *Batch, states []*HybridState, kv *metal.KVCache
 		return 0, fmt.Errorf("model: KV cache does not match the model's %d attention layers and KV heads", m.kvLayers)
 	}
 	r.tokens, r.pos, r.slots, r.attnRows = r.tokens[:0], r.pos[:0], r.slots[:0], r.attnRows[:0]
+	r.posH, r.posW, r.mrope = r.posH[:0], r.posW[:0], false
 	r.want, r.ends, r.states = r.want[:0], r.ends[:0], r.states[:0]
 	for ri, row := range b.Rows {
 		st := states[ri]
@@ -259,6 +305,7 @@ func (m *HybridModel) prepare(b *Batch, states []*HybridState, kv *metal.KVCache
 				return 0, fmt.Errorf("model: hybrid batch row %d: its state is another row's (one row per sequence)", ri)
 			}
 		}
+		r.pos, r.posH, r.posW = m.rowPositions(&b.Rows[ri])
 		for j, tok := range row.Tokens {
 			p := row.Start + j
 			if m.kvLayers > 0 {
@@ -272,7 +319,6 @@ func (m *HybridModel) prepare(b *Batch, states []*HybridState, kv *metal.KVCache
 				r.want = append(r.want, int32(len(r.tokens)))
 			}
 			r.tokens = append(r.tokens, tok)
-			r.pos = append(r.pos, int32(p))
 			r.attnRows = append(r.attnRows, metal.AttnRow{Pos: int32(p), Blocks: row.Blocks})
 		}
 		r.ends = append(r.ends, len(r.tokens))
@@ -290,20 +336,15 @@ func (m *HybridModel) prepare(b *Batch, states []*HybridState, kv *metal.KVCache
 	}{
 		{&r.x, cfg.HiddenSize}, {&r.h, cfg.HiddenSize}, {&r.qg, 2 * cfg.QDim()}, {&r.q, cfg.QDim()},
 		{&r.gate, cfg.QDim()}, {&r.att, cfg.QDim()}, {&r.k, cfg.KVDim()}, {&r.v, cfg.KVDim()},
-		{&r.rot, cfg.NumAttentionHeads * y.RotaryDim(cfg.HeadDim)}, {&r.qkvz, qd + vd}, {&r.ba, 2 * vh},
+		{&r.rot, cfg.NumAttentionHeads * y.RotaryDim(cfg.HeadDim)}, {&r.rotK, cfg.NumKeyValueHeads * y.RotaryDim(cfg.HeadDim)}, {&r.qkvz, qd + vd}, {&r.ba, 2 * vh},
 		{&r.qkv, qd}, {&r.z, vd}, {&r.core, vd}, {&r.b, vh}, {&r.a, vh},
 		{&r.mlpGate, cfg.IntermediateSize}, {&r.mlpUp, cfg.IntermediateSize},
-		{&r.moe.probs, y.NumExperts}, {&r.moe.xe, cfg.HiddenSize}, {&r.moe.ye, cfg.HiddenSize}, {&r.moe.acc, cfg.HiddenSize},
-		{&r.moe.ge, max(y.MoEIntermediateSize, y.SharedExpertIntermediateSize)},
-		{&r.moe.ue, max(y.MoEIntermediateSize, y.SharedExpertIntermediateSize)}, {&r.moe.shGate, 1},
 	} {
 		grow(s.buf, n*s.n)
 	}
 	grow(&r.y, len(r.want)*cfg.HiddenSize)
 	grow(&r.logits, len(r.want)*cfg.VocabSize)
-	if len(r.moe.byScore) < y.NumExperts {
-		r.moe.byScore = make([]int32, y.NumExperts)
-	}
+	r.moe.grow(cfg, n)
 	return n, nil
 }
 
@@ -331,5 +372,27 @@ func (m *HybridModel) checkRow(row Row, st *HybridState) error {
 			return fmt.Errorf("token %d out of vocabulary [0, %d)", tok, m.cfg.VocabSize)
 		}
 	}
-	return nil
+	if len(row.Images) == 0 {
+		return nil
+	}
+	if m.cfg.Vision == nil {
+		return fmt.Errorf("has images, but %s has no vision tower", m.cfg.Architecture)
+	}
+	return checkImages(&row, m.cfg.HiddenSize, int32(m.cfg.Vision.ImageTokenID))
+}
+
+// rowPositions appends row's rotary positions to the run's: its sequence
+// positions, or with images the M-RoPE ones (ropePositions).
+func (m *HybridModel) rowPositions(row *Row) (t, h, w []int32) {
+	r := &m.run
+	if len(row.Images) == 0 {
+		for j := range row.Tokens {
+			p := int32(row.Start + j)
+			r.pos, r.posH, r.posW = append(r.pos, p), append(r.posH, p), append(r.posW, p)
+		}
+		return r.pos, r.posH, r.posW
+	}
+	t, h, w, image := ropePositions(r.pos, r.posH, r.posW, row)
+	r.mrope = r.mrope || image
+	return t, h, w
 }

@@ -101,13 +101,38 @@ func (m *moeBlock) matrices() []*metal.Tensor {
 
 // moeRun is the scratch of a mixture-of-experts block.
 type moeRun struct {
-	probs   []float32 // (n, experts): router logits
-	picks   []moePick // (n·k), sorted by expert then row
-	xe, ye  []float32 // (n, hidden): one expert's rows in, out
-	ge, ue  []float32 // (n, max(moe, shared intermediate))
-	acc     []float32 // (n, hidden)
-	shGate  []float32 // (n)
-	byScore []int32   // (experts): a row's experts, best first
+	probs    []float32       // (n, experts): router logits
+	picks    []moePick       // (n·k), sorted by expert then row
+	xe, ye   []float32       // (n, hidden): one expert's rows in, out
+	ge, ue   []float32       // (n, max(moe, shared intermediate))
+	acc      []float32       // (n, hidden)
+	shGate   []float32       // (n)
+	byScore  []int32         // (experts): a row's experts, best first
+	products []metal.Product // (2·max(1, num_experts_per_tok)): one shared-input call's products
+}
+
+// grow makes the scratch hold a block's run over n rows of cfg's model.
+func (r *moeRun) grow(cfg *Config, n int) {
+	y := cfg.Hybrid
+	inter := max(y.MoEIntermediateSize, y.SharedExpertIntermediateSize)
+	for _, s := range []struct {
+		buf *[]float32
+		n   int
+	}{
+		{&r.probs, y.NumExperts}, {&r.xe, cfg.HiddenSize}, {&r.ye, cfg.HiddenSize}, {&r.acc, cfg.HiddenSize},
+		{&r.shGate, 1},
+	} {
+		grow(s.buf, n*s.n)
+	}
+	// A one-row step holds all its experts' gates and ups at once.
+	grow(&r.ge, max(n, y.NumExpertsPerTok)*inter)
+	grow(&r.ue, max(n, y.NumExpertsPerTok)*inter)
+	if len(r.products) < 2*max(1, y.NumExpertsPerTok) {
+		r.products = make([]metal.Product, 2*max(1, y.NumExpertsPerTok))
+	}
+	if len(r.byScore) < y.NumExperts {
+		r.byScore = make([]int32, y.NumExperts)
+	}
 }
 
 // moePick is one (row, expert) routing choice with its weight.
@@ -138,7 +163,10 @@ func (m *HybridModel) moe(b *moeBlock, h []float32, n int) {
 	})
 	acc := r.acc[:n*hidden]
 	clear(acc)
-	for i := 0; i < len(r.picks); {
+	if n == 1 {
+		m.oneRowExperts(b, h, acc)
+	}
+	for i := 0; n > 1 && i < len(r.picks); {
 		e := r.picks[i].expert
 		j := i
 		for j < len(r.picks) && r.picks[j].expert == e {
@@ -170,13 +198,43 @@ func (m *HybridModel) moe(b *moeBlock, h []float32, n int) {
 	}
 }
 
+// oneRowExperts adds a one-row step's experts' outputs (r.picks, in
+// expert order) to acc, as the grouped loop does, but with every expert's
+// gate and up projection of the row in one shared-input call and one
+// SiLUMul: a decode step of one sequence makes a few small products per
+// expert, whose calls cost more than their weights' reading otherwise.
+func (m *HybridModel) oneRowExperts(b *moeBlock, h, acc []float32) {
+	r, inter := &m.run.moe, m.cfg.Hybrid.MoEIntermediateSize
+	k := len(r.picks)
+	g, u, ps := r.ge[:k*inter], r.ue[:k*inter], r.products[:2*k]
+	for q, p := range r.picks {
+		e := &b.experts[p.expert]
+		ps[2*q] = metal.Product{Out: g[q*inter : (q+1)*inter], W: e.gate}
+		ps[2*q+1] = metal.Product{Out: u[q*inter : (q+1)*inter], W: e.up}
+	}
+	if sm, ok := m.be.(metal.SharedInputMatMul); ok {
+		sm.MatMuls(h, 1, ps)
+	} else {
+		for _, p := range ps {
+			m.be.MatMul(p.Out, h, 1, p.W)
+		}
+	}
+	m.be.SiLUMul(g, u)
+	ye := r.ye[:m.cfg.HiddenSize]
+	for q, p := range r.picks {
+		m.be.MatMul(ye, g[q*inter:(q+1)*inter], 1, b.experts[p.expert].down)
+		for c := range acc {
+			acc[c] += p.weight * ye[c]
+		}
+	}
+}
+
 // swiGLU computes down(silu(gate x) ⊙ up x) for rows rows of x into the
 // run's ye.
 func (m *HybridModel) swiGLU(e *expert, x []float32, rows, inter int) []float32 {
 	r := &m.run.moe
 	g, u, out := r.ge[:rows*inter], r.ue[:rows*inter], r.ye[:rows*m.cfg.HiddenSize]
-	m.be.MatMul(g, x, rows, e.gate)
-	m.be.MatMul(u, x, rows, e.up)
+	sharedMatMuls(m.be, r.products, x, rows, metal.Product{Out: g, W: e.gate}, metal.Product{Out: u, W: e.up})
 	m.be.SiLUMul(g, u)
 	m.be.MatMul(out, g, rows, e.down)
 	return out

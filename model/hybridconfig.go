@@ -31,6 +31,14 @@ type Hybrid struct {
 	// dimensions that RoPE rotates (M-RoPE's sections are all the text
 	// position for text, so it is 1-D RoPE).
 	PartialRotaryFactor float64 `json:"partial_rotary_factor"`
+	// MRopeSection splits the rotary frequencies among M-RoPE's temporal,
+	// height and width positions (rope_parameters "mrope_section", summing
+	// to rotary_dim/2), interleaved T,H,W,T,H,W,… (Qwen3-VL's
+	// apply_interleaved_mrope) when MRopeInterleaved, else in three runs.
+	// Only image tokens have different positions in the three; set for a
+	// model with a vision tower.
+	MRopeSection     []int `json:"mrope_section,omitempty"`
+	MRopeInterleaved bool  `json:"mrope_interleaved,omitempty"`
 
 	// The Gated DeltaNet layers.
 	LinearConvKernelDim int `json:"linear_conv_kernel_dim"`
@@ -125,6 +133,8 @@ type hfRopeParams struct {
 	Type                string   `json:"type"`
 	RopeTheta           *float64 `json:"rope_theta"`
 	PartialRotaryFactor *float64 `json:"partial_rotary_factor"`
+	MRopeSection        []int    `json:"mrope_section"`
+	MRopeInterleaved    *bool    `json:"mrope_interleaved"`
 }
 
 // ParseHybridConfig reads the config.json of a hybrid checkpoint into a
@@ -166,6 +176,9 @@ func ParseHybridConfig(data []byte) (*Config, error) {
 	}
 	c, err := h.config(arch, modelType, prefix)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.vision(data, h.RopeScaling, h.RopeParameters); err != nil {
 		return nil, err
 	}
 	if err := c.Check(); err != nil {
@@ -298,6 +311,12 @@ func (h *hfHybrid) rope(c *Config) error {
 		}
 		override(&c.RopeTheta, p.v.RopeTheta)
 		override(&c.Hybrid.PartialRotaryFactor, p.v.PartialRotaryFactor)
+		if p.v.MRopeSection != nil {
+			c.Hybrid.MRopeSection = slices.Clone(p.v.MRopeSection)
+		}
+		if p.v.MRopeInterleaved != nil {
+			c.Hybrid.MRopeInterleaved = *p.v.MRopeInterleaved
+		}
 	}
 	if c.RopeTheta == 0 {
 		return fmt.Errorf("model: config.json has no rope_theta (at the top level or in rope_parameters)")
@@ -410,6 +429,9 @@ func (c *Config) checkHybrid() error {
 		if !y.IsMoE(i) && (c.IntermediateSize <= 0 || c.IntermediateSize > hybridMaxDim) {
 			return fmt.Errorf("model: config intermediate_size = %d, must be in [1, %d] (layer %d has a dense MLP)", c.IntermediateSize, hybridMaxDim, i)
 		}
+	}
+	if c.Vision != nil {
+		return c.checkVision()
 	}
 	return nil
 }

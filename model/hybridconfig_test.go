@@ -48,7 +48,8 @@ const qwen35Config = `{
       "mrope_section": [11, 11, 10], "mrope_interleaved": true},
     "eos_token_id": 248044
   },
-  "vision_config": {"depth": 12}
+  "vision_config": {"depth": 12, "hidden_size": 768, "intermediate_size": 3072, "num_heads": 12, "out_hidden_size": 1024},
+  "image_token_id": 248056, "vision_start_token_id": 248053, "vision_end_token_id": 248054
 }`
 
 // qwen35MoEConfig is shaped like Qwen3.5-35B-A3B: experts in every layer,
@@ -101,8 +102,12 @@ func TestParseHybridConfig(t *testing.T) {
 		{"qwen3_5", qwen35Config,
 			model.Config{Architecture: "Qwen3_5ForConditionalGeneration", ModelType: "qwen3_5", HiddenSize: 1024, IntermediateSize: 3584,
 				NumHiddenLayers: 8, NumAttentionHeads: 8, NumKeyValueHeads: 2, HeadDim: 256, VocabSize: 248320,
-				RMSNormEps: 1e-6, RopeTheta: 1e7, TieWordEmbeddings: true, EOSTokenID: []int{248044}},
+				RMSNormEps: 1e-6, RopeTheta: 1e7, TieWordEmbeddings: true, EOSTokenID: []int{248044},
+				Vision: &model.VisionConfig{Depth: 12, HiddenSize: 768, HiddenAct: model.ActGELUTanh, IntermediateSize: 3072, NumHeads: 12,
+					InChannels: 3, PatchSize: 16, SpatialMergeSize: 2, TemporalPatchSize: 2, OutHiddenSize: 1024,
+					NumPositionEmbeddings: 2304, ImageTokenID: 248056, VisionStartTokenID: 248053, VisionEndTokenID: 248054}},
 			model.Hybrid{ModelType: "qwen3_5", TextPrefix: "model.language_model.", LayerTypes: layerPattern(8, 4), PartialRotaryFactor: 0.25,
+				MRopeSection: []int{11, 11, 10}, MRopeInterleaved: true,
 				LinearConvKernelDim: 4, LinearNumKeyHeads: 16, LinearNumValueHeads: 16, LinearKeyHeadDim: 128, LinearValueHeadDim: 128,
 				NormTopKProb: true, DecoderSparseStep: 1},
 			0, 6 * 4 * (3*(2*16*128+16*128) + 16*128*128)},
@@ -193,6 +198,15 @@ func TestParseHybridConfigRefuses(t *testing.T) {
 			"num_attention_heads 16 is not a multiple of num_key_value_heads 3"},
 		{"missing linear key head dim", qwen35Config, func(_, x map[string]any) { delete(x, "linear_key_head_dim") },
 			`no "linear_key_head_dim"`},
+		{"vision width", qwen35Config, func(top, _ map[string]any) { top["vision_config"].(map[string]any)["out_hidden_size"] = 2048 },
+			"out_hidden_size 2048 differs from the text model's hidden_size 1024"},
+		{"M-RoPE sections", qwen35Config, func(_, x map[string]any) {
+			x["rope_parameters"].(map[string]any)["mrope_section"] = []int{16, 8, 16}
+		}, "mrope_section [16 8 16] must be three counts summing to rotary_dim/2 = 32"},
+		{"image token outside the vocabulary", qwen35Config, func(top, _ map[string]any) { top["image_token_id"] = 248320 },
+			"image token id 248320 is outside the vocabulary"},
+		{"vision without image tokens", qwen35Config, func(top, _ map[string]any) { delete(top, "vision_start_token_id") },
+			`no "vision_start_token_id"`},
 		{"zero linear value heads", qwen3NextConfig, func(x, _ map[string]any) { x["linear_num_value_heads"] = 0 },
 			"linear_num_value_heads = 0, must be in [1, 1048576]"},
 		{"huge key heads", qwen3NextConfig, func(x, _ map[string]any) { x["linear_key_head_dim"] = 1 << 40 },

@@ -69,6 +69,13 @@ type Row struct {
 	Logits int
 	// Capture asks for the row's hidden states in Batch.Features.
 	Capture bool
+	// Images are the images of the row's sequence, in order: every one
+	// that starts before the row's end, since each moves the rotary
+	// positions of the tokens after it (mrope.go). The row's tokens inside
+	// a span must be the image pad token, and that span's Embeds are then
+	// fed in their place. Only a model with a vision tower (Config.Vision)
+	// takes images.
+	Images []ImageSpan
 }
 
 // NumLogits returns the number of logit vectors Forward returns for b; they

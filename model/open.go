@@ -60,6 +60,15 @@ func (s *Source) Build(be metal.Backend) (Model, error) {
 	return Architectures().Build(s.Config, s.Tensors, be)
 }
 
+// BuildVision constructs the vision tower of a model that has one
+// (Config.Vision), or returns nil without one.
+func (s *Source) BuildVision(be metal.Backend) (*VisionTower, error) {
+	if s.Config.Vision == nil {
+		return nil, nil
+	}
+	return NewVisionTower(s.Config.Vision, s.Tensors, VisionPrefix, be)
+}
+
 // BuildDraft constructs the draft model, or returns nil without one. A
 // DFlash draft is not a Model: it is refused here (see BuildDFlash).
 func (s *Source) BuildDraft(be metal.Backend) (Model, error) {

@@ -79,7 +79,7 @@ func Pack(src, dst string, opts PackOptions) (PackStats, error) {
 		m.Draft, m.DraftKind = draft, kind
 		progress(opts.Progress, "draft", draft, m.Files)
 	}
-	for _, f := range []string{"tokenizer.json", "tokenizer_config.json", "generation_config.json"} {
+	for _, f := range []string{"tokenizer.json", "tokenizer_config.json", "generation_config.json", "preprocessor_config.json"} {
 		err := copyHashed(filepath.Join(src, f), filepath.Join(tmp, f), f, m.Files)
 		switch {
 		case err == nil:
@@ -149,10 +149,17 @@ func packDraft(src, draftDir, dir string, quant metal.DType, files map[string]Fi
 	return wm, string(dc.Kind), nil
 }
 
-// buildCheck checks every tensor the config's architecture needs.
+// buildCheck checks every tensor the config's architecture needs, and
+// its vision tower's when it has one.
 func buildCheck(cfg *Config, ts Tensors) error {
-	_, err := Architectures().Build(cfg, ts, nil)
-	return err
+	if _, err := Architectures().Build(cfg, ts, nil); err != nil {
+		return err
+	}
+	if cfg.Vision != nil {
+		_, err := NewVisionTower(cfg.Vision, ts, VisionPrefix, nil)
+		return err
+	}
+	return nil
 }
 
 // packWeights converts the checkpoint in src into dir/<sub>/weights.bin

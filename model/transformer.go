@@ -204,14 +204,7 @@ func (m *transformer) Forward(b *Batch, kv *metal.KVCache) ([]float32, error) {
 // matMuls computes the products of one input (a layer's q, k and v; its
 // gate and up) in one backend call where the backend can share their work.
 func (m *transformer) matMuls(x []float32, rows int, ps ...metal.Product) {
-	if sm, ok := m.be.(metal.SharedInputMatMul); ok {
-		n := copy(m.run.products[:], ps)
-		sm.MatMuls(x, rows, m.run.products[:n])
-		return
-	}
-	for _, p := range ps {
-		m.be.MatMul(p.Out, x, rows, p.W)
-	}
+	sharedMatMuls(m.be, m.run.products[:], x, rows, ps...)
 }
 
 // prepare validates the batch, flattens it into the run state and returns
@@ -232,6 +225,9 @@ func (m *transformer) prepare(b *Batch, kv *metal.KVCache) (int, error) {
 		}
 		if row.Start < 0 {
 			return 0, fmt.Errorf("model: batch row %d starts at negative position %d", ri, row.Start)
+		}
+		if len(row.Images) > 0 {
+			return 0, fmt.Errorf("model: batch row %d has images, but %s has no vision tower", ri, m.cfg.Architecture)
 		}
 		for j, tok := range row.Tokens {
 			if tok < 0 || int(tok) >= m.cfg.VocabSize {

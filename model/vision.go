@@ -53,6 +53,10 @@ type visionMerger struct {
 	fc2B         []float32     // (out_hidden)
 }
 
+// VisionPrefix starts the vision tower's tensor names in Qwen3.5
+// checkpoints (and in packages made from them).
+const VisionPrefix = "model.visual."
+
 // visionNormEps is the LayerNorms' eps (hard-coded 1e-6 in transformers).
 const visionNormEps = 1e-6
 

@@ -18,7 +18,7 @@ func qwen35VisionTower0_8B() *VisionConfig {
 }
 
 // benchVisionWeights builds a tower of random bf16 weights (the
-// checkpoints' type); unlike randomVision it keeps no float64 copy.
+// checkpoints' type); unlike hybridref.RandomVision it keeps no float64 copy.
 func benchVisionWeights(b *testing.B, c *VisionConfig, prefix string, be metal.Backend) *VisionTower {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(1, 1))

@@ -1,4 +1,4 @@
-package model
+package model_test
 
 import (
 	"math"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
+	"github.com/splash-inference/splash/model"
+	"github.com/splash-inference/splash/model/hybridref"
 )
 
 // TestVisionTowerFromSafetensors: a tower saved as checkpoints hold it
@@ -18,8 +20,8 @@ import (
 func TestVisionTowerFromSafetensors(t *testing.T) {
 	const prefix = "model.visual."
 	cfg := tinyVision()
-	mt, rw := randomVision(cfg, prefix, metal.BF16, 9)
-	var sts []STTensor
+	mt, rw := hybridref.RandomVision(cfg, prefix, metal.BF16, 9)
+	var sts []model.STTensor
 	for name, w := range mt {
 		shape := []int{w.Rows, w.Cols}
 		switch {
@@ -28,25 +30,23 @@ func TestVisionTowerFromSafetensors(t *testing.T) {
 		case w.Rows == 1:
 			shape = []int{w.Cols}
 		}
-		sts = append(sts, STTensor{Name: name, DType: w.DType, Shape: shape, Data: w.Data})
+		sts = append(sts, model.STTensor{Name: name, DType: w.DType, Shape: shape, Data: w.Data})
 	}
 	path := filepath.Join(t.TempDir(), "model.safetensors")
-	if err := WriteSafetensors(path, sts); err != nil {
+	if err := model.WriteSafetensors(path, sts); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, bad, err := parseSafetensors(data, "model.safetensors")
-	if err != nil || len(bad) != 0 {
-		t.Fatal(err, bad)
+	set, err := model.ParseSafetensorsSet(data)
+	if err != nil {
+		t.Fatal(err)
 	}
-	set := newTensorSet()
-	set.tensors = ts
 	be := cpu.New(1)
 	defer be.Close()
-	tower, err := NewVisionTower(cfg, set, prefix, be)
+	tower, err := model.NewVisionTower(cfg, set, prefix, be)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestVisionTowerFromSafetensors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := refVision(cfg, rw, prefix, patches, gh, gw)
+	want := hybridref.Vision(cfg, rw, prefix, patches, gh, gw)
 	for i := range want {
 		if math.Abs(float64(got[i])-want[i]) > 1e-4*max(1, math.Abs(want[i])) {
 			t.Fatalf("value %d = %v, reference %v", i, got[i], want[i])

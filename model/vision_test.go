@@ -1,4 +1,4 @@
-package model
+package model_test
 
 import (
 	"math"
@@ -8,16 +8,12 @@ import (
 	"github.com/splash-inference/splash/imageprep"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/metal/cpu"
+	"github.com/splash-inference/splash/model"
+	"github.com/splash-inference/splash/model/hybridref"
 )
 
-// tinyVision is a vision tower shaped like Qwen3.5's, scaled down: heads of
-// 16 (2-D rotary over quarters of 4), a 4×4 position grid, 2×2 patches
-// over 2 frames, 2×2 merging.
-func tinyVision() *VisionConfig {
-	return &VisionConfig{Depth: 2, HiddenSize: 32, HiddenAct: ActGELUTanh, IntermediateSize: 48, NumHeads: 2,
-		InChannels: 3, PatchSize: 2, SpatialMergeSize: 2, TemporalPatchSize: 2, OutHiddenSize: 24,
-		NumPositionEmbeddings: 16}
-}
+// tinyVision is hybridref.TinyVision into a text model 24 wide.
+func tinyVision() *model.VisionConfig { return hybridref.TinyVision(24) }
 
 // TestVisionTowerMatchesReference: the tower's embeddings of images run
 // through the processor (one already at a valid size, one that smart_resize
@@ -33,10 +29,10 @@ func TestVisionTowerMatchesReference(t *testing.T) {
 		act                 string
 		wantGridH, wantGrid int
 	}{
-		{"valid size", 24, 16, ActGELUTanh, 8, 12},
-		{"needs resize", 30, 21, ActGELUTanh, 10, 16}, // 21/4 = 5.25 → 5 blocks, 30/4 = 7.5 → 8 (half to even)
-		{"grid of the position table", 8, 8, ActGELU, 4, 4},
-		{"more patches than a chunk", 68, 64, ActGELUTanh, 32, 34}, // 1088 > visionChunk
+		{"valid size", 24, 16, model.ActGELUTanh, 8, 12},
+		{"needs resize", 30, 21, model.ActGELUTanh, 10, 16}, // 21/4 = 5.25 → 5 blocks, 30/4 = 7.5 → 8 (half to even)
+		{"grid of the position table", 8, 8, model.ActGELU, 4, 4},
+		{"more patches than a chunk", 68, 64, model.ActGELUTanh, 32, 34}, // more than the tower takes at a time (visionChunk)
 	}
 	be := cpu.New(2)
 	defer be.Close()
@@ -45,8 +41,8 @@ func TestVisionTowerMatchesReference(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tinyVision()
 			cfg.HiddenAct = tc.act
-			mt, rw := randomVision(cfg, prefix, metal.F32, uint64(i))
-			tower, err := NewVisionTower(cfg, mt, prefix, be)
+			mt, rw := hybridref.RandomVision(cfg, prefix, metal.F32, uint64(i))
+			tower, err := model.NewVisionTower(cfg, mt, prefix, be)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +61,7 @@ func TestVisionTowerMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := refVision(cfg, rw, prefix, p.Data, p.GridH, p.GridW)
+			want := hybridref.Vision(cfg, rw, prefix, p.Data, p.GridH, p.GridW)
 			if len(got) != len(want) || len(got) != p.GridH*p.GridW/4*cfg.OutHiddenSize {
 				t.Fatalf("%d values, reference %d", len(got), len(want))
 			}
@@ -83,10 +79,10 @@ func TestVisionTowerMatchesReference(t *testing.T) {
 
 func TestVisionTowerRefusesBadGrid(t *testing.T) {
 	cfg := tinyVision()
-	mt, _ := randomVision(cfg, "v.", metal.F32, 1)
+	mt, _ := hybridref.RandomVision(cfg, "v.", metal.F32, 1)
 	be := cpu.New(1)
 	defer be.Close()
-	tower, err := NewVisionTower(cfg, mt, "v.", be)
+	tower, err := model.NewVisionTower(cfg, mt, "v.", be)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +102,7 @@ func TestVisionTowerRefusesBadGrid(t *testing.T) {
 		}
 	}
 	delete(mt, "v.blocks.1.attn.qkv.bias")
-	if _, err := NewVisionTower(cfg, mt, "v.", be); err == nil {
+	if _, err := model.NewVisionTower(cfg, mt, "v.", be); err == nil {
 		t.Error("a tower missing a tensor was built")
 	}
 }

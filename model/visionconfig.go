@@ -149,3 +149,56 @@ func (v *VisionConfig) HeadDim() int { return v.HiddenSize / v.NumHeads }
 func (v *VisionConfig) PatchDim() int {
 	return v.InChannels * v.TemporalPatchSize * v.PatchSize * v.PatchSize
 }
+
+// vision attaches a Qwen3.5 checkpoint's vision tower (ParseVisionConfig)
+// to c with its M-RoPE layout: mrope_section from rope parameters or
+// Qwen3.5's default, interleaved unless mrope_interleaved is false
+// (transformers' Qwen3.5 always interleaves; the key is vLLM's).
+func (c *Config) vision(data []byte, params ...*hfRopeParams) error {
+	v, err := ParseVisionConfig(data)
+	if err != nil || v == nil {
+		return err
+	}
+	y := c.Hybrid
+	if y.ModelType != "qwen3_5" && y.ModelType != "qwen3_5_moe" {
+		return fmt.Errorf("model: config.json has a vision_config, but %s has no vision tower", y.ModelType)
+	}
+	c.Vision = v
+	if y.MRopeSection == nil {
+		y.MRopeSection = []int{11, 11, 10} // Qwen3_5TextRotaryEmbedding's default
+	}
+	y.MRopeInterleaved = true
+	for _, p := range params {
+		if p != nil && p.MRopeInterleaved != nil {
+			y.MRopeInterleaved = *p.MRopeInterleaved
+		}
+	}
+	return nil
+}
+
+// checkVision reports a vision tower the language model cannot take: its
+// own config's faults, embeddings of another width than the text model's,
+// image token ids outside the vocabulary, an M-RoPE layout that does not
+// cover the rotary frequencies.
+func (c *Config) checkVision() error {
+	v := c.Vision
+	if err := v.Check(); err != nil {
+		return err
+	}
+	if c.Hybrid == nil {
+		return fmt.Errorf("model: %s has a vision tower but is not a hybrid model", c.Architecture)
+	}
+	if v.OutHiddenSize != c.HiddenSize {
+		return fmt.Errorf("model: vision_config out_hidden_size %d differs from the text model's hidden_size %d", v.OutHiddenSize, c.HiddenSize)
+	}
+	for _, id := range []int{v.ImageTokenID, v.VisionStartTokenID, v.VisionEndTokenID} {
+		if id < 0 || id >= c.VocabSize {
+			return fmt.Errorf("model: image token id %d is outside the vocabulary [0, %d)", id, c.VocabSize)
+		}
+	}
+	s, half := c.Hybrid.MRopeSection, c.Hybrid.RotaryDim(c.HeadDim)/2
+	if len(s) != 3 || s[0] < 0 || s[1] < 0 || s[2] < 0 || s[0]+s[1]+s[2] != half {
+		return fmt.Errorf("model: config mrope_section %v must be three counts summing to rotary_dim/2 = %d", s, half)
+	}
+	return nil
+}

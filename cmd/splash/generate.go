@@ -39,6 +39,7 @@ type generateFlags struct {
 	spec        string
 	specTokens  int
 	specTrace   bool
+	images      []string
 }
 
 func newGenerateCmd(s *stdio) *ff.Command {
@@ -62,9 +63,10 @@ func newGenerateCmd(s *stdio) *ff.Command {
 	fs.StringVar(&f.spec, 0, "spec", "off", "speculative decoding, as for serve: auto, draft, dflash, ngram or off; any but off (or --spec-trace) generates through the server's engine")
 	fs.IntVar(&f.specTokens, 0, "spec-tokens", 0, "most draft tokens verified per step, as for serve (0: a DFlash draft's block after its anchor, else 4)")
 	fs.BoolVar(&f.specTrace, 0, "spec-trace", "with --json, add \"spec_trace\": each decode step's position (its fed token's index in the sequence), the draft tokens proposed after it and how many were accepted")
+	fs.StringListVar(&f.images, 0, "image", "image file (PNG, JPEG, GIF, WebP) taking the place of the next <image> in --prompt or -1 in --prompt-ids (repeatable)")
 	return &ff.Command{
 		Name:      "generate",
-		Usage:     "splash generate [--model DIR] (--prompt TEXT | --prompt-ids 1,2,3) [FLAGS]",
+		Usage:     "splash generate [--model DIR] (--prompt TEXT | --prompt-ids 1,2,3) [--image FILE ...] [FLAGS]",
 		ShortHelp: "generate text once from the command line",
 		Flags:     fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -99,6 +101,8 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 		return fmt.Errorf("generate: --logprobs %d exceeds %d", f.logprobs, sample.MaxLogprobs)
 	case f.specTrace && !f.asJSON:
 		return errors.New("generate: --spec-trace needs --json")
+	case len(f.images) > 0 && (f.spec != "off" || f.specTrace):
+		return errors.New("generate: --image runs with --spec off only (its engine path does not take images yet)")
 	case f.specTokens < 0:
 		return fmt.Errorf("generate: --spec-tokens %d must be ≥ 0", f.specTokens)
 	}
@@ -112,7 +116,11 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 		return err
 	}
 	defer src.Close()
-	prompt, err := promptTokens(f, tok)
+	images, err := loadImages(src, f.images)
+	if err != nil {
+		return err
+	}
+	prompt, err := promptTokens(f, tok, images, src.Config.Vision)
 	if err != nil {
 		return err
 	}
@@ -149,6 +157,10 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 			return fmt.Errorf("generate: --kv-cache-type %s: %w", kvType, err)
 		}
 	}
+	spans, err := encodeImages(src, be, prompt, images)
+	if err != nil {
+		return err
+	}
 	params := sample.Params{Temperature: float32(f.temperature), TopP: float32(f.topP), TopK: f.topK, Logprobs: f.logprobs}
 	if f.seed >= 0 {
 		seed := uint64(f.seed)
@@ -157,10 +169,11 @@ func runGenerate(ctx context.Context, s *stdio, f *generateFlags) error {
 	if err := params.Validate(); err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
-	g := &generation{s: s, f: f, m: m, tok: tok, params: params, kvType: kvType}
+	g := &generation{s: s, f: f, m: m, tok: tok, params: params, kvType: kvType, images: spans}
 	if f.spec == "off" && !f.specTrace || f.maxTokens == 0 {
 		return g.run(ctx, prompt)
 	}
+
 	sm, err := buildSpecDraft(f.spec, src, d, m)
 	if err != nil {
 		return err
@@ -179,9 +192,18 @@ func generateSource(s *stdio, dir, spec string) (*model.Source, *tokenizer.Token
 	return openSource(dir)
 }
 
-func promptTokens(f *generateFlags, tok *tokenizer.Tokenizer) ([]int32, error) {
+// promptTokens tokenizes --prompt or parses --prompt-ids, with each
+// image's tokens in place of its <image> or -1.
+func promptTokens(f *generateFlags, tok *tokenizer.Tokenizer, images []promptImage, v *model.VisionConfig) ([]int32, error) {
 	if f.prompt != "" {
-		ids := tok.Encode(f.prompt, true)
+		text := f.prompt
+		if len(images) > 0 {
+			var err error
+			if text, err = expandImageText(text, images, tok, v); err != nil {
+				return nil, err
+			}
+		}
+		ids := tok.Encode(text, true)
 		if len(ids) == 0 {
 			return nil, errors.New("generate: the prompt encodes to no tokens")
 		}
@@ -195,7 +217,7 @@ func promptTokens(f *generateFlags, tok *tokenizer.Tokenizer) ([]int32, error) {
 		}
 		ids = append(ids, int32(v))
 	}
-	return ids, nil
+	return expandImageIDs(ids, images, v)
 }
 
 // generation is one run: the model, the tokenizer, and where output goes.
@@ -206,6 +228,7 @@ type generation struct {
 	tok    *tokenizer.Tokenizer
 	params sample.Params
 	kvType metal.KVType
+	images []model.ImageSpan // the prompt's, every row's: they move the positions after them
 	out    []tokenOut
 	trace  []specStepOut // --spec-trace
 }
@@ -243,11 +266,14 @@ func (g *generation) run(ctx context.Context, prompt []int32) error {
 	}
 	var clock generateClock
 	clock.startPrompt(len(prompt))
-	logits, err := g.m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: nl}}}, kv)
+	logits, err := g.m.Forward(&model.Batch{Rows: []model.Row{{Tokens: prompt, Blocks: blocks, Logits: nl, Images: g.images}}}, kv)
 	if err != nil {
 		return err
 	}
 	clock.prompted()
+	for i := range g.images {
+		g.images[i].Embeds = nil // no decode row feeds an image's tokens
+	}
 	vocab := cfg.VocabSize
 	stream := g.tok.NewStreamDecoder(false)
 	if g.f.echo {
@@ -288,7 +314,7 @@ func (g *generation) run(ctx context.Context, prompt []int32) error {
 		if n+1 == g.f.maxTokens {
 			break
 		}
-		logits, err = g.m.Forward(&model.Batch{Rows: []model.Row{{Start: pos, Tokens: []int32{r.Token}, Blocks: blocks, Logits: 1}}}, kv)
+		logits, err = g.m.Forward(&model.Batch{Rows: []model.Row{{Start: pos, Tokens: []int32{r.Token}, Blocks: blocks, Logits: 1, Images: g.images}}}, kv)
 		if err != nil {
 			return err
 		}

@@ -60,39 +60,52 @@ func TestGenerateHybridMatchesReference(t *testing.T) {
 			for i, tok := range res.Tokens {
 				ids[i] = tok.ID
 			}
-			ref := hybridref.Forward(tc.cfg, w, ids[:len(ids)-1], metal.KVF32)
-			for i := 1; i < len(ids); i++ {
-				lse, scale := 0.0, 0.0
-				logits := ref[i-1]
-				best := 0
-				for j, v := range logits {
-					scale = math.Max(scale, math.Abs(v))
-					if v > logits[best] {
-						best = j
-					}
-				}
-				for _, v := range logits {
-					lse += math.Exp(v - logits[best])
-				}
-				lse = logits[best] + math.Log(lse)
-				tol := 1e-4 * scale
-				got := res.Tokens[i]
-				if got.Logprob == nil || math.Abs(*got.Logprob-(logits[ids[i]]-lse)) > tol {
-					t.Fatalf("position %d: logprob %v, reference %v", i, got.Logprob, logits[ids[i]]-lse)
-				}
-				if len(got.Top) != 5 {
-					t.Fatalf("position %d: %d alternatives", i, len(got.Top))
-				}
-				for _, alt := range got.Top {
-					if math.Abs(alt.Logprob-(logits[alt.ID]-lse)) > tol {
-						t.Fatalf("position %d: alternative %d logprob %v, reference %v", i, alt.ID, alt.Logprob, logits[alt.ID]-lse)
-					}
-				}
-				if i >= len(prompt) && logits[ids[i]] < logits[best]-tol {
-					t.Fatalf("generated position %d: token %d (%v), the reference's best is %d (%v)", i, ids[i], logits[ids[i]], best, logits[best])
-				}
-			}
+			checkReferenceLogprobs(t, res, hybridref.Forward(tc.cfg, w, ids[:len(ids)-1], metal.KVF32), len(prompt), 5)
 		})
+	}
+}
+
+// checkReferenceLogprobs checks generate's --echo --logprobs top --json
+// output against the reference's logits at each position but the last:
+// every token's logprob and its alternatives' within 1e-4 of the logits'
+// range, and each generated token (after the prompt's promptLen) the
+// reference's most likely up to that tolerance.
+func checkReferenceLogprobs(t *testing.T, res generateJSON, ref [][]float64, promptLen, top int) {
+	t.Helper()
+	ids := make([]int32, len(res.Tokens))
+	for i, tok := range res.Tokens {
+		ids[i] = tok.ID
+	}
+	for i := 1; i < len(ids); i++ {
+		lse, scale := 0.0, 0.0
+		logits := ref[i-1]
+		best := 0
+		for j, v := range logits {
+			scale = math.Max(scale, math.Abs(v))
+			if v > logits[best] {
+				best = j
+			}
+		}
+		for _, v := range logits {
+			lse += math.Exp(v - logits[best])
+		}
+		lse = logits[best] + math.Log(lse)
+		tol := 1e-4 * scale
+		got := res.Tokens[i]
+		if got.Logprob == nil || math.Abs(*got.Logprob-(logits[ids[i]]-lse)) > tol {
+			t.Fatalf("position %d: logprob %v, reference %v", i, got.Logprob, logits[ids[i]]-lse)
+		}
+		if len(got.Top) != top {
+			t.Fatalf("position %d: %d alternatives", i, len(got.Top))
+		}
+		for _, alt := range got.Top {
+			if math.Abs(alt.Logprob-(logits[alt.ID]-lse)) > tol {
+				t.Fatalf("position %d: alternative %d logprob %v, reference %v", i, alt.ID, alt.Logprob, logits[alt.ID]-lse)
+			}
+		}
+		if i >= promptLen && logits[ids[i]] < logits[best]-tol {
+			t.Fatalf("generated position %d: token %d (%v), the reference's best is %d (%v)", i, ids[i], logits[ids[i]], best, logits[best])
+		}
 	}
 }
 

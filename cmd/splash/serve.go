@@ -397,7 +397,7 @@ func runServe(ctx context.Context, s *stdio, f *serveFlags, ready chan<- string)
 	if disk != nil {
 		defer disk.Close() // after the engine, which saves its cached blocks when it stops
 	}
-	eng, err := actors.New(actors.Config{Model: ms.target, Draft: ms.draft, DFlash: ms.dflash, Spec: f.spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
+	eng, err := actors.New(actors.Config{Model: ms.target, Vision: ms.vision, Draft: ms.draft, DFlash: ms.dflash, Spec: f.spec, NewDecoder: func() actors.TextDecoder { return m.tok.NewStreamDecoder(true) },
 		KVType:    p.kvType,
 		Disk:      disk,
 		Scheduler: schedulerConfig(s, f, m, ms.be, p),
@@ -435,7 +435,8 @@ type serveModels struct {
 	target  model.Model
 	draft   model.Model
 	dflash  *model.DFlashDraft
-	packed  int64 // the devices' packed weight copies (metal.WeightPreparer), counted with the weights
+	vision  *model.VisionTower // the target's, on its device; nil for a text-only model
+	packed  int64              // the devices' packed weight copies (metal.WeightPreparer), counted with the weights
 }
 
 func (ms *serveModels) close() {
@@ -454,6 +455,12 @@ func buildServed(dev device, m *loadedModel, f *serveFlags) (*serveModels, error
 	if ms.target, err = model.Architectures().Build(m.cfg, m.tensors, be); err != nil {
 		ms.close()
 		return nil, err
+	}
+	if m.cfg.Vision != nil {
+		if ms.vision, err = model.NewVisionTower(m.cfg.Vision, m.tensors, model.VisionPrefix, be); err != nil {
+			ms.close()
+			return nil, err
+		}
 	}
 	ms.packed = be.PackedBytes()
 	if m.draft == nil || f.spec == "ngram" || f.spec == "off" {

@@ -188,108 +188,103 @@ func bf16View(f []float32) []uint16 {
 // multiples of eight (metal.KVType.Check), so a group never leaves its
 // block; scores past a token's context are computed from the cache's
 // slots there and never used (the softmax stops at its length).
+//
+// Each (token, head) has room for the scores of whole groups of eight up
+// to the run's context (runPass.stride floats), then its weights as
+// bfloat16 in place; the queries as bfloat16 follow.
 func (t *attentionTask) tokensBF16(run, kh0, kh1, worker int) {
-	f, hd, bs := &t.b.f, t.hd, t.kv.BlockSize
-	k := &f.bf16
-	group := t.heads / t.kvHeads
-	r0, r1, nmax := t.span(run)
-	h0, h1 := kh0*group, kh1*group
-	chunk := t.chunk()
-	// Each (token, head) has room for the scores of whole groups of eight
-	// up to the run's context (stride floats), then its weights as
-	// bfloat16 in place; the queries as bfloat16 follow.
-	stride, nh := (nmax+7)&^7, (r1-r0)*(h1-h0)
-	nscores := (nh*stride + 15) &^ 15
-	all := t.b.workerScratch(worker, nscores+(nh*hd+1)/2)
-	qs := bf16View(all[nscores:])
-	size := func(r int) int { return int(t.rows[r].Pos) + 1 }
-	at := func(r, h int) int { return (r-r0)*(h1-h0) + h - h0 }
-	room := func(r, h int) []float32 { return all[at(r, h)*stride : (at(r, h)+1)*stride] }
-	qb := func(r, h int) []uint16 { return qs[at(r, h)*hd : (at(r, h)+1)*hd] }
-	out := func(r, h int) []float32 { return t.out[(r*t.heads+h)*hd : (r*t.heads+h+1)*hd] }
-	next := func(c, kh int) (int, int) {
-		if kh+1 == kh1 {
-			return c + chunk, kh0
-		}
-		return c, kh + 1
-	}
-	hl := &t.b.heads[worker]
-	for r := r0; r < r1; r++ {
-		for h := h0; h < h1; h++ {
-			k.narrow(qb(r, h), t.q[(r*t.heads+h)*hd:(r*t.heads+h+1)*hd])
+	p := t.newRunPass(run, kh0, kh1, worker, true)
+	k, hl, hd := &p.f.bf16, p.hl, p.hd
+	for r := p.r0; r < p.r1; r++ {
+		for h := p.h0; h < p.h1; h++ {
+			k.narrow(p.qb(r, h), p.q(r, h))
 		}
 	}
-	// walk hands each chunk of each KV head of src to visit with its
-	// table of groups (positions c..end-1 rounded up to a whole group),
-	// having listed the heads of every token that sees it (list). As a
-	// decode step's walk does (decodeLead), it asks for the first lines
-	// of the block decodeLead blocks on as it starts each block, which
-	// long runs gain from (BenchmarkAttention).
-	//
-	// A run of several sequences (attention_shared.go) walks its segments
-	// in turn, each with its table: the shared positions, then each
-	// sequence's own.
-	segs := t.segments(hl, run)
-	walk := func(src []uint16, list func(r, h, c, end int), visit func(tab []halfGroup, c, end int)) {
-		for _, sg := range segs {
-			blocks, n := sg.blocks, sg.c1
-			t.prefetchHead(src, blocks, sg.c0, min(sg.c0+chunk, n), kh0)
-			lead := stretch{sg.c0, kh0, sg.c0}
-			for range decodeLead {
-				lead = lead.step(bs, chunk, n, kh1, kh0)
-			}
-			for c := sg.c0; c < n; c += chunk {
-				end := min(c+chunk, n)
-				for kh := kh0; kh < kh1; kh++ {
-					for p := c; p < end && lead.c < n; p += bs {
-						prefetch(&src[t.kv.BlockIndex(blocks[lead.p/bs], lead.kh)], decodeLeadBytes)
-						lead = lead.step(bs, chunk, n, kh1, kh0)
-					}
-					nc, nkh := next(c, kh)
-					tab := t.groupTable(hl, src, blocks, c, c+(end-c+7)&^7, nc-c, nkh, kh, n, sg.r1-sg.r0 == 1)
-					hl.out, hl.q16 = hl.out[:0], hl.q16[:0]
-					for r := sg.r0; r < sg.r1; r++ {
-						if size(r) > c {
-							for h := kh * group; h < (kh+1)*group; h++ {
-								list(r, h, c, end)
-							}
-						}
-					}
-					visit(tab, c, end)
-				}
-			}
-		}
-	}
-	// weights turns token r's scores into its softmax weights as bfloat16
-	// in place, zero past its context up to the run's (the one past an
-	// odd context cleared with the room's floats, the rest after
-	// narrowing), and clears its outputs for the value sums.
-	weights := func(r int) {
-		n, even := size(r), (size(r)+1)&^1
-		for h := h0; h < h1; h++ {
-			s := room(r, h)
-			f.softmaxRow(s[:n])
-			clear(s[n:even])
-			k.narrow(bf16View(s)[:even], s[:even])
-			clear(bf16View(s)[even : (nmax+1)&^1])
-			clear(out(r, h))
-		}
-	}
-	if r1-r0 == 1 && group%2 == 0 && hd%128 == 0 && k.tabScores != nil {
-		t.decodeBF16(r0, kh0, kh1, hl, room, qb, out, weights)
+	if p.r1-p.r0 == 1 && p.group%2 == 0 && hd%128 == 0 && k.tabScores != nil {
+		t.decodeBF16(p.r0, kh0, kh1, hl, p.room, p.qb, p.out, p.weightsBF16)
 		return
 	}
-	walk(t.kv.K, func(r, h, c, end int) {
-		hl.out = append(hl.out, room(r, h)[c:c+(end-c+7)&^7])
-		hl.q16 = append(hl.q16, qb(r, h))
+	p.walkBF16(t.kv.K, func(r, h, c, end int) {
+		hl.out = append(hl.out, p.room(r, h)[c:c+(end-c+7)&^7])
+		hl.q16 = append(hl.q16, p.qb(r, h))
 	}, func(tab []halfGroup, _, _ int) { k.scoresHeads(hl.out, hl.q16, tab, hd, t.scale) })
-	for r := r0; r < r1; r++ {
-		weights(r)
+	for r := p.r0; r < p.r1; r++ {
+		p.weightsBF16(r)
 	}
-	walk(t.kv.V, func(r, h, c, end int) {
-		hl.out = append(hl.out, out(r, h))
-		hl.q16 = append(hl.q16, bf16View(room(r, h))[c:c+(end-c+1)&^1])
+	p.walkBF16(t.kv.V, func(r, h, c, end int) {
+		hl.out = append(hl.out, p.out(r, h))
+		hl.q16 = append(hl.q16, bf16View(p.room(r, h))[c:c+(end-c+1)&^1])
 	}, func(tab []halfGroup, c, end int) { k.sumsHeads(hl.out, hl.q16, tab, (end-c+1)/2, hd) })
+}
+
+// qb is token r's query of head h as bfloat16.
+func (p *runPass) qb(r, h int) []uint16 {
+	at := (r-p.r0)*(p.h1-p.h0) + h - p.h0
+	return bf16View(p.widened)[at*p.hd : (at+1)*p.hd]
+}
+
+// walkBF16 hands each chunk of each KV head of src to visit with its
+// table of groups (positions c..end-1 rounded up to a whole group),
+// having listed the heads of every token that sees it (list). As a
+// decode step's walk does (decodeLead), it asks for the first lines of
+// the block decodeLead blocks on as it starts each block, which long runs
+// gain from (BenchmarkAttention).
+//
+// A run of several sequences (attention_shared.go) walks its segments in
+// turn, each with its table: the shared positions, then each sequence's
+// own.
+func (p *runPass) walkBF16(src []uint16, list func(r, h, c, end int), visit func(tab []halfGroup, c, end int)) {
+	for _, sg := range p.segs {
+		p.walkSegmentBF16(src, sg, list, visit)
+	}
+}
+
+// walkSegmentBF16 is walkBF16 over segment sg.
+func (p *runPass) walkSegmentBF16(src []uint16, sg runSegment, list func(r, h, c, end int), visit func(tab []halfGroup, c, end int)) {
+	t, hl, bs, chunk := p.t, p.hl, p.bs, p.chunk
+	blocks, n := sg.blocks, sg.c1
+	t.prefetchHead(src, blocks, sg.c0, min(sg.c0+chunk, n), p.kh0)
+	lead := stretch{sg.c0, p.kh0, sg.c0}
+	for range decodeLead {
+		lead = lead.step(bs, chunk, n, p.kh1, p.kh0)
+	}
+	for c := sg.c0; c < n; c += chunk {
+		end := min(c+chunk, n)
+		for kh := p.kh0; kh < p.kh1; kh++ {
+			for q := c; q < end && lead.c < n; q += bs {
+				prefetch(&src[t.kv.BlockIndex(blocks[lead.p/bs], lead.kh)], decodeLeadBytes)
+				lead = lead.step(bs, chunk, n, p.kh1, p.kh0)
+			}
+			nc, nkh := p.next(c, kh)
+			tab := t.groupTable(hl, src, blocks, c, c+(end-c+7)&^7, nc-c, nkh, kh, n, sg.r1-sg.r0 == 1)
+			hl.out, hl.q16 = hl.out[:0], hl.q16[:0]
+			for r := sg.r0; r < sg.r1; r++ {
+				if p.size(r) > c {
+					for h := kh * p.group; h < (kh+1)*p.group; h++ {
+						list(r, h, c, end)
+					}
+				}
+			}
+			visit(tab, c, end)
+		}
+	}
+}
+
+// weightsBF16 turns token r's scores into its softmax weights as bfloat16
+// in place, zero past its context up to the run's (the one past an odd
+// context cleared with the room's floats, the rest after narrowing), and
+// clears its outputs for the value sums.
+func (p *runPass) weightsBF16(r int) {
+	k := &p.f.bf16
+	n, even := p.size(r), (p.size(r)+1)&^1
+	for h := p.h0; h < p.h1; h++ {
+		s := p.room(r, h)
+		p.f.softmaxRow(s[:n])
+		clear(s[n:even])
+		k.narrow(bf16View(s)[:even], s[:even])
+		clear(bf16View(s)[even : (p.nmax+1)&^1])
+		clear(p.out(r, h))
+	}
 }
 
 // decodeBF16 is a decode step (token r alone) over KV heads kh0..kh1-1 by

@@ -41,6 +41,7 @@ const (
 	opSiLUMul
 	opAdd
 	opQuantize
+	opGatedRMSNorm
 )
 
 // elementwiseTask is one parallel elementwise step: the fields its op
@@ -50,6 +51,7 @@ type elementwiseTask struct {
 	op             elemOp
 	out, x, weight []float32
 	cos, sin       []float32
+	gate           []float32 // opGatedRMSNorm's z
 	dim, heads     int
 	eps            float32
 	// opQuantize: the activations' rows×cols, whether the row kernels'
@@ -65,6 +67,8 @@ func (t *elementwiseTask) run(lo, hi, worker int) {
 		rmsNormRows(&t.b.f, t.out, t.x, t.weight, t.dim, t.eps, lo, hi)
 	case opRoPE:
 		ropeRows(&t.b.f, t.x, t.cos, t.sin, t.heads, t.dim, lo, hi)
+	case opGatedRMSNorm:
+		gatedRMSNormRows(t.out, t.x, t.gate, t.weight, t.dim, t.eps, lo, hi)
 	case opSiLUMul:
 		a, e := lo*elemUnit, min(hi*elemUnit, len(t.out))
 		t.b.f.siluMul(t.out[a:e], t.x[a:e])
@@ -90,7 +94,7 @@ func (b *Backend) parallel(op elemOp, n int) bool {
 		least = quantParallelMin
 	case opAdd:
 		least = addParallelMin
-	case opRMSNorm, opRoPE:
+	case opRMSNorm, opRoPE, opGatedRMSNorm:
 		least = normParallelMin
 	}
 	return n >= least && b.pool.n > 1

@@ -37,6 +37,32 @@ func dotTail(s float32, a, b []float32) float32 {
 	return s
 }
 
+// deltaRow is the gated delta rule's update of one row of a state and its
+// share of the output: row[j] = e·row[j] + k·u[j], then o[j] += q·row[j],
+// each product rounded before its add (deltaRecurrent).
+func deltaRow(row, u, o []float32, e, k, q float32) {
+	u, o = u[:len(row)], o[:len(row)]
+	for j := range row {
+		r := float32(e*row[j]) + float32(k*u[j])
+		row[j] = r
+		o[j] += float32(q * r)
+	}
+}
+
+// axpyRows adds a combination of rows of m to o: axpy(o, row i, c[i]) for
+// each i in order, row i being m[i·stride:][:len(o)], so o[j] += c[i]·m[i][j]
+// one product at a time, each rounded before its add. It is the gated
+// delta rule's reading of a state by a key (o = Sᵀk from o = 0) and its
+// chunked form's products of small matrices.
+func axpyRows(o, m, c []float32, stride int) { axpyRowsFrom(o, m, c, stride, 0) }
+
+// axpyRowsFrom is axpyRows for the columns from c0 on.
+func axpyRowsFrom(o, m, c []float32, stride, c0 int) {
+	for i, ci := range c {
+		axpy(o[c0:], m[i*stride+c0:i*stride+len(o)], ci)
+	}
+}
+
 // axpy sets o[j] += w·v[j], each product rounded before the add.
 func axpy(o, v []float32, w float32) {
 	v = v[:len(o)]

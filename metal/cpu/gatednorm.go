@@ -9,10 +9,16 @@ import "math"
 //	out = x / sqrt(mean(x²) + eps) · weight · silu(z)
 //
 // weight as stored (ones-initialised, not zero-centred like the models'
-// other norms). Rows are short (a value head), so it runs on the caller.
+// other norms). A prompt chunk's rows are split over the pool like
+// RMSNorm's (elementwise_parallel.go); a decode step's few run on the
+// caller.
 func (b *Backend) GatedRMSNorm(out, x, z, weight []float32, dim int, eps float32) {
-	weight = weight[:dim]
-	for r := 0; r+dim <= len(x); r += dim {
+	b.runElementwise(elementwiseTask{op: opGatedRMSNorm, out: out, x: x, gate: z, weight: weight[:dim], dim: dim, eps: eps}, len(x)/dim, dim)
+}
+
+// gatedRMSNormRows is GatedRMSNorm on rows [lo, hi).
+func gatedRMSNormRows(out, x, z, weight []float32, dim int, eps float32, lo, hi int) {
+	for r := lo * dim; r < hi*dim; r += dim {
 		row, gate, o := x[r:r+dim], z[r:r+dim], out[r:r+dim]
 		inv := float32(1 / math.Sqrt(sumSquaresRef(row)/float64(dim)+float64(eps)))
 		for i := range row {

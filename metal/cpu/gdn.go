@@ -124,6 +124,10 @@ type deltaHead struct {
 	// bit-identical in every set.
 	dot  func(a, b []float32) float32
 	axpy func(o, v []float32, w float32)
+	// axpyRows adds combinations of rows; deltaRow updates a row of s and
+	// adds its share of the output.
+	axpyRows func(o, m, c []float32, stride int)
+	deltaRow func(row, u, o []float32, e, k, q float32)
 }
 
 func newDeltaHead(k *kernels, out, qkv, g, beta, state []float32, d metal.DeltaDims, h int) deltaHead {
@@ -132,7 +136,7 @@ func newDeltaHead(k *kernels, out, qkv, g, beta, state []float32, d metal.DeltaD
 	return deltaHead{qkv: qkv, out: out, g: g, beta: beta, s: state[h*kd*vd : (h+1)*kd*vd],
 		stride: d.QKVDim(), outStride: d.ValueHeads * vd, gStride: d.ValueHeads,
 		q0: kh * kd, k0: (d.KeyHeads + kh) * kd, v0: 2*d.KeyHeads*kd + h*vd, o0: h * vd, h: h, dk: kd, dv: vd,
-		dot: k.dotF32, axpy: k.axpy}
+		dot: k.dotF32, axpy: k.axpy, axpyRows: k.axpyRows, deltaRow: k.deltaRow}
 }
 
 func (d *deltaHead) q(t int) []float32 { return d.qkv[t*d.stride+d.q0:][:d.dk] }
@@ -154,19 +158,13 @@ func deltaRecurrent(d *deltaHead, t0, t1 int, u []float32) {
 		g, beta := d.gate(t)
 		decay := float32(math.Exp(float64(g)))
 		clear(u)
-		for i, ki := range k {
-			d.axpy(u, d.s[i*dv:(i+1)*dv], ki)
-		}
+		d.axpyRows(u, d.s, k, dv)
 		for j := range u {
-			u[j] = beta * (v[j] - decay*u[j])
+			u[j] = beta * (v[j] - float32(decay*u[j]))
 		}
 		clear(o)
 		for i, ki := range k {
-			row := d.s[i*dv : (i+1)*dv]
-			for j := range row {
-				row[j] = decay*row[j] + ki*u[j]
-			}
-			d.axpy(o, row, q[i])
+			d.deltaRow(d.s[i*dv:(i+1)*dv], u, o, decay, ki, q[i])
 		}
 	}
 }

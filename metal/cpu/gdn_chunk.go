@@ -5,7 +5,7 @@ import "math"
 // deltaChunkScratch is the float32s deltaChunked needs for chunks of
 // length chunk (and it needs chunk float64s more).
 func deltaChunkScratch(chunk, dk, dv int) int {
-	return 2*chunk*chunk + chunk*(dk+dv)
+	return 2*chunk*chunk + chunk*(dk+dv) + 2*chunk
 }
 
 // deltaChunked runs rows tokens in chunks of chunk tokens counted from
@@ -76,57 +76,70 @@ func deltaOneChunk(d *deltaHead, t0, c, stride int, scratch []float32, G []float
 		}
 		flushTiny(Tt)
 	}
+	// decays holds the chunk's e^{G_t}, later e^{G_last−G_t}, and coefs
+	// the coefficients of one sum at a time. Each sum adds its terms in
+	// order (axpyRows), as a loop of axpy calls would; terms of factor 0
+	// are added too, which changes nothing but the sign of a zero.
+	decays := scratch[2*stride*stride+stride*(dk+dv):][:c]
+	coefs := scratch[2*stride*stride+stride*(dk+dv)+stride:][:stride]
+	for s := range c {
+		decays[s] = expf(G[s])
+	}
 	// U = T(β⊙V), W = T(β⊙Γ⊙K).
 	clear(U)
 	clear(W)
+	vs, ks := d.qkv[t0*d.stride+d.v0:], d.qkv[t0*d.stride+d.k0:]
 	for t := range c {
-		Ut, Wt := U[t*dv:(t+1)*dv], W[t*dk:(t+1)*dk]
-		for s := 0; s <= t; s++ {
+		coef := coefs[:t+1]
+		for s := range coef {
 			_, beta := d.gate(t0 + s)
-			ts := T[t*stride+s] * beta
-			d.axpy(Ut, d.v(t0+s), ts)
-			d.axpy(Wt, d.k(t0+s), ts*expf(G[s]))
+			coef[s] = T[t*stride+s] * beta
 		}
+		d.axpyRows(U[t*dv:(t+1)*dv], vs, coef, d.stride)
+		for s := range coef {
+			coef[s] *= decays[s]
+		}
+		d.axpyRows(W[t*dk:(t+1)*dk], ks, coef, d.stride)
 	}
 	flushTiny(W)
 	// δ = U − W S, in U.
+	for i := range W {
+		W[i] = -W[i]
+	}
 	for t := range c {
-		Ut, Wt := U[t*dv:(t+1)*dv], W[t*dk:(t+1)*dk]
-		for i, w := range Wt {
-			if w != 0 {
-				d.axpy(Ut, d.s[i*dv:(i+1)*dv], -w)
-			}
-		}
+		d.axpyRows(U[t*dv:(t+1)*dv], d.s, W[t*dk:(t+1)*dk], dv)
 	}
 	// o_t = Γ_t Sᵀq_t + Σ_{s≤t} (q_t·k_s) e^{G_t−G_s} δ_s.
 	for t := range c {
 		q, o := d.q(t0+t), d.o(t0+t)
 		clear(o)
-		for i, qi := range q {
-			d.axpy(o, d.s[i*dv:(i+1)*dv], qi)
-		}
-		gt := expf(G[t])
+		d.axpyRows(o, d.s, q, dv)
+		gt := decays[t]
 		for j := range o {
 			o[j] *= gt
 		}
-		for s := 0; s <= t; s++ {
-			a := d.dot(q, d.k(t0+s)) * expf(G[t]-G[s])
-			d.axpy(o, U[s*dv:(s+1)*dv], a)
+		coef := coefs[:t+1]
+		for s := range coef {
+			coef[s] = d.dot(q, d.k(t0+s)) * expf(G[t]-G[s])
 		}
+		d.axpyRows(o, U, coef, dv)
 	}
 	// S ← Γ_last S + Σ_s e^{G_last−G_s} k_s δ_sᵀ.
 	last := G[c-1]
 	decay := expf(last)
+	for s := range c {
+		decays[s] = expf(last - G[s])
+	}
+	coef := coefs[:c]
 	for i := range dk {
 		row := d.s[i*dv : (i+1)*dv]
 		for j := range row {
 			row[j] *= decay
 		}
-		for s := range c {
-			if f := d.k(t0 + s)[i] * expf(last-G[s]); f != 0 {
-				d.axpy(row, U[s*dv:(s+1)*dv], f)
-			}
+		for s := range coef {
+			coef[s] = ks[s*d.stride+i] * decays[s]
 		}
+		d.axpyRows(row, U, coef, dv)
 	}
 }
 
@@ -138,9 +151,14 @@ func deltaOneChunk(d *deltaHead, t0, c, stride int, scratch []float32, G []float
 // about a hundred times slower (BenchmarkGatedDeltaRule).
 const tinyFactor = 1e-17
 
+// logTinyFactor is math.Log(tinyFactor) (TestLogTinyFactor), a constant
+// because expf runs for every pair of a chunk's tokens and the logarithm
+// cost more than the exponential.
+const logTinyFactor = -39.143946580898778
+
 // expf is e^x rounded to float32, or 0 below tinyFactor.
 func expf(x float64) float32 {
-	if x < math.Log(tinyFactor) {
+	if x < logTinyFactor {
 		return 0
 	}
 	return float32(math.Exp(x))

@@ -237,6 +237,22 @@ func TestGatedRMSNorm(t *testing.T) {
 			t.Errorf("dim %d: max error %.3g of the largest value", dim, e)
 		}
 	}
+	// A prompt chunk's rows, split over two threads: the one thread's bits.
+	be2 := New(2)
+	defer be2.Close()
+	const rows, dim = 200, 128
+	x, z, w := randVec(rng, rows*dim), randVec(rng, rows*dim), randVec(rng, dim)
+	if !be2.parallel(opGatedRMSNorm, len(x)) {
+		t.Fatalf("%d rows of %d do not run on the pool", rows, dim)
+	}
+	one, two := make([]float32, len(x)), make([]float32, len(x))
+	be.GatedRMSNorm(one, x, z, w, dim, 1e-6)
+	be2.GatedRMSNorm(two, x, z, w, dim, 1e-6)
+	for i := range one {
+		if math.Float32bits(one[i]) != math.Float32bits(two[i]) {
+			t.Fatalf("[%d] = %v on two threads, %v on one", i, two[i], one[i])
+		}
+	}
 }
 
 // TestLinearAttentionKernelSetsAgree: every kernel set this CPU runs
@@ -355,5 +371,13 @@ func TestDeltaSplitAtChunks(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestLogTinyFactor: expf's threshold is exactly the logarithm it stands
+// for, so a chunk's factors are cut where they were.
+func TestLogTinyFactor(t *testing.T) {
+	if got := math.Log(tinyFactor); got != logTinyFactor {
+		t.Fatalf("math.Log(%g) = %.17g, logTinyFactor %.17g", tinyFactor, got, float64(logTinyFactor))
 	}
 }

@@ -45,6 +45,10 @@ type kernels struct {
 	// dotF32 and axpy: the float32 loops of floatdot.go.
 	dotF32 func(a, b []float32) float32
 	axpy   func(o, v []float32, w float32)
+	// axpyRows and deltaRow: the gated delta rule's combinations of rows
+	// and its token loop's row update (floatdot.go).
+	axpyRows func(o, m, c []float32, stride int)
+	deltaRow func(row, u, o []float32, e, k, q float32)
 	// dotPeak, when set, runs iters iterations of the set's integer
 	// dot-product instruction at full rate, dotPeakOps operations each
 	// (Backend.DotPeak).
@@ -87,7 +91,7 @@ func (k *kernels) packedLead(rows int) int {
 
 func portableKernels() kernels {
 	return kernels{name: "cpu/portable", rowsQ4: refRows(dotQ4Ref), rowsQ8: refRows(dotQ8Ref),
-		quantGroups: quantGroupsRef, dotF32: dot, axpy: axpy}
+		quantGroups: quantGroupsRef, dotF32: dot, axpy: axpy, axpyRows: axpyRows, deltaRow: deltaRow}
 }
 
 // Options configure a Backend.

@@ -119,7 +119,7 @@ func TestFloatKernelsMatchPortable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	ref := portableKernels()
 	for _, k := range availableKernels() {
-		for _, n := range []int{0, 1, 7, 8, 9, 64, 128, 131} {
+		for _, n := range []int{0, 1, 7, 8, 9, 64, 128, 131, 200} {
 			a, b := randVec(rng, n), randVec(rng, n)
 			if want, got := ref.dotF32(a, b), k.dotF32(a, b); math.Float32bits(want) != math.Float32bits(got) {
 				t.Fatalf("%s dot n=%d: %v, portable %v", k.name, n, got, want)
@@ -131,6 +131,28 @@ func TestFloatKernelsMatchPortable(t *testing.T) {
 			for i := range o1 {
 				if math.Float32bits(o1[i]) != math.Float32bits(o2[i]) {
 					t.Fatalf("%s axpy n=%d: o[%d] = %v, portable %v", k.name, n, i, o2[i], o1[i])
+				}
+			}
+			row1, out1 := randVec(rng, n), randVec(rng, n)
+			row2, out2 := append([]float32(nil), row1...), append([]float32(nil), out1...)
+			ref.deltaRow(row1, a, out1, 0.93, -0.41, 0.29)
+			k.deltaRow(row2, a, out2, 0.93, -0.41, 0.29)
+			for i := range row1 {
+				if math.Float32bits(row1[i]) != math.Float32bits(row2[i]) || math.Float32bits(out1[i]) != math.Float32bits(out2[i]) {
+					t.Fatalf("%s deltaRow n=%d: [%d] = %v, %v, portable %v, %v", k.name, n, i, row2[i], out2[i], row1[i], out1[i])
+				}
+			}
+			for _, rows := range []int{1, 7} {
+				stride := n + 5
+				m, c := randVec(rng, rows*stride), randVec(rng, rows)
+				u1 := randVec(rng, n)
+				u2 := append([]float32(nil), u1...)
+				ref.axpyRows(u1, m, c, stride)
+				k.axpyRows(u2, m, c, stride)
+				for i := range u1 {
+					if math.Float32bits(u1[i]) != math.Float32bits(u2[i]) {
+						t.Fatalf("%s axpyRows n=%d rows=%d: o[%d] = %v, portable %v", k.name, n, rows, i, u2[i], u1[i])
+					}
 				}
 			}
 		}

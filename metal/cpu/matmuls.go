@@ -3,8 +3,9 @@ package cpu
 import "github.com/splash-inference/splash/metal"
 
 // maxShared bounds the products of one MatMuls call run as one (a layer's
-// q, k and v projections are three).
-const maxShared = 4
+// q, k and v projections are three; a one-row step's experts' gate and up
+// projections two per expert, up to 16 experts).
+const maxShared = 32
 
 // sharedTask runs the tiles of several packed q4 products of one input as
 // one parallel call: indices [ends[i-1], ends[i]) are the tiles of

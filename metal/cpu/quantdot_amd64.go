@@ -80,19 +80,19 @@ func availableKernels() []kernels {
 	var ks []kernels
 	if hasVNNI() {
 		ks = append(ks, kernels{name: "cpu/avx512vnni", rowsQ4: rowsQ4VNNI, rowsQ8: rowsQ8VNNI, q4Layout: true,
-			q4Tile: q4TileRowsVNNI, q4TileRows: 16, q4Packed: q4PackedRowsVNNI, q8Packed: q8PackedRowsVNNI, packHeight: 32, fused: "avx512", packedFarRows: [2]int{2, packedVNNIFarRows}, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2,
+			q4Tile: q4TileRowsVNNI, q4TileRows: 16, q4Packed: q4PackedRowsVNNI, q8Packed: q8PackedRowsVNNI, packHeight: 32, fused: "avx512", packedFarRows: [2]int{2, packedVNNIFarRows}, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2, axpyRows: axpyRowsAVX512, deltaRow: deltaRowAVX2,
 			dotPeak: dotPeakVNNI, dotPeakOps: dotPeakVNNIOps, quantSpeedup: vnniSpeedup})
 	}
 	// AVX-VNNI: VPDPBUSD on ymm, for CPUs that have it without AVX-512
 	// (Intel's client cores from Alder Lake on), on AVX2's packed tiles.
 	if hasAVX2() && cpu.X86.HasAVXVNNI {
 		ks = append(ks, kernels{name: "cpu/avxvnni", rowsQ4: rowsQ4AVX2, rowsQ8: rowsQ8AVX2, q4Layout: true,
-			q4Tile: q4TileRowsAVX2, q4TileRows: 8, q4Packed: q4PackedRowsAVXVNNI, q8Packed: q8PackedRowsAVXVNNI, packHeight: 8, fused: "avx2", packedFarRows: [2]int{1, packedAVX2FarRows}, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2,
+			q4Tile: q4TileRowsAVX2, q4TileRows: 8, q4Packed: q4PackedRowsAVXVNNI, q8Packed: q8PackedRowsAVXVNNI, packHeight: 8, fused: "avx2", packedFarRows: [2]int{1, packedAVX2FarRows}, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2, axpyRows: axpyRowsAVX2, deltaRow: deltaRowAVX2,
 			dotPeak: dotPeakAVXVNNI, dotPeakOps: dotPeakAVXVNNIOps, quantSpeedup: avxvnniSpeedup})
 	}
 	if hasAVX2() {
 		ks = append(ks, kernels{name: "cpu/avx2", rowsQ4: rowsQ4AVX2, rowsQ8: rowsQ8AVX2, q4Layout: true,
-			q4Tile: q4TileRowsAVX2, q4TileRows: 8, q4Packed: q4PackedRowsAVX2, packHeight: 8, fused: "avx2", packedFarRows: [2]int{1, packedAVX2FarRows}, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2,
+			q4Tile: q4TileRowsAVX2, q4TileRows: 8, q4Packed: q4PackedRowsAVX2, packHeight: 8, fused: "avx2", packedFarRows: [2]int{1, packedAVX2FarRows}, quantGroups: quantGroupsAVX2Slices, dotF32: dotAVX2, axpy: axpyAVX2, axpyRows: axpyRowsAVX2, deltaRow: deltaRowAVX2,
 			dotPeak: dotPeakAVX2, dotPeakOps: dotPeakAVX2Ops, quantSpeedup: avx2Speedup})
 	}
 	return ks

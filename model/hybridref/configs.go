@@ -45,3 +45,17 @@ func Wide() *model.Config {
 	c.Hybrid.LinearKeyHeadDim, c.Hybrid.LinearValueHeadDim = 128, 128
 	return c
 }
+
+// TinyVL is Tiny's Qwen3.5 with a TinyVision tower: the vocabulary's last
+// three ids are the image pad, vision start and vision end tokens, and
+// M-RoPE splits the 4 rotary pairs into sections [2, 1, 1], interleaved
+// (pairs T, H, W, T) unless chunked (T, T, H, W).
+func TinyVL(interleaved bool) *model.Config {
+	c := Tiny("qwen3_5", false)
+	v := TinyVision(c.HiddenSize)
+	v.ImageTokenID, v.VisionStartTokenID, v.VisionEndTokenID = c.VocabSize-3, c.VocabSize-2, c.VocabSize-1
+	c.Vision = v
+	c.Architecture = "Qwen3_5ForConditionalGeneration"
+	c.Hybrid.MRopeSection, c.Hybrid.MRopeInterleaved = []int{2, 1, 1}, interleaved
+	return c
+}

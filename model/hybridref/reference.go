@@ -50,7 +50,7 @@ type hybridWeights struct {
 	rng *rand.Rand
 	d   metal.DType
 	mt  Tensors
-	rw  Weights
+	rw  Weights // nil: the exact values are not kept
 }
 
 func (g *hybridWeights) put(name string, rows, cols int, d metal.DType, draw func() float64) {
@@ -63,6 +63,9 @@ func (g *hybridWeights) put(name string, rows, cols int, d metal.DType, draw fun
 		panic(err)
 	}
 	g.mt[name] = t
+	if g.rw == nil {
+		return
+	}
 	exact := t.Dequantize()
 	g.rw[name] = make([]float64, len(exact))
 	for i, x := range exact {
@@ -83,6 +86,20 @@ func (g *hybridWeights) vector(name string, n int, draw func() float64) {
 // values for Forward.
 func Random(cfg *model.Config, d metal.DType, seed uint64) (Tensors, Weights) {
 	g := &hybridWeights{rng: rand.New(rand.NewPCG(seed, 77)), d: d, mt: Tensors{}, rw: Weights{}}
+	g.draw(cfg)
+	return g.mt, g.rw
+}
+
+// RandomTensors is Random's tensors without their exact values: for
+// models too large to hold in float64 (the benchmarks' real shapes).
+func RandomTensors(cfg *model.Config, d metal.DType, seed uint64) Tensors {
+	g := &hybridWeights{rng: rand.New(rand.NewPCG(seed, 77)), d: d, mt: Tensors{}}
+	g.draw(cfg)
+	return g.mt
+}
+
+// draw draws every tensor of cfg.
+func (g *hybridWeights) draw(cfg *model.Config) {
 	y, p := cfg.Hybrid, cfg.Hybrid.TextPrefix
 	h, hd, in := cfg.HiddenSize, cfg.HeadDim, cfg.IntermediateSize
 	dims := y.DeltaDims()
@@ -131,12 +148,13 @@ func Random(cfg *model.Config, d metal.DType, seed uint64) (Tensors, Weights) {
 		g.vector(l+"norm.weight", dims.ValueDim, func() float64 { return 1 + 0.2*g.rng.NormFloat64() })
 		g.matrix(l+"out_proj.weight", h, vd, 0.3)
 	}
-	return g.mt, g.rw
 }
 
 // experts draws a mixture-of-experts block: router, shared expert and its
 // gate, and the experts, fused (gate_up_proj, down_proj: Qwen3.5-MoE's
-// layout) or one tensor per expert and projection (Qwen3-Next's).
+// layout) or one tensor per expert and projection (Qwen3-Next's, and
+// Qwen3.5-MoE's quantized, as splash pack stores them: a quantized
+// tensor's rows cannot be cut apart in place).
 func (g *hybridWeights) experts(cfg *model.Config, p string) {
 	y, h := cfg.Hybrid, cfg.HiddenSize
 	in, si := y.MoEIntermediateSize, y.SharedExpertIntermediateSize
@@ -145,7 +163,7 @@ func (g *hybridWeights) experts(cfg *model.Config, p string) {
 	g.matrix(p+"shared_expert.up_proj.weight", si, h, 0.2)
 	g.matrix(p+"shared_expert.down_proj.weight", h, si, 0.1)
 	g.matrix(p+"shared_expert_gate.weight", 1, h, 0.3)
-	if y.ModelType == "qwen3_5_moe" {
+	if y.ModelType == "qwen3_5_moe" && !g.d.Quantized() {
 		g.matrix(p+"experts.gate_up_proj", y.NumExperts*2*in, h, 0.2)
 		g.matrix(p+"experts.down_proj", y.NumExperts*h, in, 0.2)
 		return
@@ -237,7 +255,7 @@ func refMoE(cfg *model.Config, w Weights, p string, m []float64) []float64 {
 // from position 0; the full-attention layers' keys and values are rounded
 // as a cache of type kv stores them (f32 or f16).
 func Forward(cfg *model.Config, w Weights, tokens []int32, kv metal.KVType) [][]float64 {
-	logits, _ := ForwardFeatures(cfg, w, tokens, kv, nil)
+	logits, _ := forward(cfg, w, tokens, nil, kv, nil)
 	return logits
 }
 
@@ -246,6 +264,21 @@ func Forward(cfg *model.Config, w Weights, tokens []int32, kv metal.KVType) [][]
 // Face's hidden_states[layer+1]) concatenated in their order: a DFlash
 // draft's context features.
 func ForwardFeatures(cfg *model.Config, w Weights, tokens []int32, kv metal.KVType, layers []int) (logits, feats [][]float64) {
+	return forward(cfg, w, tokens, nil, kv, layers)
+}
+
+// ForwardImages is Forward for a prompt with images, as
+// Qwen3_5Model.forward takes them: the image pad tokens' embeddings
+// replaced by the images' (masked_scatter: the pad tokens in order take
+// the images' rows in order) and 3-D M-RoPE positions (RopeIndex).
+func ForwardImages(cfg *model.Config, w Weights, tokens []int32, images []Image, kv metal.KVType) [][]float64 {
+	logits, _ := forward(cfg, w, tokens, images, kv, nil)
+	return logits
+}
+
+// forward runs the model over tokens with their images, returning the
+// logits and the features of layers at every position.
+func forward(cfg *model.Config, w Weights, tokens []int32, images []Image, kv metal.KVType, layers []int) (logits, feats [][]float64) {
 	var round func(float32) float32
 	switch kv {
 	case metal.KVF32:
@@ -293,6 +326,17 @@ func ForwardFeatures(cfg *model.Config, w Weights, tokens []int32, kv metal.KVTy
 	for t, tok := range tokens {
 		xs[t] = append([]float64(nil), E[int(tok)*hsz:(int(tok)+1)*hsz]...)
 	}
+	var embeds []float64
+	for _, img := range images {
+		embeds = append(embeds, img.Embeds...)
+	}
+	for t, tok := range tokens {
+		if len(images) > 0 && int(tok) == cfg.Vision.ImageTokenID {
+			copy(xs[t], embeds[:hsz])
+			embeds = embeds[hsz:]
+		}
+	}
+	positions := RopeIndex(cfg, tokens, images)
 	for l := range cfg.NumHiddenLayers {
 		lp := fmt.Sprintf("%slayers.%d.", p, l)
 		normed := make([][]float64, n)
@@ -303,7 +347,7 @@ func ForwardFeatures(cfg *model.Config, w Weights, tokens []int32, kv metal.KVTy
 		if y.IsLinear(l) {
 			mixed = refGatedDeltaNet(cfg, w, lp+"linear_attn.", normed, rmsNorm)
 		} else {
-			mixed = refGatedAttention(cfg, w, lp+"self_attn.", normed, lin, rmsNorm, round)
+			mixed = refGatedAttention(cfg, w, lp+"self_attn.", normed, positions, lin, rmsNorm, round)
 		}
 		for t := range xs {
 			for i := range xs[t] {
@@ -365,17 +409,18 @@ type (
 // head, q_proj's first head_dim outputs are the query and the next
 // head_dim its gate; q and k get the centred per-head norm, then RoPE on
 // their first rotary_dim dimensions (pairs (i, i+rotary_dim/2), frequency
-// theta^(-2i/rotary_dim)); causal softmax attention with key heads shared
+// theta^(-2i/rotary_dim), at the M-RoPE position its section picks,
+// mropeAngles); causal softmax attention with key heads shared
 // by heads/kv_heads query heads, scaled 1/sqrt(head_dim); the output times
 // sigmoid(gate), then o_proj.
-func refGatedAttention(cfg *model.Config, w Weights, ap string, xs [][]float64, lin refLinear, norm refNorm, round func(float32) float32) [][]float64 {
+func refGatedAttention(cfg *model.Config, w Weights, ap string, xs [][]float64, positions [][3]int, lin refLinear, norm refNorm, round func(float32) float32) [][]float64 {
 	hd, nh, nkv := cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads
 	rot := int(float64(hd) * cfg.Hybrid.PartialRotaryFactor)
 	n := len(xs)
-	rope := func(v []float64, pos int) {
+	rope := func(v []float64, pos [3]int) {
+		angles := mropeAngles(cfg, rot, pos)
 		for i := range rot / 2 {
-			f := float64(float32(math.Pow(cfg.RopeTheta, -float64(2*i)/float64(rot)))) // stored as float32
-			c, s := math.Cos(float64(pos)*f), math.Sin(float64(pos)*f)
+			c, s := math.Cos(angles[i]), math.Sin(angles[i])
 			a, b := v[i], v[i+rot/2]
 			v[i], v[i+rot/2] = a*c-b*s, a*s+b*c
 		}
@@ -393,13 +438,13 @@ func refGatedAttention(cfg *model.Config, w Weights, ap string, xs [][]float64, 
 		qs[t], gates[t] = make([]float64, nh*hd), make([]float64, nh*hd)
 		for h := range nh {
 			q := norm(qg[h*2*hd:h*2*hd+hd], w[ap+"q_norm.weight"], true)
-			rope(q, t)
+			rope(q, positions[t])
 			copy(qs[t][h*hd:], q)
 			copy(gates[t][h*hd:], qg[h*2*hd+hd:(h+1)*2*hd])
 		}
 		for h := range nkv {
 			kh := norm(k[h*hd:(h+1)*hd], w[ap+"k_norm.weight"], true)
-			rope(kh, t)
+			rope(kh, positions[t])
 			copy(k[h*hd:], kh)
 		}
 		ks[t], vs[t] = half(k), half(lin(ap+"v_proj.weight", x, nkv*hd))
@@ -409,25 +454,8 @@ func refGatedAttention(cfg *model.Config, w Weights, ap string, xs [][]float64, 
 		att := make([]float64, nh*hd)
 		for h := range nh {
 			kh := h / (nh / nkv)
-			sc := make([]float64, t+1)
-			mx := math.Inf(-1)
-			for s := range sc {
-				for i := range hd {
-					sc[s] += qs[t][h*hd+i] * ks[s][kh*hd+i]
-				}
-				sc[s] /= math.Sqrt(float64(hd))
-				mx = math.Max(mx, sc[s])
-			}
-			var sum float64
-			for s := range sc {
-				sc[s] = math.Exp(sc[s] - mx)
-				sum += sc[s]
-			}
-			for s := range sc {
-				for i := range hd {
-					att[h*hd+i] += sc[s] / sum * vs[s][kh*hd+i]
-				}
-			}
+			attend(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], t+1,
+				func(s int) []float64 { return ks[s][kh*hd:] }, func(s int) []float64 { return vs[s][kh*hd:] })
 		}
 		for i := range att {
 			att[i] /= 1 + math.Exp(-gates[t][i])
@@ -445,95 +473,126 @@ func refGatedAttention(cfg *model.Config, w Weights, ap string, xs [][]float64, 
 // rule token by token on L2-normalised q and k (q also scaled by
 // 1/sqrt(dk)), each value head normalised and gated by silu(z), out_proj.
 func refGatedDeltaNet(cfg *model.Config, w Weights, lp string, xs [][]float64, norm refNorm) [][]float64 {
+	p := refDeltaProjections(cfg, w, lp, xs)
+	convolved := refCausalConv(cfg, w[lp+"conv1d.weight"], p.mix)
+	return refDeltaRule(cfg, w, lp, convolved, p, norm)
+}
+
+// refDeltaInputs are a Gated DeltaNet's projections per token: the mixed
+// channels (every query, every key, every value head), z, b and a.
+type refDeltaInputs struct {
+	mix, z, b, a [][]float64
+}
+
+// refDot is row row of the row-major matrix W times x.
+func refDot(W []float64, row int, x []float64) float64 {
+	var s float64
+	for i, xi := range x {
+		s += W[row*len(x)+i] * xi
+	}
+	return s
+}
+
+// refDeltaProjections projects every token: Qwen3-Next's fused
+// in_proj_qkvz and in_proj_ba indexed per key head, as
+// fix_query_key_value_ordering reshapes them, or the separate projections.
+func refDeltaProjections(cfg *model.Config, w Weights, lp string, xs [][]float64) refDeltaInputs {
 	y := cfg.Hybrid
 	kh, vh, dk, dv := y.LinearNumKeyHeads, y.LinearNumValueHeads, y.LinearKeyHeadDim, y.LinearValueHeadDim
-	r, K := vh/kh, y.LinearConvKernelDim
-	C := 2*kh*dk + vh*dv
-	n := len(xs)
-	dot := func(W []float64, row int, x []float64) float64 {
-		var s float64
-		for i, xi := range x {
-			s += W[row*len(x)+i] * xi
-		}
-		return s
-	}
-	// Per token: the mixed channels (every query, every key, every value
-	// head), z, b and a.
-	mix, zs, bs, as := make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
+	r, C, n := vh/kh, 2*kh*dk+vh*dv, len(xs)
+	p := refDeltaInputs{make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)}
 	for t, x := range xs {
-		mix[t], zs[t], bs[t], as[t] = make([]float64, C), make([]float64, vh*dv), make([]float64, vh), make([]float64, vh)
+		p.mix[t], p.z[t], p.b[t], p.a[t] = make([]float64, C), make([]float64, vh*dv), make([]float64, vh), make([]float64, vh)
 		if y.ModelType == "qwen3_next" {
 			Wq, Wb := w[lp+"in_proj_qkvz.weight"], w[lp+"in_proj_ba.weight"]
 			G := 2*dk + 2*r*dv // one key head's group of rows
 			for c := range kh * dk {
 				g, i := c/dk, c%dk
-				mix[t][c] = dot(Wq, g*G+i, x)
-				mix[t][kh*dk+c] = dot(Wq, g*G+dk+i, x)
+				p.mix[t][c] = refDot(Wq, g*G+i, x)
+				p.mix[t][kh*dk+c] = refDot(Wq, g*G+dk+i, x)
 			}
 			for c := range vh * dv {
 				j, i := c/dv, c%dv
 				g, jj := j/r, j%r
-				mix[t][2*kh*dk+c] = dot(Wq, g*G+2*dk+jj*dv+i, x)
-				zs[t][c] = dot(Wq, g*G+2*dk+r*dv+jj*dv+i, x)
+				p.mix[t][2*kh*dk+c] = refDot(Wq, g*G+2*dk+jj*dv+i, x)
+				p.z[t][c] = refDot(Wq, g*G+2*dk+r*dv+jj*dv+i, x)
 			}
 			for j := range vh {
 				g, jj := j/r, j%r
-				bs[t][j] = dot(Wb, g*2*r+jj, x)
-				as[t][j] = dot(Wb, g*2*r+r+jj, x)
+				p.b[t][j] = refDot(Wb, g*2*r+jj, x)
+				p.a[t][j] = refDot(Wb, g*2*r+r+jj, x)
 			}
-		} else {
-			for c := range C {
-				mix[t][c] = dot(w[lp+"in_proj_qkv.weight"], c, x)
-			}
-			for c := range vh * dv {
-				zs[t][c] = dot(w[lp+"in_proj_z.weight"], c, x)
-			}
-			for j := range vh {
-				bs[t][j] = dot(w[lp+"in_proj_b.weight"], j, x)
-				as[t][j] = dot(w[lp+"in_proj_a.weight"], j, x)
-			}
+			continue
+		}
+		for c := range C {
+			p.mix[t][c] = refDot(w[lp+"in_proj_qkv.weight"], c, x)
+		}
+		for c := range vh * dv {
+			p.z[t][c] = refDot(w[lp+"in_proj_z.weight"], c, x)
+		}
+		for j := range vh {
+			p.b[t][j] = refDot(w[lp+"in_proj_b.weight"], j, x)
+			p.a[t][j] = refDot(w[lp+"in_proj_a.weight"], j, x)
 		}
 	}
-	conv := w[lp+"conv1d.weight"]
-	convolved := make([][]float64, n)
-	for t := range xs {
-		convolved[t] = make([]float64, C)
-		for c := range C {
+	return p
+}
+
+// refCausalConv is the causal depthwise convolution of every channel
+// over the tokens (kernel conv, channel-major), with SiLU.
+func refCausalConv(cfg *model.Config, conv []float64, mix [][]float64) [][]float64 {
+	K := cfg.Hybrid.LinearConvKernelDim
+	out := make([][]float64, len(mix))
+	for t := range mix {
+		out[t] = make([]float64, len(mix[t]))
+		for c := range out[t] {
 			var s float64
 			for j := range K {
 				if src := t - (K - 1) + j; src >= 0 {
 					s += conv[c*K+j] * mix[src][c]
 				}
 			}
-			convolved[t][c] = s / (1 + math.Exp(-s))
+			out[t][c] = s / (1 + math.Exp(-s))
 		}
 	}
-	unit := func(v []float64, scale float64) []float64 {
-		var ss float64
-		for _, e := range v {
-			ss += e * e
-		}
-		o := make([]float64, len(v))
-		for i, e := range v {
-			o[i] = e / math.Sqrt(ss+1e-6) * scale
-		}
-		return o
+	return out
+}
+
+// refUnit is v scaled to unit L2 norm (ε 1e-6), times scale.
+func refUnit(v []float64, scale float64) []float64 {
+	var ss float64
+	for _, e := range v {
+		ss += e * e
 	}
+	o := make([]float64, len(v))
+	for i, e := range v {
+		o[i] = e / math.Sqrt(ss+1e-6) * scale
+	}
+	return o
+}
+
+// refDeltaRule runs the delta rule token by token from a zero state over
+// the convolved channels, then normalises each value head, gates it by
+// silu(z) and applies out_proj.
+func refDeltaRule(cfg *model.Config, w Weights, lp string, convolved [][]float64, p refDeltaInputs, norm refNorm) [][]float64 {
+	y := cfg.Hybrid
+	kh, vh, dk, dv := y.LinearNumKeyHeads, y.LinearNumValueHeads, y.LinearKeyHeadDim, y.LinearValueHeadDim
+	r := vh / kh
 	S := make([][]float64, vh) // per value head, dk×dv
 	for j := range S {
 		S[j] = make([]float64, dk*dv)
 	}
 	aLog, dt, gw := w[lp+"A_log"], w[lp+"dt_bias"], w[lp+"norm.weight"]
-	out := make([][]float64, n)
-	for t := range xs {
+	out := make([][]float64, len(convolved))
+	for t := range convolved {
 		core := make([]float64, vh*dv)
 		for j := range vh {
 			g := j / r
-			q := unit(convolved[t][g*dk:(g+1)*dk], 1/math.Sqrt(float64(dk)))
-			k := unit(convolved[t][(kh+g)*dk:(kh+g+1)*dk], 1)
+			q := refUnit(convolved[t][g*dk:(g+1)*dk], 1/math.Sqrt(float64(dk)))
+			k := refUnit(convolved[t][(kh+g)*dk:(kh+g+1)*dk], 1)
 			v := convolved[t][2*kh*dk+j*dv : 2*kh*dk+(j+1)*dv]
-			decay := math.Exp(-math.Exp(aLog[j]) * math.Log1p(math.Exp(as[t][j]+dt[j])))
-			beta := 1 / (1 + math.Exp(-bs[t][j]))
+			decay := math.Exp(-math.Exp(aLog[j]) * math.Log1p(math.Exp(p.a[t][j]+dt[j])))
+			beta := 1 / (1 + math.Exp(-p.b[t][j]))
 			Sj := S[j]
 			for i := range Sj {
 				Sj[i] *= decay
@@ -552,14 +611,40 @@ func refGatedDeltaNet(cfg *model.Config, w Weights, lp string, xs [][]float64, n
 			}
 			o = norm(o, gw, false)
 			for c := range o {
-				z := zs[t][j*dv+c]
+				z := p.z[t][j*dv+c]
 				core[j*dv+c] = o[c] * z / (1 + math.Exp(-z))
 			}
 		}
 		out[t] = make([]float64, cfg.HiddenSize)
 		for o := range out[t] {
-			out[t][o] = dot(w[lp+"out_proj.weight"], o, core)
+			out[t][o] = refDot(w[lp+"out_proj.weight"], o, core)
 		}
 	}
 	return out
+}
+
+// attend adds to out one query's attention over n keys and values:
+// softmax over j of q·key(j)/sqrt(len(q)), weighting value(j).
+func attend(out, q []float64, n int, key, value func(j int) []float64) {
+	sc := make([]float64, n)
+	mx := math.Inf(-1)
+	for j := range sc {
+		k := key(j)
+		for i := range q {
+			sc[j] += q[i] * k[i]
+		}
+		sc[j] /= math.Sqrt(float64(len(q)))
+		mx = math.Max(mx, sc[j])
+	}
+	var sum float64
+	for j := range sc {
+		sc[j] = math.Exp(sc[j] - mx)
+		sum += sc[j]
+	}
+	for j := range sc {
+		v := value(j)
+		for i := range out {
+			out[i] += sc[j] / sum * v[i]
+		}
+	}
 }

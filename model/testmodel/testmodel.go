@@ -13,6 +13,7 @@ import (
 
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
+	"github.com/splash-inference/splash/tokenizer"
 )
 
 // Spec describes a random model.
@@ -259,6 +260,15 @@ func CopyTokenizer(dir, name string) error {
 		}
 	}
 	return nil
+}
+
+// LoadTokenizer copies the named tokenizer into dir (CopyTokenizer) and
+// loads it.
+func LoadTokenizer(dir, name string) (*tokenizer.Tokenizer, error) {
+	if err := CopyTokenizer(dir, name); err != nil {
+		return nil, err
+	}
+	return tokenizer.Load(dir)
 }
 
 func gunzip(src, dst string) error {

@@ -1,4 +1,4 @@
-package model
+package hybridref
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/splash-inference/splash/metal"
+	"github.com/splash-inference/splash/model"
 )
 
 // This file holds a float64 forward pass of the Qwen3.5 vision tower,
@@ -16,10 +17,19 @@ import (
 // permuted by view/permute, the rotary table indexed by stacked
 // coordinates, attention as explicit sums. It shares no code with the tower.
 
-// randomVision draws a tower's weights (matrices as d, vectors f32) and
-// returns them with their exact float64 values.
-func randomVision(c *VisionConfig, prefix string, d metal.DType, seed uint64) (memTensors, refWeights) {
-	g := &weightGen{rng: rand.New(rand.NewPCG(seed, 5)), mt: memTensors{}, rw: refWeights{}}
+// TinyVision is a vision tower shaped like Qwen3.5's, scaled down: heads
+// of 16 (2-D rotary over quarters of 4), a 4×4 position grid, 2×2 patches
+// over 2 frames, 2×2 merging, into a text model of width outHidden.
+func TinyVision(outHidden int) *model.VisionConfig {
+	return &model.VisionConfig{Depth: 2, HiddenSize: 32, HiddenAct: model.ActGELUTanh, IntermediateSize: 48, NumHeads: 2,
+		InChannels: 3, PatchSize: 2, SpatialMergeSize: 2, TemporalPatchSize: 2, OutHiddenSize: outHidden,
+		NumPositionEmbeddings: 16}
+}
+
+// RandomVision draws a vision tower's weights under prefix (matrices as
+// d, vectors f32) and returns them with their exact float64 values.
+func RandomVision(c *model.VisionConfig, prefix string, d metal.DType, seed uint64) (Tensors, Weights) {
+	g := &hybridWeights{rng: rand.New(rand.NewPCG(seed, 5)), d: d, mt: Tensors{}, rw: Weights{}}
 	h, in := c.HiddenSize, c.IntermediateSize
 	merged := h * c.SpatialMergeSize * c.SpatialMergeSize
 	normal := func(std float64) func() float64 { return func() float64 { return std * g.rng.NormFloat64() } }
@@ -84,10 +94,10 @@ func refLayerNorm(x, w, b []float64, dim int) []float64 {
 	return y
 }
 
-// refVision is Qwen3_5VisionModel's pooler output (the merger's) for one
-// image: pixel values (gridH·gridW, PatchDim) and grid_thw (1, gridH,
-// gridW).
-func refVision(c *VisionConfig, w refWeights, prefix string, pixels []float32, gridH, gridW int) []float64 {
+// Vision is Qwen3_5VisionModel's output (the merger's) for one image:
+// pixel values (gridH·gridW, PatchDim) and grid_thw (1, gridH, gridW);
+// gridH·gridW/merge² rows of out_hidden_size.
+func Vision(c *model.VisionConfig, w Weights, prefix string, pixels []float32, gridH, gridW int) []float64 {
 	h, heads, m := c.HiddenSize, c.NumHeads, c.SpatialMergeSize
 	hd := h / heads
 	n := gridH * gridW
@@ -187,7 +197,7 @@ func refVision(c *VisionConfig, w refWeights, prefix string, pixels []float32, g
 	}
 
 	gelu := func(v float64) float64 {
-		if c.HiddenAct == ActGELU {
+		if c.HiddenAct == model.ActGELU {
 			return 0.5 * v * (1 + math.Erf(v/math.Sqrt2))
 		}
 		return 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
@@ -207,25 +217,8 @@ func refVision(c *VisionConfig, w refWeights, prefix string, pixels []float32, g
 				rotate(head(r, 1, hh), angles[r])
 			}
 			for i := range n {
-				s := make([]float64, n)
-				mx := math.Inf(-1)
-				for j := range n {
-					for d := range hd {
-						s[j] += head(i, 0, hh)[d] * head(j, 1, hh)[d]
-					}
-					s[j] /= math.Sqrt(float64(hd))
-					mx = math.Max(mx, s[j])
-				}
-				var sum float64
-				for j := range s {
-					s[j] = math.Exp(s[j] - mx)
-					sum += s[j]
-				}
-				for j := range n {
-					for d := range hd {
-						att[i*h+hh*hd+d] += s[j] / sum * head(j, 2, hh)[d]
-					}
-				}
+				attend(att[i*h+hh*hd:][:hd], head(i, 0, hh), n,
+					func(j int) []float64 { return head(j, 1, hh) }, func(j int) []float64 { return head(j, 2, hh) })
 			}
 		}
 		pr := refAffine(att, w[p+"attn.proj.weight"], w[p+"attn.proj.bias"], h, h)
