@@ -8,9 +8,11 @@ require (
 	github.com/chromedp/chromedp v0.23.1
 	github.com/fasthttp/router v1.5.4
 	github.com/goccy/go-json v0.12.0
+	github.com/klippa-app/go-pdfium v1.21.5
 	github.com/openai/openai-go/v3 v3.102.0
 	github.com/peterbourgon/ff/v4 v4.0.0-alpha.4
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/tetratelabs/wazero v1.12.0
 	github.com/valyala/fasthttp v1.79.0
 	golang.org/x/image v0.48.0
 	golang.org/x/sys v0.50.0
@@ -27,10 +29,11 @@ require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/emirpasic/gods v1.18.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
-	github.com/go-logr/logr v1.4.2 // indirect
+	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
+	github.com/jolestar/go-commons-pool/v2 v2.1.2 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/lithammer/shortuuid/v4 v4.0.0 // indirect
 	github.com/lmittmann/tint v1.0.3 // indirect
@@ -59,5 +62,5 @@ require (
 	go.opentelemetry.io/otel/trace v1.33.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/sync v0.25.0 // indirect
-	google.golang.org/protobuf v1.35.2 // indirect
+	google.golang.org/protobuf v1.36.11 // indirect
 )

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"fmt"
+
 	"github.com/goccy/go-json"
 
 	"github.com/splash-inference/splash/actors"
@@ -47,22 +49,27 @@ type chatMessageIn struct {
 // chatRoles are the roles a chat message may have.
 var chatRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
 
-// conversation validates the messages and converts them for the template.
-func conversation(msgs []chatMessageIn) ([]ChatMessage, error) {
+// conversation validates the messages and converts them for the template,
+// reading attached documents with media.
+func conversation(msgs []chatMessageIn, media *mediaReader) ([]ChatMessage, error) {
 	if len(msgs) == 0 {
 		return nil, invalidf("messages", "messages must not be empty")
 	}
 	out := make([]ChatMessage, len(msgs))
-	for i, m := range msgs {
-		if !chatRoles[m.Role] {
-			return nil, invalidf("messages", "messages[%d].role: unknown role %s (want system, developer, user, assistant or tool)", i, quote(m.Role))
+	for i, msg := range msgs {
+		if !chatRoles[msg.Role] {
+			return nil, invalidf("messages", "messages[%d].role: unknown role %s (want system, developer, user, assistant or tool)", i, quote(msg.Role))
 		}
-		reasoning := m.ReasoningContent
+		reasoning := msg.ReasoningContent
 		if reasoning == "" {
-			reasoning = m.Reasoning
+			reasoning = msg.Reasoning
 		}
-		out[i] = ChatMessage{Role: m.Role, Content: string(m.Content), Reasoning: reasoning, Name: m.Name,
-			ToolCallID: m.ToolCallID, ToolCalls: rawList(m.ToolCalls)}
+		content, err := msg.Content.read(media, fmt.Sprintf("messages[%d].content", i))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ChatMessage{Role: msg.Role, Content: content, Reasoning: reasoning, Name: msg.Name,
+			ToolCallID: msg.ToolCallID, ToolCalls: rawList(msg.ToolCalls)}
 	}
 	return out, nil
 }
@@ -92,7 +99,7 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	if err := s.checkModel(r.Model); err != nil {
 		return nil, err
 	}
-	msgs, err := conversation(r.Messages)
+	msgs, err := conversation(r.Messages, s.media)
 	if err != nil {
 		return nil, err
 	}

@@ -87,15 +87,65 @@ func stringOrArray[E any](b []byte, one func(string) E, badArray func(error) err
 }
 
 // textContent is OpenAI message content: a string, null, or an array of
-// text parts ({"type":"text","text":...}; Responses uses input_text and
-// output_text). Parts are joined; other part types are refused.
-type textContent string
+// parts: text ({"type":"text","text":...}; Responses uses input_text and
+// output_text) and documents (Chat Completions "file", Responses
+// "input_file"), whose text read joins the text's (see read); images are
+// refused here, other part types too.
+type textContent struct {
+	parts []contentPart
+}
 
 type contentPart struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
 	// ImageURL is {"url": ...} in Chat Completions, a string in Responses.
 	ImageURL json.RawMessage `json:"image_url"`
+	// File is a Chat Completions file part's; a Responses input_file has
+	// the same fields in the part itself, and file_url besides.
+	File *filePart `json:"file"`
+	filePart
+	FileURL string `json:"file_url"`
+}
+
+// filePart is a file's data (base64, or a data: URL of it), name and id.
+type filePart struct {
+	FileData string `json:"file_data"`
+	Filename string `json:"filename"`
+	FileID   string `json:"file_id"`
+}
+
+// document is a file part's document.
+func (p contentPart) document() documentInput {
+	f := p.filePart
+	if p.File != nil {
+		f = *p.File
+	}
+	d := documentInput{name: f.Filename, fileID: f.FileID, url: p.FileURL}
+	switch scheme, _, _ := strings.Cut(f.FileData, ":"); scheme {
+	case "data", "http", "https": // a URL where base64 belongs: say what the URL policy says
+		d.url = f.FileData
+	default:
+		d.b64 = f.FileData
+	}
+	return d
+}
+
+// read is the content's text, each document read in its place; param
+// names the content in errors.
+func (c textContent) read(m *mediaReader, param string) (string, error) {
+	var j contentJoiner
+	for i, p := range c.parts {
+		if p.Type != "file" && p.Type != "input_file" {
+			j.text(p.Text)
+			continue
+		}
+		text, err := m.documentText(fmt.Sprintf("%s[%d]", param, i), p.document())
+		if err != nil {
+			return "", err
+		}
+		j.block(text)
+	}
+	return j.content, nil
 }
 
 // imageURL is the URL of an image part in either shape.
@@ -120,18 +170,16 @@ func (c *textContent) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	var sb strings.Builder
 	for _, p := range parts {
 		switch p.Type {
-		case "text", "input_text", "output_text":
-			sb.WriteString(p.Text)
+		case "text", "input_text", "output_text", "file", "input_file":
 		case "image_url", "input_image":
 			return inspectImage("content", p.imageURL())
 		default:
-			return invalidf("content", "content part type %q is not supported (text only)", p.Type)
+			return invalidf("content", "content part type %q is not supported (text, file and image only)", p.Type)
 		}
 	}
-	*c = textContent(sb.String())
+	c.parts = parts
 	return nil
 }
 

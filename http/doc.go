@@ -78,6 +78,18 @@
 // Every error uses the dialect's own shape: {"error":{...}} for OpenAI
 // paths, {"type":"error","error":{...}} under /v1/messages.
 //
+// # Documents and images
+//
+// Chat Completions file parts, Responses input_file parts and Anthropic
+// document blocks are read into their message's text (media.go) when the
+// conversation is built: a PDF page by page through pdfdoc, under
+// "[name, page N]" markers, a text document as it is, each a block of its
+// own; so /tokenize and /apply-template show what inference sees. Data
+// comes inline (base64, data: URLs) or, with Options.AllowRemoteMedia,
+// from public http(s) URLs (mediaurl). A document that cannot be read is
+// a 400 naming its part (messages[i].content[j]). The served models are
+// text-only: image parts are refused at decoding (images.go).
+//
 // # Streaming and cancellation
 //
 // Streams are written from fasthttp's body stream writer. The first failed

@@ -1,13 +1,15 @@
 package api
 
 import (
-	"github.com/splash-inference/splash/actors"
-
 	"context"
+	"encoding/base64"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/splash-inference/splash/actors"
+	"github.com/splash-inference/splash/pdfdoc/pdftest"
 )
 
 // Minimal stand-ins for the parser fuzz targets (internal tests cannot
@@ -57,8 +59,12 @@ func (idleEngine) WriteMetrics(io.Writer) error { return nil }
 
 const fuzzContext = 512
 
+// fuzzPDF is a small PDF in base64, for seeds with documents.
+var fuzzPDF = base64.StdEncoding.EncodeToString(pdftest.Pages("page one", "page two"))
+
 func fuzzServer(t testing.TB) *Server {
-	s, err := New(Options{Engine: idleEngine{}, Tokenizer: byteTokenizer{}, Template: lineTemplate{}, ModelID: "m", ContextLength: fuzzContext})
+	s, err := New(Options{Engine: idleEngine{}, Tokenizer: byteTokenizer{}, Template: lineTemplate{}, ModelID: "m", ContextLength: fuzzContext,
+		PDFReader: TestPDFReader(), MaxPDFPages: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +102,7 @@ func FuzzChatRequest(f *testing.F) {
 		`{"messages":[{"role":"user","content":"hi"}],"max_tokens":5,"stop":["x"],"n":2,"logprobs":true,"top_logprobs":3}`,
 		`{"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],"temperature":0.5,"logit_bias":{"1":-5},"reasoning_effort":"low"}`,
 		`{"messages":[{"role":"system","content":null},{"role":"tool","content":"x","tool_call_id":"1"}],"stop":"s","seed":3}`,
+		`{"messages":[{"role":"user","content":[{"type":"file","file":{"file_data":"data:application/pdf;base64,` + fuzzPDF + `","filename":"a.pdf"}}]}]}`,
 	}, func(s *Server, body []byte) (*actors.Request, error) {
 		var r chatRequest
 		if err := decodeJSON(body, &r); err != nil {
@@ -113,6 +120,7 @@ func FuzzMessagesRequest(f *testing.F) {
 	fuzzParser(f, []string{
 		`{"max_tokens":50,"system":"s","messages":[{"role":"user","content":"hi"}],"stop_sequences":["x"]}`,
 		`{"max_tokens":2000,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"tool_result","tool_use_id":"t","content":"r"}]},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]}]}`,
+		`{"max_tokens":9,"messages":[{"role":"user","content":[{"type":"document","title":"t","source":{"type":"base64","media_type":"application/pdf","data":"` + fuzzPDF + `"}},{"type":"document","source":{"type":"text","data":"plain"}}]}]}`,
 	}, func(s *Server, body []byte) (*actors.Request, error) {
 		var r messagesRequest
 		if err := decodeJSON(body, &r); err != nil {
@@ -148,6 +156,7 @@ func FuzzResponsesRequest(f *testing.F) {
 		`{"input":"hi","instructions":"be brief","max_output_tokens":20,"reasoning":{"effort":"high"}}`,
 		`{"input":[{"role":"user","content":[{"type":"input_text","text":"x"}]},{"type":"reasoning","content":[{"type":"reasoning_text","text":"r"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"}]}`,
 		`{"input":"x","tools":[{"type":"function","name":"f","parameters":{}}],"top_logprobs":2}`,
+		`{"input":[{"role":"user","content":[{"type":"input_file","file_data":"` + fuzzPDF + `","filename":"a.pdf"}]}]}`,
 	}, func(s *Server, body []byte) (*actors.Request, error) {
 		var r responsesRequest
 		if err := decodeJSON(body, &r); err != nil {

@@ -1,11 +1,11 @@
 package api
 
 import (
-	"github.com/splash-inference/splash/actors"
-
 	"fmt"
 
 	"github.com/goccy/go-json"
+
+	"github.com/splash-inference/splash/actors"
 )
 
 // messagesRequest is a POST /v1/messages (and count_tokens) body. Fields
@@ -53,7 +53,9 @@ type anthropicBlockIn struct {
 	Name      string           `json:"name"`
 	Input     json.RawMessage  `json:"input"`
 	ToolUseID string           `json:"tool_use_id"`
-	Source    imageSource      `json:"source"`  // an image block's
+	Source    mediaSource      `json:"source"` // an image or document block's
+	Title     string           `json:"title"`  // a document block's, as are Context
+	Context   string           `json:"context"`
 	Content   anthropicContent `json:"content"` // a tool_result's content
 }
 
@@ -95,9 +97,10 @@ type openAIFunction struct {
 	Arguments string `json:"arguments"`
 }
 
-// anthropicConversation converts system + messages for the template; a
-// user turn's tool_result blocks become "tool" messages.
-func anthropicConversation(system anthropicContent, msgs []anthropicMessage) ([]ChatMessage, error) {
+// anthropicConversation converts system + messages for the template,
+// reading document blocks with media; a user turn's tool_result blocks
+// become "tool" messages.
+func anthropicConversation(system anthropicContent, msgs []anthropicMessage, media *mediaReader) ([]ChatMessage, error) {
 	if len(msgs) == 0 {
 		return nil, invalidf("messages", "messages must not be empty")
 	}
@@ -124,10 +127,22 @@ func anthropicConversation(system anthropicContent, msgs []anthropicMessage) ([]
 			return nil, invalidf("messages", "messages[%d].role: unknown role %s (want user, assistant or system)", i, quote(m.Role))
 		}
 		msg := ChatMessage{Role: m.Role}
-		for _, b := range m.Content {
+		var content contentJoiner
+		for j, b := range m.Content {
 			switch b.Type {
 			case "text":
-				msg.Content += b.Text
+				content.text(b.Text)
+			case "document":
+				param := fmt.Sprintf("messages[%d].content[%d]", i, j)
+				doc, err := b.document(param)
+				if err != nil {
+					return nil, err
+				}
+				text, err := media.documentText(param, doc)
+				if err != nil {
+					return nil, err
+				}
+				content.block(text)
 			case "thinking":
 				msg.Reasoning += b.Thinking
 			case "redacted_thinking":
@@ -149,6 +164,7 @@ func anthropicConversation(system anthropicContent, msgs []anthropicMessage) ([]
 				return nil, invalidf("messages", "messages[%d]: content block type %q is not supported", i, b.Type)
 			}
 		}
+		msg.Content = content.content
 		if msg.Content != "" || msg.Reasoning != "" || len(msg.ToolCalls) > 0 || len(m.Content) == 0 {
 			out = append(out, msg)
 		}
@@ -207,7 +223,7 @@ func (s *Server) renderMessages(r *messagesRequest, think reasoning) (prompt, er
 	if err := s.checkModel(r.Model); err != nil {
 		return prompt{}, err
 	}
-	msgs, err := anthropicConversation(r.System, r.Messages)
+	msgs, err := anthropicConversation(r.System, r.Messages, s.media)
 	if err != nil {
 		return prompt{}, err
 	}

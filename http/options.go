@@ -4,6 +4,8 @@ import (
 	"errors"
 	"log"
 	"time"
+
+	"github.com/splash-inference/splash/pdfdoc"
 )
 
 // Options configure a Server. Engine, Tokenizer, Template, ModelID and
@@ -51,6 +53,20 @@ type Options struct {
 	// the refusal say when an image is also too large. Default
 	// DefaultMaxImagePixels.
 	MaxImagePixels int
+	// AllowRemoteMedia lets image and file parts name http(s) URLs, which
+	// the server then fetches: within MaxMediaBytes and a deadline, from
+	// public addresses only. Off, such URLs get a 400.
+	AllowRemoteMedia bool
+	// MaxMediaBytes caps one attached image's or document's bytes.
+	// Default DefaultMaxMediaBytes.
+	MaxMediaBytes int
+	// MaxPDFPages caps a PDF's pages. Default DefaultMaxPDFPages.
+	MaxPDFPages int
+	// PDFReader reads attached PDFs. Default: the server's own, started
+	// on the first PDF (its compiled code cached in the user cache
+	// directory, see pdfdoc.Options.CacheDir) and closed by Shutdown;
+	// tests share one.
+	PDFReader *pdfdoc.Extractor
 	// KeepAlive is how often an idle stream gets a ping (Anthropic "ping"
 	// event, SSE comment otherwise), which also detects gone clients
 	// during long prefills. Default 10s.
@@ -99,6 +115,8 @@ const (
 	DefaultMaxWaiting      = 256
 	DefaultKeepAlive       = 10 * time.Second
 	DefaultStoredResponses = 1024
+	DefaultMaxMediaBytes   = 32 << 20
+	DefaultMaxPDFPages     = 100
 
 	// Every client of a local server shares one address, so the per-IP cap
 	// is a quarter of the total: ample for benchmarks far above
@@ -136,6 +154,8 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	orDefault(&o.MaxBodyBytes, DefaultMaxBodyBytes)
 	orDefault(&o.MaxImagePixels, DefaultMaxImagePixels)
+	orDefault(&o.MaxMediaBytes, DefaultMaxMediaBytes)
+	orDefault(&o.MaxPDFPages, DefaultMaxPDFPages)
 	orDefault(&o.MaxRunning, DefaultMaxRunning)
 	if o.MaxWaiting < 0 {
 		o.MaxWaiting = 0

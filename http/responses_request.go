@@ -1,11 +1,12 @@
 package api
 
 import (
-	"github.com/splash-inference/splash/actors"
-
+	"fmt"
 	"slices"
 
 	"github.com/goccy/go-json"
+
+	"github.com/splash-inference/splash/actors"
 )
 
 // responsesRequest is a POST /v1/responses body. Fields not listed (user,
@@ -73,9 +74,10 @@ type reasoningPart struct {
 	Text string `json:"text"`
 }
 
-// responsesConversation converts input items to chat messages. A reasoning
-// item is attached to the assistant message after it.
-func responsesConversation(items responsesInput) ([]ChatMessage, error) {
+// responsesConversation converts input items to chat messages, reading
+// attached documents with media. A reasoning item is attached to the
+// assistant message after it.
+func responsesConversation(items responsesInput, media *mediaReader) ([]ChatMessage, error) {
 	var out []ChatMessage
 	pendingReasoning := ""
 	for i, it := range items {
@@ -90,7 +92,11 @@ func responsesConversation(items responsesInput) ([]ChatMessage, error) {
 					return nil, err
 				}
 			}
-			m := ChatMessage{Role: it.Role, Content: string(content)}
+			text, err := content.read(media, fmt.Sprintf("input[%d].content", i))
+			if err != nil {
+				return nil, err
+			}
+			m := ChatMessage{Role: it.Role, Content: text}
 			if it.Role == "assistant" {
 				m.Reasoning, pendingReasoning = pendingReasoning, ""
 			}
@@ -143,7 +149,7 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 	if err := s.checkModel(r.Model); err != nil {
 		return nil, err
 	}
-	msgs, err := responsesConversation(r.Input)
+	msgs, err := responsesConversation(r.Input, s.media)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,8 @@ type Server struct {
 	store   *responseStore
 	created int64 // start time, reported as the model's "created"
 
-	grammars *grammars // compiles request schemas, cached
+	grammars *grammars    // compiles request schemas, cached
+	media    *mediaReader // reads attached documents
 
 	ready    atomic.Bool  // set by SetReady once the model is loaded and warm
 	inFlight atomic.Int64 // sequences (a request's n choices) admitted and not yet finished
@@ -71,6 +72,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.grammars = newGrammars(s.base)
+	s.media = newMediaReader(s.base, opts)
 	s.http = &fasthttp.Server{
 		Handler:               s.guard(s.routes().Handler),
 		ErrorHandler:          s.transportError,
@@ -188,6 +190,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	err := s.http.ShutdownWithContext(ctx)
 	s.cancelBase()
+	if cerr := s.media.close(); cerr != nil && err == nil {
+		err = cerr
+	}
 	if err == nil {
 		return nil
 	}

@@ -26,7 +26,7 @@ func (s *Server) renderRequest(r *templateRequest) (ChatRenderRequest, error) {
 	if err := s.checkModel(r.Model); err != nil {
 		return ChatRenderRequest{}, err
 	}
-	msgs, err := conversation(r.Messages)
+	msgs, err := conversation(r.Messages, s.media)
 	if err != nil {
 		return ChatRenderRequest{}, err
 	}

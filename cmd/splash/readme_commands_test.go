@@ -33,6 +33,7 @@ var readmeCommands = map[string][]readmeCommand{
 	"splash serve": {
 		{args: []string{"serve"}, parse: true, check: argsAre()},
 		{args: []string{"serve", "--kv-cache-type", "f32", "--port", "0"}, parse: true, check: flagIs("kv-cache-type", "f32")},
+		{args: []string{"serve", "--allow-remote-media", "--max-pdf-pages", "20", "--max-media-bytes", "16M"}, parse: true, check: flagIs("max-pdf-pages", "20")},
 	},
 	"splash generate": {
 		{args: []string{"generate", "--model", "$CKPT", "--prompt", "Hi", "--max-tokens", "2", "--ignore-eos"}, check: outHas("")},

@@ -49,6 +49,9 @@ type serveFlags struct {
 	maxWaiting     int
 	maxBody        string
 	maxImagePixels int
+	remoteMedia    bool
+	maxMediaBytes  string
+	maxPDFPages    int
 	quant          string
 	toolParser     string
 	cacheDir       string
@@ -113,6 +116,9 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.maxWaiting, 0, "max-waiting", 256, "sequences (a request with n choices is n) queued beyond --max-running before new requests get 429")
 	fs.StringVar(&f.maxBody, 0, "max-body", "8M", "largest request body (413 beyond it)")
 	fs.IntVar(&f.maxImagePixels, 0, "max-image-pixels", api.DefaultMaxImagePixels, "largest input image, width × height in pixels (the served models are text-only: images are refused either way, this says when one is also too large)")
+	fs.BoolVar(&f.remoteMedia, 0, "allow-remote-media", "fetch http(s) URLs in image and file parts (public addresses only, within --max-media-bytes and 15 s); off, they get a 400")
+	fs.StringVar(&f.maxMediaBytes, 0, "max-media-bytes", "32M", "largest attached image or document, inline or fetched (400 beyond it; inline data also counts against --max-body)")
+	fs.IntVar(&f.maxPDFPages, 0, "max-pdf-pages", api.DefaultMaxPDFPages, "most pages of an attached PDF (400 beyond it)")
 	fs.StringVar(&f.spec, 0, "spec", "auto", "speculative decoding: auto (the package's DFlash draft; else its draft model and n-gram lookup, whichever predicts better), draft, dflash (the package's DFlash or DFlash2 block-diffusion draft), ngram or off")
 	fs.IntVar(&f.specTokens, 0, "spec-tokens", 0, "most draft tokens verified per step (0: a DFlash draft's whole block after its anchor, else 4)")
 	fs.StringVar(&f.backend, 0, "backend", "auto", "compute backend: auto (the best that runs here) or "+strings.Join(drivers().Names(), ", "))
@@ -151,7 +157,7 @@ func (f *serveFlags) validate() error {
 		flag string
 		v    int
 	}{{"kv-block-size", f.kvBlockSize}, {"max-running", f.maxRunning}, {"max-batch-tokens", f.maxBatchTokens},
-		{"max-image-pixels", f.maxImagePixels}}
+		{"max-image-pixels", f.maxImagePixels}, {"max-pdf-pages", f.maxPDFPages}}
 	for _, p := range positive {
 		if p.v <= 0 {
 			return fmt.Errorf("serve: --%s %d: must be positive", p.flag, p.v)
@@ -181,14 +187,17 @@ func (f *serveFlags) validate() error {
 		flag, v string
 		binary  bool
 	}{{"max-body", f.maxBody, true}, {"max-context", f.maxContext, false}, {"max-memory", f.maxMemory, true},
-		{"kv-memory", f.kvMemory, true}}
+		{"kv-memory", f.kvMemory, true}, {"max-media-bytes", f.maxMediaBytes, true}}
 	for _, sz := range sizes {
-		if sz.v == "" && sz.flag != "max-body" {
+		if sz.v == "" && sz.flag != "max-body" && sz.flag != "max-media-bytes" {
 			continue
 		}
 		if _, err := parseSize(sz.v, sz.binary); err != nil {
 			return fmt.Errorf("serve: --%s: %w", sz.flag, err)
 		}
+	}
+	if n, _ := parseSize(f.maxMediaBytes, true); n <= 0 {
+		return fmt.Errorf("serve: --max-media-bytes %s: must be positive", f.maxMediaBytes)
 	}
 	return nil
 }
@@ -530,6 +539,7 @@ func schedulerConfig(s *stdio, f *serveFlags, m *loadedModel, be metal.Device, p
 // template and constrained-decoding vocabulary.
 func newAPIServer(s *stdio, f *serveFlags, m *loadedModel, eng *actors.Engine, p plan) (*api.Server, error) {
 	maxBody, _ := parseSize(f.maxBody, true)
+	maxMedia, _ := parseSize(f.maxMediaBytes, true)
 	eos := append([]int32(nil), m.tok.EOS()...)
 	for _, id := range m.cfg.EOSTokenID {
 		eos = append(eos, int32(id))
@@ -542,7 +552,7 @@ func newAPIServer(s *stdio, f *serveFlags, m *loadedModel, eng *actors.Engine, p
 	return api.New(api.Options{NoToolCalls: noTools, Engine: frontEngine, Tokenizer: textmodel.Tokenizer{T: m.tok},
 		Template: textmodel.Template{T: m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
 		AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, MaxConnections: f.maxConns, MaxConnectionsPerIP: f.maxConnsPerIP, NoWebUI: f.noWebUI, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody),
-		MaxImagePixels: f.maxImagePixels})
+		MaxImagePixels: f.maxImagePixels, AllowRemoteMedia: f.remoteMedia, MaxMediaBytes: int(maxMedia), MaxPDFPages: f.maxPDFPages})
 }
 
 // serveUntilDone listens, warms the engine up, prints the Ready line

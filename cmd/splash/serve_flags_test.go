@@ -35,11 +35,19 @@ func TestServeFlagsPrecedence(t *testing.T) {
 		{"connection caps env", nil, map[string]string{"SPLASH_MAX_CONNECTIONS": "100", "SPLASH_MAX_CONNECTIONS_PER_IP": "10"},
 			func(f *serveFlags) bool { return f.maxConns == 100 && f.maxConnsPerIP == 10 }},
 		{"bool env", nil, map[string]string{"SPLASH_NO_WEBUI": "true"}, func(f *serveFlags) bool { return f.noWebUI }},
+		{"media defaults", nil, nil, func(f *serveFlags) bool {
+			return !f.remoteMedia && f.maxMediaBytes == "32M" && f.maxPDFPages == 100
+		}},
+		{"media env", nil, map[string]string{"SPLASH_ALLOW_REMOTE_MEDIA": "true", "SPLASH_MAX_MEDIA_BYTES": "4M", "SPLASH_MAX_PDF_PAGES": "20"},
+			func(f *serveFlags) bool { return f.remoteMedia && f.maxMediaBytes == "4M" && f.maxPDFPages == 20 }},
+		{"media flags", []string{"--allow-remote-media", "--max-pdf-pages", "7"}, map[string]string{"SPLASH_MAX_PDF_PAGES": "20"},
+			func(f *serveFlags) bool { return f.remoteMedia && f.maxPDFPages == 7 }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, k := range []string{"SPLASH_PORT", "SPLASH_MAX_CONTEXT", "SPLASH_API_KEY", "SPLASH_MAX_IMAGE_PIXELS", "SPLASH_NO_WEBUI",
-				"SPLASH_ALLOWED_ORIGIN", "SPLASH_MAX_CONNECTIONS", "SPLASH_MAX_CONNECTIONS_PER_IP"} {
+				"SPLASH_ALLOWED_ORIGIN", "SPLASH_MAX_CONNECTIONS", "SPLASH_MAX_CONNECTIONS_PER_IP",
+				"SPLASH_ALLOW_REMOTE_MEDIA", "SPLASH_MAX_MEDIA_BYTES", "SPLASH_MAX_PDF_PAGES"} {
 				t.Setenv(k, tc.env[k])
 			}
 			var f serveFlags
@@ -70,6 +78,9 @@ func TestServeRejectsBadFlagsBeforeLoading(t *testing.T) {
 		{[]string{"--max-memory", "12Q"}, "--max-memory"},
 		{[]string{"--kv-memory", "-1G"}, "--kv-memory"},
 		{[]string{"--max-body", "0"}, "--max-body"},
+		{[]string{"--max-media-bytes", "0"}, "--max-media-bytes"},
+		{[]string{"--max-media-bytes", "lots"}, "--max-media-bytes"},
+		{[]string{"--max-pdf-pages", "0"}, "--max-pdf-pages"},
 		{[]string{"--threads", "-2"}, "--threads"},
 		{[]string{"--max-connections", "-1"}, "--max-connections"},
 		{[]string{"--max-connections-per-ip", "-1"}, "--max-connections-per-ip"},

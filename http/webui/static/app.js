@@ -10,9 +10,14 @@
     messages: $("messages"), error: $("error"), form: $("composer"), prompt: $("prompt"),
     send: $("send"), stop: $("stop"),
   };
+  const attachments = new Attachments({
+    list: $("attachments"), input: $("file-input"), button: $("attach"), prompt: ui.prompt,
+    dropZone: document.body,
+  }, showError);
   const state = {
     model: "",        // id from /v1/models, sent as "model"
-    history: [],      // {role, content} turns sent with every request
+    history: [],      // {role, content} turns sent with every request; a user turn
+                      // with attachments has content parts (see messageParts)
     controller: null, // AbortController of the stream in progress
   };
 
@@ -105,10 +110,16 @@
     }
   }
 
-  function addUserMessage(text) {
+  function addUserMessage(text, files) {
     const el = document.createElement("div");
     el.className = "msg user";
-    el.textContent = text;
+    if (files.length) {
+      const list = document.createElement("div");
+      list.className = "attached";
+      files.forEach((a) => list.appendChild(chipElement(a, null)));
+      el.appendChild(list);
+    }
+    el.appendChild(document.createTextNode(text));
     ui.messages.appendChild(el);
     scrollToEnd(true);
   }
@@ -173,10 +184,10 @@
     ui.stop.hidden = !busy;
   }
 
-  async function send(text) {
+  async function send(text, files) {
     const history = state.history; // "New chat" may replace it mid-stream
-    history.push({ role: "user", content: text });
-    addUserMessage(text);
+    history.push({ role: "user", content: messageParts(text, files) });
+    addUserMessage(text, files);
     const view = addAssistantMessage();
     const controller = new AbortController();
     const meter = new RateMeter();
@@ -235,22 +246,29 @@
         history.push({ role: "assistant", content: view.answer() });
       } else {
         history.pop();
+        // Give a refused message back to the composer, so the user can
+        // drop the attachment the server would not take and send again.
+        attachments.restore(files);
+        if (!ui.prompt.value) {
+          ui.prompt.value = text;
+        }
       }
     } finally {
       state.controller = null;
       setBusy(false);
-      ui.stats.textContent = meter.text();
+      ui.stats.textContent = meter.first ? meter.text() : ""; // no token came: nothing to time
     }
   }
 
   ui.form.addEventListener("submit", (e) => {
     e.preventDefault();
     const text = ui.prompt.value.trim();
-    if (!text || state.controller) {
+    if ((!text && !attachments.items.length) || state.controller) {
       return;
     }
     ui.prompt.value = "";
-    send(text);
+    showError("");
+    send(text, attachments.take());
   });
   ui.prompt.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
