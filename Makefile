@@ -25,13 +25,15 @@ test:
 # worker is mid-input (go.dev/issue/75804, fixed in Go 1.27); a count has no
 # deadline to race, so a failure here is always a real finding.
 FUZZ_N ?= 4000x
-FUZZ_HTTP := FuzzChatRequest FuzzMessagesRequest FuzzCompletionsRequest FuzzResponsesRequest FuzzTokenizeRequest FuzzThinkSplitter FuzzChatContentNeverControl
+FUZZ_API := FuzzChatRequest FuzzMessagesRequest FuzzCompletionsRequest FuzzResponsesRequest FuzzTokenizeRequest FuzzThinkSplitter FuzzChatContentNeverControl
 fuzz-short:
-	for f in $(FUZZ_HTTP); do $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZ_N) ./http/ || exit 1; done
+	for f in $(FUZZ_API); do $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZ_N) ./api/ || exit 1; done
 	for f in FuzzStreamDecoder FuzzContentNeverControl; do $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZ_N) ./tokenizer/ || exit 1; done
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHybridConfig$$' -fuzztime $(FUZZ_N) ./model/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseVisionConfig$$' -fuzztime $(FUZZ_N) ./model/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_N) ./imageprep/
+	$(GO) test -run '^$$' -fuzz '^FuzzResolveData$$' -fuzztime $(FUZZ_N) ./mediaurl/
+	$(GO) test -run '^$$' -fuzz '^FuzzExtract$$' -fuzztime $(FUZZ_N) ./pdfdoc/
 
 # A standard, bounded `splash bench` sweep against a Splash server started with
 # the embedded demo model (MODEL=DIR for another); results in bench/results/.
@@ -79,7 +81,7 @@ fmt:
 .PHONY: soak
 soak:
 	$(GO) test -count=1 -run '^TestSoak$$' -v ./cmd/splash/
-	$(GO) test -run '^$$' -bench 'Health|StreamOverhead' -benchtime 1s ./http/
+	$(GO) test -run '^$$' -bench 'Health|StreamOverhead' -benchtime 1s ./api/
 
 # The splash-demo models trained from GOROOT (a Qwen3.5 hybrid target and a
 # Qwen3 draft, with their tokenizer; README "Training the demo model") into

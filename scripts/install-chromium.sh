@@ -1,5 +1,5 @@
 #!/bin/sh
-# Installs Debian's chromium so the headless web chat test in http/webui_test.go
+# Installs Debian's chromium so the headless web chat test in api/webui_test.go
 # can run. Exits 0 when /usr/bin/chromium is already there; exits non-zero,
 # with a message, when it cannot be installed (no apt-get or no root), and the
 # test then skips visibly.

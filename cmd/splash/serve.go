@@ -17,10 +17,10 @@ import (
 	"github.com/peterbourgon/ff/v4"
 
 	"github.com/splash-inference/splash/actors"
+	"github.com/splash-inference/splash/api"
+	"github.com/splash-inference/splash/api/actorengine"
+	"github.com/splash-inference/splash/api/textmodel"
 	"github.com/splash-inference/splash/engine"
-	api "github.com/splash-inference/splash/http"
-	"github.com/splash-inference/splash/http/actorengine"
-	"github.com/splash-inference/splash/http/textmodel"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
 )

@@ -22,7 +22,7 @@ import (
 // reasoning_tokens, which the engine adapter counts, is checked on the way.
 
 // minimalBudget is the thinking budget of reasoning_effort "minimal"
-// (http/reasoning.go).
+// (api/reasoning.go).
 const minimalBudget = 256
 
 // thinkingTemplateModel writes the tiny Qwen3 test model with its chat

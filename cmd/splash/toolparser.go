@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	api "github.com/splash-inference/splash/http"
-	"github.com/splash-inference/splash/http/textmodel"
+	"github.com/splash-inference/splash/api"
+	"github.com/splash-inference/splash/api/textmodel"
 	"github.com/splash-inference/splash/tokenizer/chat"
 )
 
