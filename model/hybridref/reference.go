@@ -291,34 +291,7 @@ func forward(cfg *model.Config, w Weights, tokens []int32, images []Image, kv me
 	y, p := cfg.Hybrid, cfg.Hybrid.TextPrefix
 	hsz, eps := cfg.HiddenSize, cfg.RMSNormEps
 	n := len(tokens)
-	lin := func(name string, x []float64, out int) []float64 {
-		W, in := w[name], len(x)
-		o := make([]float64, out)
-		for r := range o {
-			for i, xi := range x {
-				o[r] += W[r*in+i] * xi
-			}
-		}
-		return o
-	}
-	// rmsNorm scales x/sqrt(mean(x²)+eps) by g, or by 1+g when centred
-	// (Qwen3NextRMSNorm); the Gated DeltaNet's norm is not centred.
-	rmsNorm := func(x, g []float64, centred bool) []float64 {
-		var ss float64
-		for _, v := range x {
-			ss += v * v
-		}
-		inv := 1 / math.Sqrt(ss/float64(len(x))+eps)
-		o := make([]float64, len(x))
-		for i := range x {
-			s := g[i]
-			if centred {
-				s++
-			}
-			o[i] = x[i] * inv * s
-		}
-		return o
-	}
+	lin, rmsNorm := refLinearOf(w), refNormOf(eps)
 	sigmoid := func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
 	xs := make([][]float64, n)
 	feats = make([][]float64, n)
@@ -381,6 +354,41 @@ func forward(cfg *model.Config, w Weights, tokens []int32, images []Image, kv me
 		logits[t] = lin(head, rmsNorm(xs[t], w[p+"norm.weight"], true), cfg.VocabSize)
 	}
 	return logits, feats
+}
+
+// refLinearOf multiplies by the named weight matrix of w (no bias).
+func refLinearOf(w Weights) refLinear {
+	return func(name string, x []float64, out int) []float64 {
+		W, in := w[name], len(x)
+		o := make([]float64, out)
+		for r := range o {
+			for i, xi := range x {
+				o[r] += W[r*in+i] * xi
+			}
+		}
+		return o
+	}
+}
+
+// refNormOf scales x/sqrt(mean(x²)+eps) by g, or by 1+g when centred
+// (Qwen3NextRMSNorm); the Gated DeltaNet's norm is not centred.
+func refNormOf(eps float64) refNorm {
+	return func(x, g []float64, centred bool) []float64 {
+		var ss float64
+		for _, v := range x {
+			ss += v * v
+		}
+		inv := 1 / math.Sqrt(ss/float64(len(x))+eps)
+		o := make([]float64, len(x))
+		for i := range x {
+			s := g[i]
+			if centred {
+				s++
+			}
+			o[i] = x[i] * inv * s
+		}
+		return o
+	}
 }
 
 // captureLayer appends layer l's outputs xs to feats when layers holds l,

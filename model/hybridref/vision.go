@@ -98,9 +98,7 @@ func refLayerNorm(x, w, b []float64, dim int) []float64 {
 // pixel values (gridH·gridW, PatchDim) and grid_thw (1, gridH, gridW);
 // gridH·gridW/merge² rows of out_hidden_size.
 func Vision(c *model.VisionConfig, w Weights, prefix string, pixels []float32, gridH, gridW int) []float64 {
-	h, heads, m := c.HiddenSize, c.NumHeads, c.SpatialMergeSize
-	hd := h / heads
-	n := gridH * gridW
+	h := c.HiddenSize
 	px := make([]float64, len(pixels))
 	for i, v := range pixels {
 		px[i] = float64(v)
@@ -108,9 +106,29 @@ func Vision(c *model.VisionConfig, w Weights, prefix string, pixels []float32, g
 	// Qwen3VLVisionPatchEmbed: Conv3d with stride = kernel over each patch
 	// viewed as (C, T, P, P): one dot product per output channel.
 	x := refAffine(px, w[prefix+"patch_embed.proj.weight"], w[prefix+"patch_embed.proj.bias"], c.PatchDim(), h)
+	refAddPosEmbed(c, w[prefix+"pos_embed.weight"], x, gridH, gridW)
+	angles := refVisionAngles(c, gridH, gridW)
+	for blk := range c.Depth {
+		refVisionBlock(c, w, prefix+"blocks."+strconv.Itoa(blk)+".", x, angles)
+	}
+	// Qwen3VLVisionPatchMerger(use_postshuffle_norm=False): norm, then
+	// view(-1, hidden·m²), fc1, nn.GELU() (exact), fc2.
+	p := prefix + "merger."
+	nx := refLayerNorm(x, w[p+"norm.weight"], w[p+"norm.bias"], h)
+	merged := h * c.SpatialMergeSize * c.SpatialMergeSize
+	f1 := refAffine(nx, w[p+"linear_fc1.weight"], w[p+"linear_fc1.bias"], merged, merged)
+	for i := range f1 {
+		f1[i] = 0.5 * f1[i] * (1 + math.Erf(f1[i]/math.Sqrt2))
+	}
+	return refAffine(f1, w[p+"linear_fc2.weight"], w[p+"linear_fc2.bias"], merged, c.OutHiddenSize)
+}
 
-	// fast_pos_embed_interpolate: for the row-major grid, bilinear weights
-	// of the four corners at linspace(0, side−1, n) …
+// refAddPosEmbed adds fast_pos_embed_interpolate's position embeddings to
+// the patches x, which come in merge-block order.
+func refAddPosEmbed(c *model.VisionConfig, pe, x []float64, gridH, gridW int) {
+	h, m := c.HiddenSize, c.SpatialMergeSize
+	// For the row-major grid, bilinear weights of the four corners at
+	// linspace(0, side−1, n) …
 	side := int(math.Sqrt(float64(c.NumPositionEmbeddings)))
 	lin := func(steps int) []float64 {
 		v := make([]float64, steps)
@@ -122,8 +140,7 @@ func Vision(c *model.VisionConfig, w Weights, prefix string, pixels []float32, g
 		return v
 	}
 	hIdx, wIdx := lin(gridH), lin(gridW)
-	pe := w[prefix+"pos_embed.weight"]
-	grid := make([]float64, n*h) // row-major (i, j)
+	grid := make([]float64, gridH*gridW*h) // row-major (i, j)
 	for i := range gridH {
 		for j := range gridW {
 			hf, wf := math.Floor(hIdx[i]), math.Floor(wIdx[j])
@@ -156,15 +173,19 @@ func Vision(c *model.VisionConfig, w Weights, prefix string, pixels []float32, g
 			}
 		}
 	}
+}
 
-	// rot_pos_emb: per patch (row, col) in the same block order; the table
-	// is outer(arange, inv_freq) of Qwen3VLVisionRotaryEmbedding(hd/2).
+// refVisionAngles is rot_pos_emb: per patch (row, col) in merge-block
+// order, cat(freqs, freqs) of the table outer(arange, inv_freq) of
+// Qwen3VLVisionRotaryEmbedding(head_dim/2).
+func refVisionAngles(c *model.VisionConfig, gridH, gridW int) [][]float64 {
+	hd, m := c.HiddenSize/c.NumHeads, c.SpatialMergeSize
 	dim := hd / 2
 	invFreq := make([]float64, dim/2)
 	for j := range invFreq {
 		invFreq[j] = 1 / math.Pow(10000, float64(2*j)/float64(dim))
 	}
-	angles := make([][]float64, 0, n) // (n, hd): cat(freqs, freqs)
+	angles := make([][]float64, 0, gridH*gridW) // (n, hd)
 	for a := range gridH / m {
 		for b := range gridW / m {
 			for cc := range m {
@@ -182,6 +203,14 @@ func Vision(c *model.VisionConfig, w Weights, prefix string, pixels []float32, g
 			}
 		}
 	}
+	return angles
+}
+
+// refVisionBlock is one Qwen3VLVisionBlock over x in place: pre-norm
+// full attention with 2-D rotary, then a pre-norm GELU MLP.
+func refVisionBlock(c *model.VisionConfig, w Weights, p string, x []float64, angles [][]float64) {
+	h, heads := c.HiddenSize, c.NumHeads
+	hd, n := h/heads, len(angles)
 	rotate := func(v []float64, ang []float64) { // q·cos + rotate_half(q)·sin
 		r := make([]float64, hd)
 		for i := range hd {
@@ -195,54 +224,40 @@ func Vision(c *model.VisionConfig, w Weights, prefix string, pixels []float32, g
 		}
 		copy(v, r)
 	}
-
 	gelu := func(v float64) float64 {
 		if c.HiddenAct == model.ActGELU {
 			return 0.5 * v * (1 + math.Erf(v/math.Sqrt2))
 		}
 		return 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
 	}
-	for blk := range c.Depth {
-		p := prefix + "blocks." + strconv.Itoa(blk) + "."
-		nx := refLayerNorm(x, w[p+"norm1.weight"], w[p+"norm1.bias"], h)
-		qkv := refAffine(nx, w[p+"attn.qkv.weight"], w[p+"attn.qkv.bias"], h, 3*h)
-		// reshape(n, 3, heads, hd): q, k, v per head
-		head := func(r, which, hh int) []float64 {
-			return qkv[r*3*h+which*h+hh*hd:][:hd]
+	nx := refLayerNorm(x, w[p+"norm1.weight"], w[p+"norm1.bias"], h)
+	qkv := refAffine(nx, w[p+"attn.qkv.weight"], w[p+"attn.qkv.bias"], h, 3*h)
+	// reshape(n, 3, heads, hd): q, k, v per head
+	head := func(r, which, hh int) []float64 {
+		return qkv[r*3*h+which*h+hh*hd:][:hd]
+	}
+	att := make([]float64, n*h)
+	for hh := range heads {
+		for r := range n {
+			rotate(head(r, 0, hh), angles[r])
+			rotate(head(r, 1, hh), angles[r])
 		}
-		att := make([]float64, n*h)
-		for hh := range heads {
-			for r := range n {
-				rotate(head(r, 0, hh), angles[r])
-				rotate(head(r, 1, hh), angles[r])
-			}
-			for i := range n {
-				attend(att[i*h+hh*hd:][:hd], head(i, 0, hh), n,
-					func(j int) []float64 { return head(j, 1, hh) }, func(j int) []float64 { return head(j, 2, hh) })
-			}
-		}
-		pr := refAffine(att, w[p+"attn.proj.weight"], w[p+"attn.proj.bias"], h, h)
-		for i := range x {
-			x[i] += pr[i]
-		}
-		nx = refLayerNorm(x, w[p+"norm2.weight"], w[p+"norm2.bias"], h)
-		f1 := refAffine(nx, w[p+"mlp.linear_fc1.weight"], w[p+"mlp.linear_fc1.bias"], h, c.IntermediateSize)
-		for i := range f1 {
-			f1[i] = gelu(f1[i])
-		}
-		f2 := refAffine(f1, w[p+"mlp.linear_fc2.weight"], w[p+"mlp.linear_fc2.bias"], c.IntermediateSize, h)
-		for i := range x {
-			x[i] += f2[i]
+		for i := range n {
+			attend(att[i*h+hh*hd:][:hd], head(i, 0, hh), n,
+				func(j int) []float64 { return head(j, 1, hh) }, func(j int) []float64 { return head(j, 2, hh) })
 		}
 	}
-	// Qwen3VLVisionPatchMerger(use_postshuffle_norm=False): norm, then
-	// view(-1, hidden·m²), fc1, nn.GELU() (exact), fc2.
-	p := prefix + "merger."
-	nx := refLayerNorm(x, w[p+"norm.weight"], w[p+"norm.bias"], h)
-	merged := h * m * m
-	f1 := refAffine(nx, w[p+"linear_fc1.weight"], w[p+"linear_fc1.bias"], merged, merged)
+	pr := refAffine(att, w[p+"attn.proj.weight"], w[p+"attn.proj.bias"], h, h)
+	for i := range x {
+		x[i] += pr[i]
+	}
+	nx = refLayerNorm(x, w[p+"norm2.weight"], w[p+"norm2.bias"], h)
+	f1 := refAffine(nx, w[p+"mlp.linear_fc1.weight"], w[p+"mlp.linear_fc1.bias"], h, c.IntermediateSize)
 	for i := range f1 {
-		f1[i] = 0.5 * f1[i] * (1 + math.Erf(f1[i]/math.Sqrt2))
+		f1[i] = gelu(f1[i])
 	}
-	return refAffine(f1, w[p+"linear_fc2.weight"], w[p+"linear_fc2.bias"], merged, c.OutHiddenSize)
+	f2 := refAffine(f1, w[p+"mlp.linear_fc2.weight"], w[p+"mlp.linear_fc2.bias"], c.IntermediateSize, h)
+	for i := range x {
+		x[i] += f2[i]
+	}
 }
