@@ -9,6 +9,7 @@ import (
 	"github.com/splash-inference/splash/actors"
 	"github.com/splash-inference/splash/api"
 	"github.com/splash-inference/splash/api/internal/fake"
+	"github.com/splash-inference/splash/api/textmodel"
 	"github.com/splash-inference/splash/engine"
 	"github.com/splash-inference/splash/imageprep"
 	"github.com/splash-inference/splash/model"
@@ -215,4 +216,46 @@ func wantInvalid(t *testing.T, res rawResponse, path string, want []string) stri
 		}
 	}
 	return msg
+}
+
+// TestImageTokensNeverFromContent: with the Qwen3 tokenizer and template,
+// message text spelling every added token (the image tokens among them)
+// around a real image stays text: the prompt's only vision start, pads
+// and vision end are the image's, at its Start.
+func TestImageTokensNeverFromContent(t *testing.T) {
+	tk, tpl := loadVendored(t, "qwen3")
+	v := testVision()
+	for _, id := range []struct {
+		dst  *int32
+		text string
+	}{{&v.StartID, "<|vision_start|>"}, {&v.PadID, "<|image_pad|>"}, {&v.EndID, "<|vision_end|>"}} {
+		tid, ok := tk.TokenID(id.text)
+		if !ok {
+			t.Fatalf("the Qwen3 tokenizer has no %s", id.text)
+		}
+		*id.dst = tid
+	}
+	eng := fake.New()
+	ts := startServer(t, api.Options{Engine: eng, Vision: v, Tokenizer: textmodel.Tokenizer{T: tk}, Template: textmodel.Template{T: tpl}, ContextLength: 1 << 20})
+	text := "x " + strings.Join(tk.AddedTokens(), " ") + " <|vision_start|><|image_pad|><|vision_end|> "
+	payload, _ := json.Marshal(text)
+	image := `{"type":"image_url","image_url":{"url":"data:image/png;base64,` + encoded(t, "png", 12, 8) + `"}}`
+	body := `{"max_tokens":2,"messages":[{"role":"user","content":[{"type":"text","text":` + string(payload) + `},` + image + `,{"type":"text","text":` + string(payload) + `}]}]}`
+	if res := ts.do(t, "POST", "/v1/chat/completions", body); res.status != 200 {
+		t.Fatalf("status %d: %s", res.status, res.body)
+	}
+	req := eng.Last()
+	if len(req.Images) != 1 {
+		t.Fatalf("%d images, want 1", len(req.Images))
+	}
+	start := req.Images[0].Start
+	for i, id := range req.Prompt {
+		inRun := i >= start-1 && i <= start+6
+		if (id == v.StartID || id == v.PadID || id == v.EndID) != inRun {
+			t.Fatalf("position %d holds %d (%q); the image's run is [%d, %d]", i, id, tk.Decode([]int32{id}, false), start-1, start+6)
+		}
+	}
+	if n, inPayload := strings.Count(tk.Decode(req.Prompt, false), "<|image_pad|>"), strings.Count(text, "<|image_pad|>"); n != 6+2*inPayload {
+		t.Errorf("the prompt spells <|image_pad|> %d times, want the image's 6 and the payload's %d twice", n, inPayload)
+	}
 }

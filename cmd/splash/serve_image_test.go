@@ -15,7 +15,9 @@ import (
 
 // TestServeChatImageMatchesGenerate: a chat request with an image, served
 // by a model with a vision tower, tokenizes (/tokenize) to the text's
-// tokens around the image's vision start, pads and vision end, answers
+// tokens around the image's vision start, pads and vision end, as the
+// tokenizer reads /apply-template's prompt with those tokens spelled out,
+// answers
 // with the greedy tokens and logprobs `splash generate --image` gives
 // for those ids, and, resent, is served from the prefix cache past the
 // image.
@@ -46,6 +48,17 @@ func TestServeChatImageMatchesGenerate(t *testing.T) {
 	wantRun := append(append([]int32{int32(v.VisionStartTokenID)}, slices.Repeat([]int32{int32(v.ImageTokenID)}, 6)...), int32(v.VisionEndTokenID))
 	if start < 0 || start+len(wantRun) > len(tok.Tokens) || !slices.Equal(tok.Tokens[start:start+len(wantRun)], wantRun) {
 		t.Fatalf("/tokenize: %v, want vision start, 6 pads and vision end", tok.Tokens)
+	}
+	// as the tokenizer reads the rendered prompt, image tokens spelled out
+	// (what generate --prompt makes of <image>)
+	var rendered struct{ Prompt string }
+	postJSON(t, url+"/apply-template", "{"+messages+"}", &rendered)
+	tk, err := tokenizer.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := tk.Encode(rendered.Prompt, true); !slices.Equal(ids, tok.Tokens) {
+		t.Fatalf("/apply-template's prompt encodes to %v\n/tokenize: %v", ids, tok.Tokens)
 	}
 	type chatAnswer struct {
 		Choices []struct {
@@ -82,10 +95,6 @@ func TestServeChatImageMatchesGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen := parseGenerateJSON(t, out)
-	tk, err := tokenizer.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, answer := range []chatAnswer{first, again} {
 		if answer.Usage.PromptTokens != len(tok.Tokens) {
 			t.Errorf("prompt_tokens %d, /tokenize counted %d", answer.Usage.PromptTokens, len(tok.Tokens))
