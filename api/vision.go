@@ -46,12 +46,19 @@ type requestMedia struct {
 	vision *Vision
 	marker string // the nonce-bearing prefix of every marker
 	images []promptImage
+	// tokens counts the images' tokens, which the context length bounds:
+	// so it also bounds the memory a request's patches take.
+	tokens, contextLength int
 }
 
 // newRequestMedia starts a request's attachments, after the images of
 // an earlier conversation it continues (a stored response's).
 func (s *Server) newRequestMedia(earlier []promptImage) *requestMedia {
-	return &requestMedia{mediaReader: s.media, vision: s.opts.Vision, marker: s.imageMarker, images: earlier}
+	m := &requestMedia{mediaReader: s.media, vision: s.opts.Vision, marker: s.imageMarker, images: earlier, contextLength: s.opts.ContextLength}
+	for i := range earlier {
+		m.tokens += earlier[i].tokens(m.vision.Processor.MergeSize)
+	}
+	return m
 }
 
 // newImageMarker is a server's marker prefix: random, never in a request.
@@ -94,8 +101,13 @@ func (m *requestMedia) image(param, url, mediaType, b64 string) (string, error) 
 	if err == nil {
 		var patches imageprep.Patches
 		if patches, err = p.Patches(img); err == nil {
-			m.images = append(m.images, promptImage{patches: patches,
-				hash: engine.HashPatches(patches.Data, patches.GridT, patches.GridH, patches.GridW)})
+			im := promptImage{patches: patches}
+			if m.tokens += im.tokens(p.MergeSize); m.tokens >= m.contextLength {
+				return "", invalidf(param, "%s: the images so far take %d tokens, which leaves no room in the context length of %d tokens (--max-image-pixels makes each smaller)",
+					param, m.tokens, m.contextLength)
+			}
+			im.hash = engine.HashPatches(patches.Data, patches.GridT, patches.GridH, patches.GridW)
+			m.images = append(m.images, im)
 			return m.markerFor(len(m.images) - 1), nil
 		}
 	}

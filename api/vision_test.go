@@ -164,7 +164,7 @@ func TestImagesInStoredResponses(t *testing.T) {
 // cannot be read gets a 400 in the dialect's shape naming the part and
 // why, and the server goes on serving.
 func TestVisionImageErrors(t *testing.T) {
-	ts := startServer(t, api.Options{Vision: testVision(), MaxImagePixels: 100 * 100, MaxMediaBytes: 4096})
+	ts := startServer(t, api.Options{Vision: testVision(), MaxImagePixels: 100 * 100, MaxMediaBytes: 4096, ContextLength: 600})
 	png := encoded(t, "png", 12, 8)
 	chat := func(url string) string {
 		return `{"max_tokens":2,"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"` + url + `"}}]}]}`
@@ -183,6 +183,7 @@ func TestVisionImageErrors(t *testing.T) {
 		{"not base64", "/v1/chat/completions", chat("data:image/png;base64,@@@"), []string{"messages[0].content[1]"}},
 		{"remote", "/v1/chat/completions", chat("https://example.com/cat.png"), []string{"--allow-remote-media"}},
 		{"no url", "/v1/chat/completions", chat(""), []string{"no URL or data"}},
+		{"images beyond the context", "/v1/chat/completions", chat("data:image/png;base64," + encoded(t, "png", 100, 100)), []string{"625 tokens", "context length of 600"}},
 		{"responses", "/v1/responses", `{"input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,aGVsbG8="}]}]}`, []string{"input[0].content[0]"}},
 		{"anthropic bad data", "/v1/messages", messages(`{"type":"base64","media_type":"image/png","data":"aGVsbG8="}`), []string{"messages[0].content[0]"}},
 		{"anthropic source type", "/v1/messages", messages(`{"type":"file"}`), []string{`"file"`}},
