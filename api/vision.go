@@ -148,9 +148,9 @@ func (s *Server) splitImages(rp RenderedPrompt, media *requestMedia) (prompt, er
 		if at < 0 {
 			break
 		}
-		end := strings.Index(rest[at:], "|>")
-		i, err := strconv.Atoi(rest[at+len(media.marker) : at+max(end, 0)])
-		if end < 0 || err != nil || i < 0 || i >= len(media.images) {
+		num, _, closed := strings.Cut(rest[at+len(media.marker):], "|>")
+		i, err := strconv.Atoi(num)
+		if !closed || err != nil || i < 0 || i >= len(media.images) {
 			return prompt{}, fmt.Errorf("api: the rendered prompt has a malformed image marker at byte %d", restStart+at)
 		}
 		s.appendPiece(&p, &text, rp, restStart, restStart+at)
@@ -165,7 +165,7 @@ func (s *Server) splitImages(rp RenderedPrompt, media *requestMedia) (prompt, er
 		}
 		p.ids = append(p.ids, v.EndID)
 		text.WriteString(startText + strings.Repeat(padText, n) + endText)
-		skip := at + end + len("|>")
+		skip := at + len(media.marker) + len(num) + len("|>")
 		rest, restStart = rest[skip:], restStart+skip
 	}
 	s.appendPiece(&p, &text, rp, restStart, len(rp.Text))
