@@ -51,7 +51,7 @@ var chatRoles = map[string]bool{"system": true, "developer": true, "user": true,
 
 // conversation validates the messages and converts them for the template,
 // reading attached documents with media.
-func conversation(msgs []chatMessageIn, media *mediaReader) ([]ChatMessage, error) {
+func conversation(msgs []chatMessageIn, media *requestMedia) ([]ChatMessage, error) {
 	if len(msgs) == 0 {
 		return nil, invalidf("messages", "messages must not be empty")
 	}
@@ -99,7 +99,8 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	if err := s.checkModel(r.Model); err != nil {
 		return nil, err
 	}
-	msgs, err := conversation(r.Messages, s.media)
+	media := s.newRequestMedia(nil)
+	msgs, err := conversation(r.Messages, media)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +136,7 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	if r.ToolChoice != nil && r.ToolChoice.Mode == "none" {
 		tools = nil // the model is not told about tools it may not call
 	}
-	p, err := s.renderChat(ChatRenderRequest{Messages: msgs, Tools: rawList(tools), AddGenerationPrompt: true, EnableThinking: think.enabled})
+	p, err := s.renderChat(ChatRenderRequest{Messages: msgs, Tools: rawList(tools), AddGenerationPrompt: true, EnableThinking: think.enabled}, media)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +148,7 @@ func (s *Server) planChat(r *chatRequest) (*chatPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	gen.Prompt, gen.MaxTokens, gen.StopTokens, gen.IgnoreEOS = p.ids, maxTokens, r.StopTokenIDs, r.IgnoreEOS
+	gen.Prompt, gen.Images, gen.MaxTokens, gen.StopTokens, gen.IgnoreEOS = p.ids, p.images, maxTokens, r.StopTokenIDs, r.IgnoreEOS
 	gen.Logprobs, gen.ThinkingBudget, gen.Grammar, gen.ToolGrammar = r.Logprobs || gen.TopLogprobs > 0, think.budget, g, toolG
 	gen.ParallelToolCalls = r.ParallelToolCalls == nil || *r.ParallelToolCalls
 	return &chatPlan{prompt: p, includeUsage: r.StreamOptions != nil && r.StreamOptions.IncludeUsage, tools: len(tools) > 0, gen: gen}, nil

@@ -88,9 +88,10 @@ func stringOrArray[E any](b []byte, one func(string) E, badArray func(error) err
 
 // textContent is OpenAI message content: a string, null, or an array of
 // parts: text ({"type":"text","text":...}; Responses uses input_text and
-// output_text) and documents (Chat Completions "file", Responses
-// "input_file"), whose text read joins the text's (see read); images are
-// refused here, other part types too.
+// output_text), documents (Chat Completions "file", Responses
+// "input_file"), whose text read joins the text's, and images (image_url,
+// input_image), read in their places (see read); other part types are
+// refused.
 type textContent struct {
 	parts []contentPart
 }
@@ -130,20 +131,28 @@ func (p contentPart) document() documentInput {
 	return d
 }
 
-// read is the content's text, each document read in its place; param
-// names the content in errors.
-func (c textContent) read(m *mediaReader, param string) (string, error) {
+// read is the content's text, each document read in its place and each
+// image's marker in its place; param names the content in errors.
+func (c textContent) read(m *requestMedia, param string) (string, error) {
 	var j contentJoiner
 	for i, p := range c.parts {
-		if p.Type != "file" && p.Type != "input_file" {
+		partParam := fmt.Sprintf("%s[%d]", param, i)
+		switch p.Type {
+		case "file", "input_file":
+			text, err := m.documentText(partParam, p.document())
+			if err != nil {
+				return "", err
+			}
+			j.block(text)
+		case "image_url", "input_image":
+			marker, err := m.image(partParam, p.imageURL(), "", "")
+			if err != nil {
+				return "", err
+			}
+			j.image(marker)
+		default:
 			j.text(p.Text)
-			continue
 		}
-		text, err := m.documentText(fmt.Sprintf("%s[%d]", param, i), p.document())
-		if err != nil {
-			return "", err
-		}
-		j.block(text)
 	}
 	return j.content, nil
 }
@@ -172,9 +181,7 @@ func (c *textContent) UnmarshalJSON(b []byte) error {
 	}
 	for _, p := range parts {
 		switch p.Type {
-		case "text", "input_text", "output_text", "file", "input_file":
-		case "image_url", "input_image":
-			return inspectImage("content", p.imageURL())
+		case "text", "input_text", "output_text", "file", "input_file", "image_url", "input_image":
 		default:
 			return invalidf("content", "content part type %q is not supported (text, file and image only)", p.Type)
 		}

@@ -87,8 +87,14 @@
 // own; so /tokenize and /apply-template show what inference sees. Data
 // comes inline (base64, data: URLs) or, with Options.AllowRemoteMedia,
 // from public http(s) URLs (mediaurl). A document that cannot be read is
-// a 400 naming its part (messages[i].content[j]). The served models are
-// text-only: image parts are refused at decoding (images.go).
+// a 400 naming its part (messages[i].content[j]). Images (image_url,
+// input_image, Anthropic image blocks, also in tool results) go to a model
+// with a vision tower (Options.Vision; vision.go): decoded within the
+// caps, prepared by its processor, and left in the message as a marker
+// holding the server's random nonce, which the rendered prompt's
+// tokenization turns into vision start, one pad per image token and
+// vision end, as special ids: content that spells those tokens stays
+// text. A text-only model refuses images with a 400 naming it (images.go).
 //
 // # Streaming and cancellation
 //

@@ -19,10 +19,10 @@ import (
 const DefaultMaxImagePixels = 4 << 20
 
 // imageInput is an image content part (OpenAI image_url, Responses
-// input_image, Anthropic image block). The served models are text-only, so
-// every image is refused; the error still says whether the image would
-// also break the server's pixel cap, measured from the image's own header,
-// so a client learns both limits from one request.
+// input_image, Anthropic image block) sent to a text-only model, which
+// refuses it; the error still says whether the image would also break the
+// server's pixel cap, measured from the image's own header, so a client
+// learns both limits from one request.
 type imageInput struct {
 	param         string
 	width, height int    // 0 when the size could not be read
@@ -145,12 +145,16 @@ type imageSource struct {
 	URL       string `json:"url"`
 }
 
-func (s imageSource) inspect(param string) *imageInput {
+// read reads the image as m does, returning its marker.
+func (s imageSource) read(m *requestMedia, param string) (string, error) {
 	switch s.Type {
 	case "base64":
-		return inspectImageData(param, s.MediaType, s.Data)
+		return m.image(param, "", s.MediaType, s.Data)
 	case "url":
-		return inspectImage(param, s.URL)
+		return m.image(param, s.URL, "", "")
 	}
-	return &imageInput{param: param, unreadable: fmt.Sprintf("image source type %q is not base64 or url", s.Type)}
+	if m.vision == nil {
+		return "", &imageInput{param: param, unreadable: fmt.Sprintf("image source type %q is not base64 or url", s.Type)}
+	}
+	return "", invalidf(param, "%s: image source type %s is not base64 or url", param, quote(s.Type))
 }

@@ -78,19 +78,7 @@ func TestImageInputs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res := ts.do(t, "POST", tc.path, tc.body)
-			if res.status != 400 {
-				t.Fatalf("status %d, want 400: %s", res.status, res.body)
-			}
-			typ, msg, _ := errorShape(t, tc.path, res.body)
-			if typ != "invalid_request_error" {
-				t.Errorf("type %q", typ)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(msg, w) {
-					t.Errorf("message %q lacks %q", msg, w)
-				}
-			}
+			msg := wantInvalid(t, ts.do(t, "POST", tc.path, tc.body), tc.path, tc.want)
 			if overCap := strings.Contains(tc.want[0], "×"); strings.Contains(msg, "--max-image-pixels") != overCap {
 				t.Errorf("message %q: pixel cap named when it should not be (or the reverse)", msg)
 			}

@@ -33,12 +33,16 @@ type mediaReader struct {
 	ownPDF bool // the reader started pdf and closes it
 	limits pdfdoc.Limits
 	urls   *mediaurl.Resolver
+	// maxPixels caps an image's width × height after decoding (larger
+	// ones are resized down): --max-image-pixels.
+	maxPixels int
 }
 
 func newMediaReader(base context.Context, o Options) *mediaReader {
 	m := &mediaReader{base: base, pdf: o.PDFReader,
-		limits: pdfdoc.Limits{MaxBytes: o.MaxMediaBytes, MaxPages: o.MaxPDFPages},
-		urls:   mediaurl.New(mediaurl.Options{AllowRemote: o.AllowRemoteMedia, MaxBytes: o.MaxMediaBytes}),
+		limits:    pdfdoc.Limits{MaxBytes: o.MaxMediaBytes, MaxPages: o.MaxPDFPages},
+		urls:      mediaurl.New(mediaurl.Options{AllowRemote: o.AllowRemoteMedia, MaxBytes: o.MaxMediaBytes}),
+		maxPixels: o.MaxImagePixels,
 	}
 	if m.pdf == nil {
 		m.pdf, m.ownPDF = pdfdoc.New(pdfdoc.Options{}), true
@@ -166,6 +170,13 @@ func (j *contentJoiner) text(s string) {
 		return
 	}
 	j.content += s
+}
+
+// image puts an image's marker where its part sits, as the chat templates
+// put its tokens: nothing added on either side.
+func (j *contentJoiner) image(marker string) {
+	j.content += marker
+	j.afterBlock = false
 }
 
 func (j *contentJoiner) block(s string) {

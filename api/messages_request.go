@@ -84,6 +84,27 @@ func (c anthropicContent) text(param string) (string, error) {
 	return s, nil
 }
 
+// toolResult joins a tool_result's text and image blocks (a tool may
+// return a screenshot), each image's marker in its place.
+func (c anthropicContent) toolResult(media *requestMedia, param string) (string, error) {
+	var j contentJoiner
+	for k, b := range c {
+		switch b.Type {
+		case "text":
+			j.text(b.Text)
+		case "image":
+			marker, err := b.Source.read(media, fmt.Sprintf("%s[%d]", param, k))
+			if err != nil {
+				return "", err
+			}
+			j.image(marker)
+		default:
+			return "", invalidf(param, "%s: block type %q is not supported here (text and image only)", param, b.Type)
+		}
+	}
+	return j.content, nil
+}
+
 // openAIToolCall is an assistant tool call in the OpenAI shape the
 // template receives.
 type openAIToolCall struct {
@@ -100,7 +121,7 @@ type openAIFunction struct {
 // anthropicConversation converts system + messages for the template,
 // reading document blocks with media; a user turn's tool_result blocks
 // become "tool" messages.
-func anthropicConversation(system anthropicContent, msgs []anthropicMessage, media *mediaReader) ([]ChatMessage, error) {
+func anthropicConversation(system anthropicContent, msgs []anthropicMessage, media *requestMedia) ([]ChatMessage, error) {
 	if len(msgs) == 0 {
 		return nil, invalidf("messages", "messages must not be empty")
 	}
@@ -153,9 +174,13 @@ func anthropicConversation(system anthropicContent, msgs []anthropicMessage, med
 				}
 				msg.ToolCalls = append(msg.ToolCalls, call)
 			case "image":
-				return nil, b.Source.inspect("messages")
+				marker, err := b.Source.read(media, fmt.Sprintf("messages[%d].content[%d]", i, j))
+				if err != nil {
+					return nil, err
+				}
+				content.image(marker)
 			case "tool_result":
-				result, err := b.Content.text("messages")
+				result, err := b.Content.toolResult(media, fmt.Sprintf("messages[%d].content[%d].content", i, j))
 				if err != nil {
 					return nil, err
 				}
@@ -223,7 +248,8 @@ func (s *Server) renderMessages(r *messagesRequest, think reasoning) (prompt, er
 	if err := s.checkModel(r.Model); err != nil {
 		return prompt{}, err
 	}
-	msgs, err := anthropicConversation(r.System, r.Messages, s.media)
+	media := s.newRequestMedia(nil)
+	msgs, err := anthropicConversation(r.System, r.Messages, media)
 	if err != nil {
 		return prompt{}, err
 	}
@@ -234,7 +260,7 @@ func (s *Server) renderMessages(r *messagesRequest, think reasoning) (prompt, er
 	if r.ToolChoice != nil && r.ToolChoice.Type == "none" {
 		tools = nil // the model is not told about tools it may not call
 	}
-	return s.renderChat(ChatRenderRequest{Messages: msgs, Tools: tools, AddGenerationPrompt: true, EnableThinking: think.enabled})
+	return s.renderChat(ChatRenderRequest{Messages: msgs, Tools: tools, AddGenerationPrompt: true, EnableThinking: think.enabled}, media)
 }
 
 // planMessages validates a Messages request and builds the engine request.
@@ -281,7 +307,7 @@ func (s *Server) planMessages(r *messagesRequest) (*messagesPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	gen.Prompt, gen.MaxTokens, gen.ThinkingBudget, gen.ToolGrammar = p.ids, maxTokens, think.budget, toolG
+	gen.Prompt, gen.Images, gen.MaxTokens, gen.ThinkingBudget, gen.ToolGrammar = p.ids, p.images, maxTokens, think.budget, toolG
 	gen.ParallelToolCalls = r.ToolChoice == nil || !r.ToolChoice.DisableParallelToolUse
 	return &messagesPlan{prompt: p, tools: len(r.Tools) > 0 && (choice == nil || choice.Mode != "none"), gen: gen}, nil
 }

@@ -48,10 +48,14 @@ type Options struct {
 	// does not parse): a request that offers tools, unless tool_choice is
 	// "none", is then a 400 rather than a silent answer without calls.
 	NoToolCalls bool
-	// MaxImagePixels caps one input image's width × height. The served
-	// models are text-only, so images are refused either way; the cap makes
-	// the refusal say when an image is also too large. Default
-	// DefaultMaxImagePixels.
+	// Vision is the served model's vision tower, nil for a text-only
+	// model: then every image is refused with a 400 naming the model.
+	Vision *Vision
+	// MaxImagePixels caps one input image's width × height: a larger image
+	// is resized down to it (keeping its aspect ratio), one whose header
+	// declares over four times as many is refused before decoding. A
+	// text-only model's refusal says when an image is also over the cap.
+	// Default DefaultMaxImagePixels.
 	MaxImagePixels int
 	// AllowRemoteMedia lets image and file parts name http(s) URLs, which
 	// the server then fetches: within MaxMediaBytes and a deadline, from

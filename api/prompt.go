@@ -1,12 +1,18 @@
 package api
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/splash-inference/splash/engine"
+)
 
 // prompt is a rendered, tokenized request prompt.
 type prompt struct {
 	ids     []int32
 	text    string
 	content []Span // the bytes of text that came from the request
+	// images are the prompt's images, where their pad tokens are in ids.
+	images []engine.Image
 	// startsInThink is true when the rendered prompt already opened a
 	// <think> block, so the model's first output is reasoning.
 	startsInThink bool
@@ -16,18 +22,21 @@ type prompt struct {
 // parsing control tokens only in the template's own text: a message, tool
 // result or system prompt that spells <|im_end|> or <think> cannot end its
 // turn or fake the model's reasoning. The template emits any BOS token
-// itself, so none is added here.
-func (s *Server) renderChat(r ChatRenderRequest) (prompt, error) {
+// itself, so none is added here. The images media read for the
+// conversation take their markers' places (splitImages).
+func (s *Server) renderChat(r ChatRenderRequest, media *requestMedia) (prompt, error) {
 	rp, err := s.opts.Template.Render(r)
 	if err != nil {
 		return prompt{}, invalidf("messages", "rendering the chat template failed: %v", err)
 	}
-	return prompt{
-		ids:           s.opts.Tokenizer.EncodePrompt(rp),
-		text:          rp.Text,
-		content:       rp.Content,
-		startsInThink: strings.HasSuffix(strings.TrimRight(rp.Text, " \t\r\n"), thinkOpen),
-	}, nil
+	p := prompt{ids: s.opts.Tokenizer.EncodePrompt(rp), text: rp.Text, content: rp.Content}
+	if len(media.images) > 0 {
+		if p, err = s.splitImages(rp, media); err != nil {
+			return prompt{}, err
+		}
+	}
+	p.startsInThink = strings.HasSuffix(strings.TrimRight(rp.Text, " \t\r\n"), thinkOpen)
+	return p, nil
 }
 
 // maxTokens resolves a request's completion-token cap against the context:

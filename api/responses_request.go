@@ -77,7 +77,7 @@ type reasoningPart struct {
 // responsesConversation converts input items to chat messages, reading
 // attached documents with media. A reasoning item is attached to the
 // assistant message after it.
-func responsesConversation(items responsesInput, media *mediaReader) ([]ChatMessage, error) {
+func responsesConversation(items responsesInput, media *requestMedia) ([]ChatMessage, error) {
 	var out []ChatMessage
 	pendingReasoning := ""
 	for i, it := range items {
@@ -134,6 +134,7 @@ type responsesPlan struct {
 	gen     *actors.Request
 	prompt  prompt
 	history []ChatMessage // the conversation without instructions, for the store
+	images  []promptImage // the images history's markers stand for
 	req     *responsesRequest
 	effort  string
 	tools   offeredTools
@@ -149,18 +150,21 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 	if err := s.checkModel(r.Model); err != nil {
 		return nil, err
 	}
-	msgs, err := responsesConversation(r.Input, s.media)
-	if err != nil {
-		return nil, err
-	}
+	var prev storedResponse
 	if r.PreviousResponseID != "" {
-		prev, ok := s.store.get(r.PreviousResponseID)
-		if !ok {
+		var ok bool
+		if prev, ok = s.store.get(r.PreviousResponseID); !ok {
 			return nil, &apiError{kind: kindInvalidRequest, param: "previous_response_id", code: "previous_response_not_found",
 				message: "previous response with id " + quote(r.PreviousResponseID) + " not found (it may have been evicted)"}
 		}
-		msgs = slices.Concat(prev.history, msgs)
 	}
+	// the stored history's image markers number its images: new ones follow
+	media := s.newRequestMedia(slices.Clip(prev.images))
+	msgs, err := responsesConversation(r.Input, media)
+	if err != nil {
+		return nil, err
+	}
+	msgs = slices.Concat(prev.history, msgs)
 	if len(msgs) == 0 {
 		return nil, invalidf("input", "input must not be empty")
 	}
@@ -209,7 +213,7 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 	if r.Instructions != "" {
 		rendered = slices.Concat([]ChatMessage{{Role: "system", Content: r.Instructions}}, msgs)
 	}
-	p, err := s.renderChat(ChatRenderRequest{Messages: rendered, Tools: rawList(offered), AddGenerationPrompt: true, EnableThinking: think.enabled})
+	p, err := s.renderChat(ChatRenderRequest{Messages: rendered, Tools: rawList(offered), AddGenerationPrompt: true, EnableThinking: think.enabled}, media)
 	if err != nil {
 		return nil, err
 	}
@@ -217,9 +221,9 @@ func (s *Server) planResponses(r *responsesRequest) (*responsesPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	gen.Prompt, gen.MaxTokens, gen.ThinkingBudget, gen.Grammar, gen.ToolGrammar = p.ids, maxTokens, think.budget, g, toolG
+	gen.Prompt, gen.Images, gen.MaxTokens, gen.ThinkingBudget, gen.Grammar, gen.ToolGrammar = p.ids, p.images, maxTokens, think.budget, g, toolG
 	gen.Logprobs = gen.TopLogprobs > 0 || slices.Contains(r.Include, "message.output_text.logprobs")
 	gen.ParallelToolCalls = r.ParallelToolCalls == nil || *r.ParallelToolCalls
-	return &responsesPlan{prompt: p, history: msgs, req: r, effort: effort, tools: tools, choice: choice, parseCalls: len(offered) > 0,
+	return &responsesPlan{prompt: p, history: msgs, images: media.images, req: r, effort: effort, tools: tools, choice: choice, parseCalls: len(offered) > 0,
 		gen: gen}, nil
 }

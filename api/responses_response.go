@@ -205,7 +205,7 @@ func (s *Server) newResponsesStream(p *responsesPlan) *responsesStream {
 			}
 		}
 		history := append(p.history[:len(p.history):len(p.history)], turn)
-		s.store.put(obj.ID, storedResponse{object: obj, history: history})
+		s.store.put(obj.ID, storedResponse{object: obj, history: history, images: p.images})
 	}
 	return rs
 }

@@ -10,6 +10,7 @@ import (
 type storedResponse struct {
 	object  responseObject
 	history []ChatMessage // the whole conversation including this answer
+	images  []promptImage // the images history's markers stand for
 }
 
 // responseStore is a bounded in-memory store: beyond its capacity the

@@ -28,7 +28,10 @@ type Server struct {
 	created int64 // start time, reported as the model's "created"
 
 	grammars *grammars    // compiles request schemas, cached
-	media    *mediaReader // reads attached documents
+	media    *mediaReader // reads attached documents and images
+	// imageMarker starts the text that stands for an image in a rendered
+	// prompt until it is tokenized (requestMedia).
+	imageMarker string
 
 	ready    atomic.Bool  // set by SetReady once the model is loaded and warm
 	inFlight atomic.Int64 // sequences (a request's n choices) admitted and not yet finished
@@ -73,6 +76,7 @@ func New(opts Options) (*Server, error) {
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.grammars = newGrammars(s.base)
 	s.media = newMediaReader(s.base, opts)
+	s.imageMarker = newImageMarker()
 	s.http = &fasthttp.Server{
 		Handler:               s.guard(s.routes().Handler),
 		ErrorHandler:          s.transportError,

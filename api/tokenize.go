@@ -21,18 +21,19 @@ type templateRequest struct {
 
 // renderRequest validates the conversation and its reasoning switches.
 // enable_thinking (top level or in chat_template_kwargs) overrides
-// reasoning_effort.
-func (s *Server) renderRequest(r *templateRequest) (ChatRenderRequest, error) {
+// reasoning_effort. The conversation's attachments come with it.
+func (s *Server) renderRequest(r *templateRequest) (ChatRenderRequest, *requestMedia, error) {
 	if err := s.checkModel(r.Model); err != nil {
-		return ChatRenderRequest{}, err
+		return ChatRenderRequest{}, nil, err
 	}
-	msgs, err := conversation(r.Messages, s.media)
+	media := s.newRequestMedia(nil)
+	msgs, err := conversation(r.Messages, media)
 	if err != nil {
-		return ChatRenderRequest{}, err
+		return ChatRenderRequest{}, nil, err
 	}
 	think, err := parseEffort("reasoning_effort", r.ReasoningEffort)
 	if err != nil {
-		return ChatRenderRequest{}, err
+		return ChatRenderRequest{}, nil, err
 	}
 	for _, on := range []*bool{r.EnableThinking, r.ChatTemplateKwargs.EnableThinking} {
 		if on != nil {
@@ -40,7 +41,7 @@ func (s *Server) renderRequest(r *templateRequest) (ChatRenderRequest, error) {
 		}
 	}
 	return ChatRenderRequest{Messages: msgs, Tools: rawList(r.Tools), EnableThinking: think.enabled,
-		AddGenerationPrompt: r.AddGenerationPrompt == nil || *r.AddGenerationPrompt}, nil
+		AddGenerationPrompt: r.AddGenerationPrompt == nil || *r.AddGenerationPrompt}, media, nil
 }
 
 // tokenizeRequest is a POST /tokenize body: text (as "text", "content" or
@@ -93,11 +94,11 @@ func (s *Server) tokenize(r *tokenizeRequest) ([]int32, error) {
 	if text != nil {
 		return orEmpty(s.opts.Tokenizer.Encode(*text, r.AddSpecialTokens == nil || *r.AddSpecialTokens)), nil
 	}
-	rr, err := s.renderRequest(&r.templateRequest)
+	rr, media, err := s.renderRequest(&r.templateRequest)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.renderChat(rr)
+	p, err := s.renderChat(rr, media)
 	if err != nil {
 		return nil, err
 	}
@@ -160,12 +161,12 @@ func (s *Server) handleApplyTemplate(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, dialectOpenAI, err)
 		return
 	}
-	rr, err := s.renderRequest(&req.templateRequest)
+	rr, media, err := s.renderRequest(&req.templateRequest)
 	if err != nil {
 		writeError(ctx, dialectOpenAI, err)
 		return
 	}
-	p, err := s.renderChat(rr)
+	p, err := s.renderChat(rr, media)
 	if err != nil {
 		writeError(ctx, dialectOpenAI, err)
 		return

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/splash-inference/splash/api"
 	"github.com/splash-inference/splash/metal"
 	"github.com/splash-inference/splash/model"
 	"github.com/splash-inference/splash/model/testmodel"
@@ -44,6 +45,7 @@ type loadedModel struct {
 	dflash   *model.DFlashConfig // set when draft is a DFlash draft
 	tok      *tokenizer.Tokenizer
 	tpl      *chat.Template
+	vision   *api.Vision // the frontend's view of the vision tower; nil for a text-only model
 	close    func() error
 	identity string // the weights' identity for the prefix cache's disk tier (model.Identity)
 }
@@ -165,10 +167,14 @@ func loadModelDir(dir string) (*loadedModel, error) {
 	if err == nil {
 		id, err = model.Identity(dir)
 	}
+	var vision *api.Vision
+	if err == nil {
+		vision, err = apiVision(src)
+	}
 	if err != nil {
 		src.Close()
 		return nil, err
 	}
 	return &loadedModel{name: src.Name, cfg: src.Config, tensors: src.Tensors, draftCfg: src.DraftConfig, draft: src.Draft, dflash: src.DFlash,
-		tok: tok, tpl: tpl, close: src.Close, identity: id}, nil
+		tok: tok, tpl: tpl, vision: vision, close: src.Close, identity: id}, nil
 }

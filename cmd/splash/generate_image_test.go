@@ -50,7 +50,13 @@ const tinyVLPreprocessor = `{"patch_size": 2, "temporal_patch_size": 2, "merge_s
 // config and the Qwen3 tokenizer, and returns its weights.
 func writeTinyVL(t *testing.T, dir string) hybridref.Weights {
 	t.Helper()
-	cfg := hybridref.TinyVL(true)
+	return writeVLCheckpoint(t, dir, hybridref.TinyVL(true))
+}
+
+// writeVLCheckpoint writes a random checkpoint of cfg, a TinyVL-shaped
+// model, with TinyVL's processor config and the Qwen3 tokenizer.
+func writeVLCheckpoint(t *testing.T, dir string, cfg *model.Config) hybridref.Weights {
+	t.Helper()
 	w, err := hybridref.WriteCheckpoint(dir, cfg, cfg.Architecture, metal.F32, 13)
 	if err != nil {
 		t.Fatal(err)

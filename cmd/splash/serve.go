@@ -115,7 +115,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.stateSnapshots, 0, "state-snapshots", 16, "hybrid models: snapshots of a sequence's linear-layer state kept for prefix hits, one per 512 prompt tokens cached (each a running sequence's state memory; 0: no prefix hits)")
 	fs.IntVar(&f.maxWaiting, 0, "max-waiting", 256, "sequences (a request with n choices is n) queued beyond --max-running before new requests get 429")
 	fs.StringVar(&f.maxBody, 0, "max-body", "8M", "largest request body (413 beyond it)")
-	fs.IntVar(&f.maxImagePixels, 0, "max-image-pixels", api.DefaultMaxImagePixels, "largest input image, width × height in pixels (the served models are text-only: images are refused either way, this says when one is also too large)")
+	fs.IntVar(&f.maxImagePixels, 0, "max-image-pixels", api.DefaultMaxImagePixels, "largest input image, width × height in pixels: a larger one is resized down to it, one declaring over four times as many is refused before decoding (a text-only model refuses every image)")
 	fs.BoolVar(&f.remoteMedia, 0, "allow-remote-media", "fetch http(s) URLs in image and file parts (public addresses only, within --max-media-bytes and 15 s); off, they get a 400")
 	fs.StringVar(&f.maxMediaBytes, 0, "max-media-bytes", "32M", "largest attached image or document, inline or fetched (400 beyond it; inline data also counts against --max-body)")
 	fs.IntVar(&f.maxPDFPages, 0, "max-pdf-pages", api.DefaultMaxPDFPages, "most pages of an attached PDF (400 beyond it)")
@@ -552,7 +552,7 @@ func newAPIServer(s *stdio, f *serveFlags, m *loadedModel, eng *actors.Engine, p
 	return api.New(api.Options{NoToolCalls: noTools, Engine: frontEngine, Tokenizer: textmodel.Tokenizer{T: m.tok},
 		Template: textmodel.Template{T: m.tpl}, ModelID: m.name, ContextLength: p.context, APIKey: f.apiKey,
 		AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, MaxConnections: f.maxConns, MaxConnectionsPerIP: f.maxConnsPerIP, NoWebUI: f.noWebUI, MaxRunning: f.maxRunning, MaxWaiting: f.maxWaiting, MaxBodyBytes: int(maxBody),
-		MaxImagePixels: f.maxImagePixels, AllowRemoteMedia: f.remoteMedia, MaxMediaBytes: int(maxMedia), MaxPDFPages: f.maxPDFPages})
+		Vision: m.vision, MaxImagePixels: f.maxImagePixels, AllowRemoteMedia: f.remoteMedia, MaxMediaBytes: int(maxMedia), MaxPDFPages: f.maxPDFPages})
 }
 
 // serveUntilDone listens, warms the engine up, prints the Ready line

@@ -6,8 +6,31 @@ import (
 	"github.com/splash-inference/splash/api"
 )
 
-// BOS is the id of the fake tokenizer's only special token.
+// BOS is the id of the fake tokenizer's beginning-of-sequence token.
 const BOS = 256
+
+// VisionStart, ImagePad and VisionEnd are its image tokens (never
+// produced by Encode: the frontend places them as ids).
+const (
+	VisionStart = 257 + iota
+	ImagePad
+	VisionEnd
+)
+
+// specialText is the text Decode gives a special token, "" for others.
+func specialText(id int32) string {
+	switch id {
+	case BOS:
+		return "<s>"
+	case VisionStart:
+		return "<|vision_start|>"
+	case ImagePad:
+		return "<|image_pad|>"
+	case VisionEnd:
+		return "<|vision_end|>"
+	}
+	return ""
+}
 
 // Tokenizer is byte-level: every byte is one token.
 type Tokenizer struct{}
@@ -30,8 +53,8 @@ func (Tokenizer) Encode(text string, addSpecial bool) []int32 {
 // tokenizer has no control tokens to keep out of content.
 func (t Tokenizer) EncodePrompt(p api.RenderedPrompt) []int32 { return t.Encode(p.Text, false) }
 
-// Decode turns byte tokens back into text; BOS is "<s>" unless skipped and
-// unknown ids become U+FFFD.
+// Decode turns byte tokens back into text; the special tokens are their
+// text unless skipped (BOS is "<s>"), and unknown ids become U+FFFD.
 func (Tokenizer) Decode(ids []int32, skipSpecial bool) string {
 	var b strings.Builder
 	var raw []byte
@@ -40,9 +63,9 @@ func (Tokenizer) Decode(ids []int32, skipSpecial bool) string {
 		case id >= 0 && id < 256:
 			raw = append(raw, byte(id))
 			continue
-		case id == BOS && skipSpecial:
-		case id == BOS:
-			raw = append(raw, "<s>"...)
+		case specialText(id) != "" && skipSpecial:
+		case specialText(id) != "":
+			raw = append(raw, specialText(id)...)
 		default:
 			raw = append(raw, "\uFFFD"...)
 		}
