@@ -5,6 +5,10 @@ import (
 	"image/color"
 )
 
+// FromImage converts an image already in memory (a rendered PDF page) to
+// RGB as Decode converts a decoded one: transparency over white.
+func FromImage(m image.Image) *RGB { return toRGB(m) }
+
 // toRGB converts a decoded image to RGB, compositing any transparency over
 // white as transformers' convert_to_rgb does (Image.alpha_composite over a
 // white RGBA background, then convert("RGB")).
