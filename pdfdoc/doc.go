@@ -23,7 +23,8 @@
 // are flagged LowText: scans and figures only a vision model can read;
 // with Limits.RenderPixels set, they are also rendered to images within
 // that many pixels. Document.PromptText lays the pages out for a prompt,
-// each under a "[file.pdf, page N]" marker. Documents read are kept by
+// each under a "[file.pdf, page N]" marker (PromptWithImages puts the text
+// standing for a rendered page after its marker). Documents read are kept by
 // content (Options.CacheBytes), so one an agent resends with every turn
 // of its conversation is read once.
 package pdfdoc

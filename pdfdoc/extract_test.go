@@ -255,12 +255,29 @@ func TestRenderSize(t *testing.T) {
 
 func TestPromptText(t *testing.T) {
 	doc := &Document{Pages: []Page{pg(1, "First page.\nSecond line.\n", false), pg(2, "", true), pg(3, "Last.\n", true)}}
-	want := "[a.pdf, page 1]\nFirst page.\nSecond line.\n\n[a.pdf, page 2: no text]\n\n[a.pdf, page 3]\nLast.\n"
-	if got := doc.PromptText("a.pdf"); got != want {
-		t.Errorf("PromptText = %q, want %q", got, want)
+	tests := []struct {
+		name   string
+		doc    *Document
+		file   string
+		images []string
+		want   string
+	}{
+		{"text", doc, "a.pdf", nil, "[a.pdf, page 1]\nFirst page.\nSecond line.\n\n[a.pdf, page 2: no text]\n\n[a.pdf, page 3]\nLast.\n"},
+		{"without a name", &Document{Pages: []Page{pg(1, "x\n", true)}}, "\n", nil, "[document, page 1]\nx\n"},
+		{"images after their markers", doc, "a.pdf", []string{"", "<img2>", "<img3>"},
+			"[a.pdf, page 1]\nFirst page.\nSecond line.\n\n[a.pdf, page 2]\n<img2>\n\n[a.pdf, page 3]\n<img3>\nLast.\n"},
+		{"fewer images than pages", doc, "a.pdf", []string{"", "<img2>"},
+			"[a.pdf, page 1]\nFirst page.\nSecond line.\n\n[a.pdf, page 2]\n<img2>\n\n[a.pdf, page 3]\nLast.\n"},
 	}
-	if got := (&Document{Pages: []Page{pg(1, "x\n", true)}}).PromptText("\n"); got != "[document, page 1]\nx\n" {
-		t.Errorf("PromptText without a name = %q", got)
+	for _, tt := range tests {
+		if got := tt.doc.PromptWithImages(tt.file, tt.images); got != tt.want {
+			t.Errorf("%s: PromptWithImages = %q, want %q", tt.name, got, tt.want)
+		}
+		if tt.images == nil {
+			if got := tt.doc.PromptText(tt.file); got != tt.want {
+				t.Errorf("%s: PromptText = %q, want %q", tt.name, got, tt.want)
+			}
+		}
 	}
 }
 
