@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/splash-inference/splash/imageprep"
 	"github.com/splash-inference/splash/mediaurl"
 	"github.com/splash-inference/splash/pdfdoc"
 )
@@ -44,6 +45,11 @@ func newMediaReader(base context.Context, o Options) *mediaReader {
 		urls:      mediaurl.New(mediaurl.Options{AllowRemote: o.AllowRemoteMedia, MaxBytes: o.MaxMediaBytes}),
 		maxPixels: o.MaxImagePixels,
 	}
+	if o.Vision != nil {
+		// Scanned pages are rendered for the tower, within the pixel cap
+		// an image of theirs would be resized to.
+		m.limits.RenderPixels = imagePixels(o.MaxImagePixels, o.Vision)
+	}
 	if m.pdf == nil {
 		m.pdf, m.ownPDF = pdfdoc.New(pdfdoc.Options{}), true
 	}
@@ -58,9 +64,10 @@ func (m *mediaReader) close() error {
 }
 
 // documentText is a document as the prompt shows it: a PDF page by page
-// under "[name, page N]" markers, a text document under "[name]". param
-// names the document in errors.
-func (m *mediaReader) documentText(param string, d documentInput) (string, error) {
+// under "[name, page N]" markers, a text document under "[name]". On a
+// model with a vision tower, a PDF page with little or no text (a scan)
+// follows its marker as an image too. param names the document in errors.
+func (m *requestMedia) documentText(param string, d documentInput) (string, error) {
 	if d.fileID != "" {
 		return "", invalidf(param, "%s: file_id %s: this server keeps no uploaded files; send the file inline (file_data)", param, quote(d.fileID))
 	}
@@ -78,7 +85,11 @@ func (m *mediaReader) documentText(param string, d documentInput) (string, error
 		if err != nil {
 			return "", documentError(param, err)
 		}
-		b.WriteString(doc.PromptText(orName(d.name, "document.pdf")))
+		text, err := m.pdfText(param, doc, orName(d.name, "document.pdf"))
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(text)
 	case strings.HasPrefix(mediaType, "text/"):
 		if !utf8.Valid(data) {
 			return "", invalidf(param, "%s: the text document is not valid UTF-8", param)
@@ -90,6 +101,26 @@ func (m *mediaReader) documentText(param string, d documentInput) (string, error
 		return "", invalidf(param, "%s: the file (%s) is not a PDF or a text document", param, orName(mediaType, "of unknown type"))
 	}
 	return b.String(), nil
+}
+
+// pdfText is a read PDF's prompt text, with each page rendered for the
+// tower (a scan) prepared as an image and placed after its page marker.
+func (m *requestMedia) pdfText(param string, doc *pdfdoc.Document, name string) (string, error) {
+	if m.vision == nil {
+		return doc.PromptText(name), nil
+	}
+	images := make([]string, len(doc.Pages))
+	for i, p := range doc.Pages {
+		if p.Image == nil {
+			continue
+		}
+		marker, err := m.addImage(fmt.Sprintf("%s (page %d)", param, p.Number), imageprep.FromImage(p.Image))
+		if err != nil {
+			return "", err
+		}
+		images[i] = marker
+	}
+	return doc.PromptWithImages(name, images), nil
 }
 
 // documentBytes gets a document's bytes and media type, decoding or

@@ -95,24 +95,35 @@ func (m *requestMedia) image(param, url, mediaType, b64 string) (string, error) 
 	if err != nil {
 		return "", mediaError(param, err)
 	}
-	p := m.vision.Processor
 	img, err := imageprep.Decode(media.Data, imageprep.Limits{MaxBytes: m.urls.MaxBytes(),
-		MaxDecodePixels: decodePixels(m.maxPixels), MaxPixels: min(m.maxPixels, p.MaxPixels)})
-	if err == nil {
-		var patches imageprep.Patches
-		if patches, err = p.Patches(img); err == nil {
-			im := promptImage{patches: patches}
-			if m.tokens += im.tokens(p.MergeSize); m.tokens >= m.contextLength {
-				return "", invalidf(param, "%s: the images so far take %d tokens, which leaves no room in the context length of %d tokens (--max-image-pixels makes each smaller)",
-					param, m.tokens, m.contextLength)
-			}
-			im.hash = engine.HashPatches(patches.Data, patches.GridT, patches.GridH, patches.GridW)
-			m.images = append(m.images, im)
-			return m.markerFor(len(m.images) - 1), nil
-		}
+		MaxDecodePixels: decodePixels(m.maxPixels), MaxPixels: imagePixels(m.maxPixels, m.vision)})
+	if err != nil {
+		return "", imageError(param, err)
 	}
-	return "", imageError(param, err)
+	return m.addImage(param, img)
 }
+
+// addImage prepares a decoded image for the tower, counts its tokens
+// against the context length and returns its marker.
+func (m *requestMedia) addImage(param string, img *imageprep.RGB) (string, error) {
+	p := m.vision.Processor
+	patches, err := p.Patches(img)
+	if err != nil {
+		return "", imageError(param, err)
+	}
+	im := promptImage{patches: patches}
+	if m.tokens += im.tokens(p.MergeSize); m.tokens >= m.contextLength {
+		return "", invalidf(param, "%s: the images so far take %d tokens, which leaves no room in the context length of %d tokens (--max-image-pixels makes each smaller)",
+			param, m.tokens, m.contextLength)
+	}
+	im.hash = engine.HashPatches(patches.Data, patches.GridT, patches.GridH, patches.GridW)
+	m.images = append(m.images, im)
+	return m.markerFor(len(m.images) - 1), nil
+}
+
+// imagePixels is the most pixels an image keeps before the processor
+// prepares it: the server's cap, or the processor's own if lower.
+func imagePixels(maxPixels int, v *Vision) int { return min(maxPixels, v.Processor.MaxPixels) }
 
 // decodePixels is the header check before decoding: an image may declare
 // four times the pixel cap (a 5K screenshot under the default cap), as it

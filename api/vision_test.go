@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 
@@ -114,30 +113,7 @@ func TestImagesReachTheModel(t *testing.T) {
 			if text := (fake.Tokenizer{}).Decode(req.Prompt, false); !strings.Contains(text, tt.want) {
 				t.Errorf("prompt %q does not hold %q", text, tt.want)
 			}
-			switch tt.path {
-			case "/v1/chat/completions": // the template endpoints show and count what inference got
-				var at struct{ Prompt string }
-				res := ts.do(t, "POST", "/apply-template", tt.body)
-				json.Unmarshal([]byte(res.body), &at)
-				if want := (fake.Tokenizer{}).Decode(req.Prompt, false); res.status != 200 || at.Prompt != want {
-					t.Errorf("/apply-template: %d %q, want the prompt inference got", res.status, at.Prompt)
-				}
-				var tok struct{ Tokens []int32 }
-				res = ts.do(t, "POST", "/tokenize", tt.body)
-				json.Unmarshal([]byte(res.body), &tok)
-				if res.status != 200 || !slices.Equal(tok.Tokens, req.Prompt) {
-					t.Errorf("/tokenize: %d %s, want the prompt inference got", res.status, res.body)
-				}
-			case "/v1/messages":
-				var counted struct {
-					InputTokens int `json:"input_tokens"`
-				}
-				res := ts.do(t, "POST", "/v1/messages/count_tokens", tt.body)
-				json.Unmarshal([]byte(res.body), &counted)
-				if res.status != 200 || counted.InputTokens != len(req.Prompt) {
-					t.Errorf("count_tokens: %d %s, want %d", res.status, res.body, len(req.Prompt))
-				}
-			}
+			checkCounted(t, ts, tt.path, tt.body, req.Prompt)
 		})
 	}
 }
