@@ -103,3 +103,13 @@ func checkCounted(t *testing.T, ts *testServer, path, body string, prompt []int3
 		}
 	}
 }
+
+// TestScannedPDFPageBeyondContext: a scanned page's image counts against
+// the context length as any image does, a 400 naming the page beyond it.
+func TestScannedPDFPageBeyondContext(t *testing.T) {
+	pdf := base64.StdEncoding.EncodeToString(pdftest.Pages("Revenue grew by nine percent.", ""))
+	ts := startServer(t, api.Options{Vision: testVision(), MaxImagePixels: 100 * 100, ContextLength: 600, PDFReader: api.TestPDFReader()})
+	body := chatWithFile(chatFile("data:application/pdf;base64,"+pdf, "scan.pdf"))
+	wantInvalid(t, ts.do(t, "POST", "/v1/chat/completions", body), "/v1/chat/completions",
+		[]string{"messages[0].content[1] (page 2)", "616 tokens", "context length of 600"})
+}
