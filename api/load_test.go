@@ -17,10 +17,13 @@ import (
 	"github.com/splash-inference/splash/api/internal/fake"
 )
 
-// waitFor polls cond for up to two seconds.
+// waitFor polls cond until it holds. The ten seconds are a hang guard,
+// not a speed check: a loaded 2-core CI machine took over two to count a
+// refused connection (TestConnectionCapsRefuse), and a passing wait ends
+// as soon as cond holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
