@@ -164,7 +164,7 @@ func TestStalledReaderIsCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ... and reads nothing. (Producing megabytes takes a while on a loaded
-	// machine, hence a hang guard longer than waitFor's.)
+	// machine, hence a hang guard of its own.)
 	for guard := time.Now().Add(10 * time.Second); eng.Cancelled() != 1; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(guard) {
 			t.Fatal("the stalled stream was never cut")
