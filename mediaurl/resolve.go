@@ -176,9 +176,11 @@ func (r *Resolver) fetch(ctx context.Context, rawURL string) (Media, error) {
 	return Media{MediaType: mediaType, Data: data}, nil
 }
 
-// fetchError classifies a failed fetch: the address policy, the deadline,
-// or the network.
+// fetchError classifies a failed fetch: the address policy, the deadline
+// (the request's context or one of the transport's own timeouts, which are
+// the same length and may fire first), or the network.
 func (r *Resolver) fetchError(ctx context.Context, err error) error {
+	var netErr net.Error
 	switch {
 	case errors.Is(err, ErrAddress):
 		var addrErr *addressError
@@ -186,7 +188,7 @@ func (r *Resolver) fetchError(ctx context.Context, err error) error {
 			return addrErr
 		}
 		return ErrAddress
-	case ctx.Err() != nil:
+	case ctx.Err() != nil, errors.As(err, &netErr) && netErr.Timeout():
 		return fmt.Errorf("%w (limit %s)", ErrTimeout, r.opts.Timeout)
 	}
 	return fmt.Errorf("%w: %v", ErrFetch, err)
