@@ -27,12 +27,13 @@ func TestDemoPackageFor(t *testing.T) {
 		spec string
 		want string
 	}{
-		{"auto prefers dflash", both, "auto", demoDFlashPackage},
+		{"auto prefers the draft model's package", both, "auto", demoPackage},
 		{"dflash", both, "dflash", demoDFlashPackage},
 		{"draft", both, "draft", demoPackage},
 		{"ngram", both, "ngram", demoPackage},
 		{"off", both, "off", demoPackage},
 		{"auto without dflash", draftOnly, "auto", demoPackage},
+		{"auto without a draft package", dflashOnly, "auto", demoDFlashPackage},
 		{"draft without a draft package", dflashOnly, "draft", demoDFlashPackage},
 		{"random demo", none, "auto", ""},
 	} {
