@@ -30,10 +30,9 @@ const (
 // the DFlash one for dflash, else the one with the draft model;
 // whichever exists when only one does, "" when none does. auto takes the
 // draft model's package, where it runs the better of the draft model and
-// n-gram lookup: with the embedded DFlash draft (mean accepted length
-// 1.03 served) auto was 0.7x of off at 16 requests in flight, with the
-// draft package 1.07x (README, "Training the demo model"). Revisit when a
-// DFlash draft that is accepted more often is embedded.
+// n-gram lookup: the embedded DFlash draft is accepted too rarely to pay
+// for its block passes in a batch (README, "Training the demo model", has
+// the measurements). Revisit when a better DFlash draft is embedded.
 func demoPackageFor(fsys fs.FS, spec string) string {
 	has := func(dir string) bool {
 		_, err := fs.Stat(fsys, dir+"/"+model.ManifestName+".gz")
