@@ -327,6 +327,11 @@ func (g *generation) run(ctx context.Context, prompt []int32) error {
 // as llama-cli prints its own; with --json, in the object too.
 func (g *generation) finish(clock generateClock, stream *tokenizer.StreamDecoder) error {
 	timings := clock.timings()
+	if g.f.spec != "off" {
+		if timings.Speculation = summarize(g.trace); timings.Speculation != nil {
+			timings.DecodeSteps = timings.Speculation.Steps
+		}
+	}
 	var err error
 	if g.f.asJSON {
 		out := map[string]any{"tokens": g.out, "timings": timings}

@@ -85,7 +85,7 @@ func (g *generation) runEngine(ctx context.Context, prompt []int32, sm *specMode
 	}
 	defer eng.Close()
 	req := actors.GenerateRequest{Prompt: prompt, Sampling: g.params, MaxTokens: g.f.maxTokens,
-		PromptLogprobs: g.f.echo && g.f.logprobs >= 0, SpecTrace: g.f.specTrace}
+		PromptLogprobs: g.f.echo && g.f.logprobs >= 0, SpecTrace: g.f.specTrace || g.f.spec != "off"}
 	if !g.f.ignoreEOS {
 		req.StopTokens = g.eos()
 	}

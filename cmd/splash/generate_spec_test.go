@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,6 +22,15 @@ type specTraceJSON struct {
 		Proposed []int32 `json:"proposed"`
 		Accepted int     `json:"accepted"`
 	} `json:"spec_trace"`
+	Timings struct {
+		DecodeSteps int `json:"decode_steps"`
+		Speculation *struct {
+			Steps              int     `json:"steps"`
+			Proposed           int     `json:"proposed"`
+			Accepted           int     `json:"accepted"`
+			MeanAcceptedLength float64 `json:"mean_accepted_length"`
+		} `json:"speculation"`
+	} `json:"timings"`
 }
 
 // TestGenerateSpecTrace: for every --spec mode, generate --json
@@ -32,7 +42,9 @@ type specTraceJSON struct {
 // target chose otherwise); together the steps give every generated token
 // after the first (which the prompt's pass gives). Sampled (--temperature
 // 1), the trace holds the same way (rejection sampling never emits the
-// rejected proposal), the tokens being the sample's.
+// rejected proposal), the tokens being the sample's. The timings'
+// speculation summary (steps, proposed, accepted, mean accepted length)
+// agrees with the trace, and is absent with --spec off.
 func TestGenerateSpecTrace(t *testing.T) {
 	src := t.TempDir()
 	spec := testmodel.Tiny("qwen3")
@@ -121,6 +133,21 @@ func TestGenerateSpecTrace(t *testing.T) {
 				t.Fatalf("the steps give %d tokens (%d by the last), the output %d: %+v", covered, last.Accepted+1, maxTokens, res.SpecTrace)
 			}
 			t.Logf("%d steps, %d proposed", len(res.SpecTrace), proposed)
+			accepted := covered - 1 - len(res.SpecTrace)
+			sum := res.Timings.Speculation
+			if plain.Timings.Speculation != nil || plain.Timings.DecodeSteps != maxTokens-1 {
+				t.Fatalf("--spec off's timings: %+v", plain.Timings)
+			}
+			if tc.mode == "off" {
+				if sum != nil {
+					t.Fatalf("--spec off summarised speculation: %+v", sum)
+				}
+				return
+			}
+			if sum == nil || sum.Steps != len(res.SpecTrace) || res.Timings.DecodeSteps != sum.Steps || sum.Proposed != proposed || sum.Accepted != accepted ||
+				math.Abs(sum.MeanAcceptedLength-float64(covered-1)/float64(len(res.SpecTrace))) > 1e-9 {
+				t.Fatalf("timings %+v (speculation %+v), want %d steps, %d proposed, %d accepted", res.Timings, sum, len(res.SpecTrace), proposed, accepted)
+			}
 			if (proposed > 0) != tc.speculates {
 				t.Fatalf("--spec %s proposed %d tokens", tc.mode, proposed)
 			}
