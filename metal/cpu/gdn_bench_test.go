@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/splash-inference/splash/metal"
 )
@@ -74,6 +75,55 @@ func BenchmarkCausalConv1D(b *testing.B) {
 			for range b.N {
 				be.CausalConv1D(out, x, state, w, rows, channels, kernel)
 			}
+		})
+	}
+}
+
+// BenchmarkGatedDeltaRuleLayers times decode tokens through the delta
+// rule of Gated DeltaNet layers of Qwen3.5-0.8B's shape (16 value heads of
+// 128, 1 MiB of state each) on a pool of 2, each layer's state its own and
+// taken in turn: 18 layers (the model's 18 MiB, which a large last-level
+// cache may hold), 128 (more than the caches hold: every state comes from
+// memory) and 18 with 20 MB read between calls (a decode step's weight
+// stream between two layers' delta rules). us/layer is the delta rule's
+// own time; bytes/s counts each state read and written once, as the
+// decode bandwidth bound does (over ns/op, which includes the read between
+// calls: there only us/layer means anything). Compare us/layer with a
+// model's decode (BenchmarkHybrid0_8BQ4's spends about twice as long per
+// layer in its delta rule).
+func BenchmarkGatedDeltaRuleLayers(b *testing.B) {
+	d := metal.DeltaDims{KeyHeads: 16, ValueHeads: 16, KeyDim: 128, ValueDim: 128}
+	be := New(2)
+	defer be.Close()
+	probe := be.NewReadProbe(64 << 20)
+	for _, bc := range []struct {
+		layers  int
+		between int // bytes read between calls
+	}{{18, 0}, {128, 0}, {18, 20 << 20}} {
+		b.Run(fmt.Sprintf("layers%d/between%dMB", bc.layers, bc.between>>20), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			qkv := randVec(rng, d.QKVDim())
+			normalizeQK(qkv, 1, d)
+			g, beta := randGates(be, rng, 1, d.ValueHeads, 3)
+			states := make([][]float32, bc.layers)
+			for l := range states {
+				states[l] = randVec(rng, d.StateLen())
+			}
+			out := make([]float32, d.ValueHeads*d.ValueDim)
+			q := make([]float32, len(qkv))
+			b.SetBytes(int64(2 * 4 * d.StateLen()))
+			var in time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				if bc.between > 0 {
+					probe.Read(bc.between)
+				}
+				copy(q, qkv) // GatedDeltaRule normalises in place
+				start := time.Now()
+				be.GatedDeltaRule(out, q, g, beta, states[i%bc.layers], 1, d)
+				in += time.Since(start)
+			}
+			b.ReportMetric(float64(in.Nanoseconds())/float64(b.N)/1e3, "us/layer")
 		})
 	}
 }
