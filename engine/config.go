@@ -29,6 +29,12 @@ type Config struct {
 	// relative to a decode row's share of a step (spec.AdaptiveK.Next);
 	// otherwise it is learned from the steps' Elapsed times (spec.StepCost).
 	DraftCost float64
+	// FixedDraft verifies MaxDraft draft tokens (as far as the step's
+	// budget and the sequence's room allow) at every decode step, as
+	// vLLM's num_speculative_tokens does, rather than AdaptiveK's choice:
+	// to measure a draft's acceptance per block, or where speculation is
+	// known to pay whatever the timed steps say.
+	FixedDraft bool
 	// StateSlots is the number of per-sequence state slots of a model
 	// with state layers (model.CacheSpec.HasState); zero for a model
 	// without. A sequence holds a slot while it runs, so at most

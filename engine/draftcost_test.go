@@ -42,6 +42,7 @@ func TestDraftCostFollowsTimedSteps(t *testing.T) {
 		fixed, perToken   time.Duration // 0, 0: untimed (DefaultCost)
 		least, most       int           // draft tokens verified over 300 tokens
 		leastTokensPerRow float64
+		fixedDraft        bool // Config.FixedDraft
 	}{
 		{name: "a perfect draft runs at k = 4", right: always, fixed: 20 * time.Millisecond, perToken: 10 * time.Millisecond,
 			least: 230, most: 300, leastTokensPerRow: 4.5},
@@ -51,9 +52,14 @@ func TestDraftCostFollowsTimedSteps(t *testing.T) {
 			least: 150, most: 600},
 		{name: "a half-right draft with dear verification", right: half, fixed: time.Millisecond, perToken: 30 * time.Millisecond,
 			most: 60},
+		// The last steps verify fewer: no draft past MaxTokens.
+		{name: "FixedDraft verifies a useless draft in full every step", right: never, fixed: 20 * time.Millisecond, perToken: 10 * time.Millisecond,
+			least: 4 * 296, most: 4 * 300, fixedDraft: true},
+		{name: "FixedDraft with a half-right draft", right: half, fixed: time.Millisecond, perToken: 30 * time.Millisecond,
+			least: 300, most: 4 * 300, leastTokensPerRow: 1.3, fixedDraft: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, Config{BlockSize: 16, NumBlocks: 64, MaxBatchTokens: 64, MaxRunning: 4, MaxDraft: 4}, &cycleGuess{right: tc.right})
+			h := newHarness(t, Config{BlockSize: 16, NumBlocks: 64, MaxBatchTokens: 64, MaxRunning: 4, MaxDraft: 4, FixedDraft: tc.fixedDraft}, &cycleGuess{right: tc.right})
 			h.m.cycle = true
 			if tc.perToken > 0 {
 				h.elapsed = func(p *Plan) time.Duration { return tc.fixed + time.Duration(p.NumTokens())*tc.perToken }

@@ -209,7 +209,11 @@ func (s *Scheduler) addDecodeRows(budget int) int {
 		if q.state == Waiting || q.state == Finished || n == 0 { // (preempted or, warming, dropped by an older one's fit)
 			continue
 		}
-		k := min(q.draftK.Next(cost), draftBudget, q.draftRoom(), s.stateDraftRoom(n))
+		k := q.draftK.Next(cost)
+		if s.cfg.FixedDraft {
+			k = s.cfg.MaxDraft
+		}
+		k = min(k, draftBudget, q.draftRoom(), s.stateDraftRoom(n))
 		if k > 0 && s.kv.Allocate(&q.blocks, q.computed+n+k) != nil {
 			k = 0 // speculation never preempts anyone
 		}

@@ -38,6 +38,7 @@ type generateFlags struct {
 	kvCacheType string
 	spec        string
 	specTokens  int
+	specFixed   bool
 	specTrace   bool
 	images      []string
 }
@@ -62,6 +63,7 @@ func newGenerateCmd(s *stdio) *ff.Command {
 	fs.StringVar(&f.kvCacheType, 0, "kv-cache-type", metal.KVAuto, "how the KV cache stores keys and values, as for serve: auto, f32, f16, bf16 or q8")
 	fs.StringVar(&f.spec, 0, "spec", "off", "speculative decoding, as for serve: auto, draft, dflash, ngram or off; any but off (or --spec-trace) generates through the server's engine")
 	fs.IntVar(&f.specTokens, 0, "spec-tokens", 0, "most draft tokens verified per step, as for serve (0: a DFlash draft's block after its anchor, else 4)")
+	fs.BoolVar(&f.specFixed, 0, "spec-fixed", "verify --spec-tokens drafts at every step, as for serve, instead of adapting their number")
 	fs.BoolVar(&f.specTrace, 0, "spec-trace", "with --json, add \"spec_trace\": each decode step's position (its fed token's index in the sequence), the draft tokens proposed after it and how many were accepted")
 	fs.StringListVar(&f.images, 0, "image", "image file (PNG, JPEG, GIF, WebP) taking the place of the next <image> in --prompt or -1 in --prompt-ids (repeatable)")
 	return &ff.Command{

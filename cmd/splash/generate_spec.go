@@ -76,7 +76,7 @@ func (g *generation) runEngine(ctx context.Context, prompt []int32, sm *specMode
 	eng, err := actors.New(actors.Config{
 		Model: g.m, Draft: sm.draft, DFlash: sm.dflash, Spec: g.f.spec, KVType: g.kvType,
 		Scheduler: engine.Config{NumBlocks: blocks, BlockSize: generateBlockSize, MaxRunning: 1,
-			MaxBatchTokens: max(len(prompt), 256), MaxModelLen: maxLen, MaxDraft: g.f.specTokens},
+			MaxBatchTokens: max(len(prompt), 256), MaxModelLen: maxLen, MaxDraft: g.f.specTokens, FixedDraft: g.f.specFixed},
 		NewDecoder: func() actors.TextDecoder { return g.tok.NewStreamDecoder(false) },
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})

@@ -44,7 +44,8 @@ type specTraceJSON struct {
 // 1), the trace holds the same way (rejection sampling never emits the
 // rejected proposal), the tokens being the sample's. The timings'
 // speculation summary (steps, proposed, accepted, mean accepted length)
-// agrees with the trace, and is absent with --spec off.
+// agrees with the trace, and is absent with --spec off. With --spec-fixed
+// every step verifies a whole block (but where it would pass --max-tokens).
 func TestGenerateSpecTrace(t *testing.T) {
 	src := t.TempDir()
 	spec := testmodel.Tiny("qwen3")
@@ -90,6 +91,8 @@ func TestGenerateSpecTrace(t *testing.T) {
 		{pkgDFlash, "auto", nil, true},
 		{pkgDraft, "draft", sampled, true},
 		{pkgDFlash, "dflash", sampled, true},
+		{pkgDFlash, "dflash", []string{"--spec-fixed"}, true},
+		{pkgDraft, "draft", []string{"--spec-fixed"}, true},
 	} {
 		t.Run(filepath.Base(tc.pkg)+"-"+tc.mode+strings.Join(tc.flags, ""), func(t *testing.T) {
 			plain := generate(t, tc.pkg, tc.flags...)
@@ -98,8 +101,9 @@ func TestGenerateSpecTrace(t *testing.T) {
 				t.Fatalf("a trace without --spec-trace: %+v", plain.SpecTrace)
 			}
 			seq := slices.Clone(prompt)
+			greedy := tc.flags == nil || tc.flags[0] == "--spec-fixed"
 			for i, tok := range res.Tokens {
-				if tc.flags == nil && (i >= len(plain.Tokens) || tok.ID != plain.Tokens[i].ID) {
+				if greedy && (i >= len(plain.Tokens) || tok.ID != plain.Tokens[i].ID) {
 					t.Fatalf("--spec %s generated %v, --spec off %v", tc.mode, res.Tokens, plain.Tokens)
 				}
 				seq = append(seq, tok.ID)
@@ -150,6 +154,16 @@ func TestGenerateSpecTrace(t *testing.T) {
 			}
 			if (proposed > 0) != tc.speculates {
 				t.Fatalf("--spec %s proposed %d tokens", tc.mode, proposed)
+			}
+			if slices.Contains(tc.flags, "--spec-fixed") {
+				// Every step verifies a whole block but those near the end,
+				// which stop at --max-tokens.
+				full := len(res.SpecTrace[0].Proposed)
+				for i, s := range res.SpecTrace {
+					if n := len(s.Proposed); n != full && s.Position+1+n < len(prompt)+maxTokens-1 {
+						t.Fatalf("--spec-fixed: step %d proposed %d, the first %d: %+v", i, n, full, res.SpecTrace)
+					}
+				}
 			}
 		})
 	}

@@ -58,6 +58,7 @@ type serveFlags struct {
 	maxCacheDisk   string // prefix cache disk tier budget (diskcache.go); "" or "0": off
 	spec           string
 	specTokens     int
+	specFixed      bool
 	backend        string
 	threads        int
 	portable       bool
@@ -121,6 +122,7 @@ func serveFlagSet(f *serveFlags) *ff.FlagSet {
 	fs.IntVar(&f.maxPDFPages, 0, "max-pdf-pages", api.DefaultMaxPDFPages, "most pages of an attached PDF (400 beyond it)")
 	fs.StringVar(&f.spec, 0, "spec", "auto", "speculative decoding: auto (the package's DFlash draft; else its draft model and n-gram lookup, whichever predicts better), draft, dflash (the package's DFlash or DFlash2 block-diffusion draft), ngram or off")
 	fs.IntVar(&f.specTokens, 0, "spec-tokens", 0, "most draft tokens verified per step (0: a DFlash draft's whole block after its anchor, else 4)")
+	fs.BoolVar(&f.specFixed, 0, "spec-fixed", "verify --spec-tokens drafts at every step, as vLLM does, instead of adapting their number to how often they are accepted and what verifying them costs")
 	fs.StringVar(&f.backend, 0, "backend", "auto", "compute backend: auto (the best that runs here) or "+strings.Join(drivers().Names(), ", "))
 	fs.IntVar(&f.threads, 0, "threads", 0, "compute threads (0: every core)")
 	fs.BoolVar(&f.portable, 0, "portable-kernels", "use the portable Go kernels even where assembly ones exist")
@@ -525,8 +527,8 @@ func planServe(s *stdio, f *serveFlags, m *loadedModel, ms *serveModels) (plan, 
 // with --prefill-by-attention it prints the prompt chunk sizes that follow.
 func schedulerConfig(s *stdio, f *serveFlags, m *loadedModel, be metal.Device, p plan) engine.Config {
 	sched := engine.Config{NumBlocks: p.blocks, BlockSize: p.blockSize, MaxBatchTokens: f.maxBatchTokens, MaxPrefillWithDecode: f.maxPrefillDec,
-		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens, StateSnapshots: p.Snapshots,
-		WarmAnswers: true} // a hybrid model's next turn resumes at its answer's end
+		MaxRunning: f.maxRunning, MaxModelLen: p.context, MaxDraft: f.specTokens, FixedDraft: f.specFixed,
+		StateSnapshots: p.Snapshots, WarmAnswers: true} // a hybrid model's next turn resumes at its answer's end
 	if f.prefillCost {
 		sched.AttentionBreakEven = m.cfg.AttentionBreakEven(be.QuantSpeedup(productType(m.tensors)) / be.AttentionSpeedup(p.kvType))
 		fmt.Fprintf(s.err, "prompt chunks while others decode: %d tokens at the start of a prompt, %d at 8192 (a token's attention costs its matrix products at a context of %d)\n",

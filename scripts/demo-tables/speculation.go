@@ -33,6 +33,7 @@ func runSpeculation(args []string) error {
 	prompts := fs.Int("prompts", 16, "held-out prompts (each sent once per concurrency)")
 	promptBytes := fs.Int("prompt-bytes", 600, "prompt length: each held-out file's start, cut at a line end")
 	maxTokens := fs.Int("max-tokens", 64, "tokens generated per request")
+	fixed := fs.Bool("fixed", false, "serve with --spec-fixed: every step verifies a whole block (the draft's acceptance per block, not what adaptive verification chooses to verify)")
 	fs.Parse(args)
 	conc, err := intList(*concs)
 	if err != nil {
@@ -46,7 +47,7 @@ func runSpeculation(args []string) error {
 	var rows []specRow
 	var offOut []string
 	for _, spec := range splitList(*specs) {
-		res, outs, err := measureSpec(c, *pkg, spec, conc, ps, *maxTokens)
+		res, outs, err := measureSpec(c, *pkg, spec, *fixed, conc, ps, *maxTokens)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "--spec %s: %v\n", spec, err)
 			rows = append(rows, specRow{spec: spec, err: err})
@@ -92,15 +93,18 @@ type stepResult struct {
 	meanAccepted float64 // tokens per verified block: generated/(generated−accepted)
 }
 
-// measureSpec starts `splash serve --spec spec`, runs the prompts at
-// every concurrency and stops it.
-func measureSpec(c commonFlags, pkg, spec string, conc []int, ps []string, maxTokens int) ([]stepResult, []string, error) {
+// measureSpec starts `splash serve --spec spec` (with --spec-fixed when
+// fixed), runs the prompts at every concurrency and stops it.
+func measureSpec(c commonFlags, pkg, spec string, fixed bool, conc []int, ps []string, maxTokens int) ([]stepResult, []string, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, nil, err
 	}
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	args := []string{"serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--spec", spec, "--threads", strconv.Itoa(c.threads)}
+	if fixed && spec != "off" {
+		args = append(args, "--spec-fixed")
+	}
 	if pkg != "" {
 		args = append(args, "--model", pkg)
 	}
