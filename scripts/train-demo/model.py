@@ -55,7 +55,8 @@ class Attention(nn.Module):
         self.q_norm = RMSNorm(self.hd, c["rms_norm_eps"], centred)
         self.k_norm = RMSNorm(self.hd, c["rms_norm_eps"], centred)
 
-    def forward(self, x):
+    def forward(self, x, state=None):
+        """state, when given, receives the keys and values (for step)."""
         B, T, _ = x.shape
         q = self.q_proj(x).view(B, T, self.nh, -1)
         if self.gated:
@@ -64,6 +65,8 @@ class Attention(nn.Module):
         q = rope(self.q_norm(q), pos, self.rot, self.theta)
         k = rope(self.k_norm(self.k_proj(x).view(B, T, self.nkv, self.hd)), pos, self.rot, self.theta)
         v = self.v_proj(x).view(B, T, self.nkv, self.hd)
+        if state is not None:
+            state["k"], state["v"] = k, v
         rep = self.nh // self.nkv
         k, v = k.repeat_interleave(rep, 2), v.repeat_interleave(rep, 2)
         att = torch.einsum("bthd,bshd->bhts", q, k) / math.sqrt(self.hd)
@@ -72,6 +75,28 @@ class Attention(nn.Module):
         if self.gated:
             o = o * torch.sigmoid(gate)
         return self.o_proj(o.reshape(B, T, -1))
+
+    def step(self, x, state, pos):
+        """forward for one new token per row, x (B, hidden) at position
+        pos, state {"k", "v"}: the keys and values before it (appended to)."""
+        B = x.shape[0]
+        q = self.q_proj(x).view(B, 1, self.nh, -1)
+        if self.gated:
+            q, gate = q[..., :self.hd], q[..., self.hd:]
+        at = torch.tensor([pos])
+        q = rope(self.q_norm(q), at, self.rot, self.theta)
+        k = rope(self.k_norm(self.k_proj(x).view(B, 1, self.nkv, self.hd)), at, self.rot, self.theta)
+        v = self.v_proj(x).view(B, 1, self.nkv, self.hd)
+        if "k" in state:
+            k, v = torch.cat([state["k"], k], 1), torch.cat([state["v"], v], 1)
+        state["k"], state["v"] = k, v
+        rep = self.nh // self.nkv
+        k, v = k.repeat_interleave(rep, 2), v.repeat_interleave(rep, 2)
+        att = (torch.einsum("bthd,bshd->bhts", q, k) / math.sqrt(self.hd)).softmax(-1)
+        o = torch.einsum("bhts,bshd->bthd", att, v)
+        if self.gated:
+            o = o * torch.sigmoid(gate)
+        return self.o_proj(o.reshape(B, -1))
 
 
 def init_weights(model, layers, gen):
@@ -109,13 +134,14 @@ def delta_rule_recurrent(q, k, v, g, beta):
     return torch.stack(out, 2)
 
 
-def delta_rule_chunked(q, k, v, g, beta, chunk=64):
+def delta_rule_chunked(q, k, v, g, beta, chunk=64, final=False):
     """The same rule a chunk at a time (the WY form of transformers'
     torch_chunk_gated_delta_rule): within a chunk with cumulative decays G,
     the corrected values U = (I+A)⁻¹(β·v) and W = (I+A)⁻¹(β·k·e^G), where
     A[i,j] = β_i (k_i·k_j) e^(G_i−G_j) for j<i; then per chunk
     v' = U − W·S, o = (q·e^G)·S + tril(q kᵀ e^(G_i−G_j))·v',
-    S ← S·e^(G_last) + (k·e^(G_last−G))ᵀ·v'."""
+    S ← S·e^(G_last) + (k·e^(G_last−G))ᵀ·v'. final: also return the last S
+    (padding leaves it as it is: its k, v and β are 0, its g 0)."""
     B, H, T, dk = k.shape
     dv = v.shape[-1]
     pad = (chunk - T % chunk) % chunk
@@ -143,8 +169,8 @@ def delta_rule_chunked(q, k, v, g, beta, chunk=64):
         out.append((q[:, :, i] * G[:, :, i, :, None].exp()) @ S + qk[:, :, i] @ vn)
         last = G[:, :, i, -1]
         S = S * last[..., None, None].exp() + (k[:, :, i] * (last[..., None] - G[:, :, i]).exp()[..., None]).transpose(-1, -2) @ vn
-    o = torch.stack(out, 2).reshape(B, H, n * chunk, dv)
-    return o[:, :, :T]
+    o = torch.stack(out, 2).reshape(B, H, n * chunk, dv)[:, :, :T]
+    return (o, S) if final else o
 
 
 class GatedDeltaNet(nn.Module):
@@ -172,9 +198,12 @@ class GatedDeltaNet(nn.Module):
         self.out_proj = nn.Linear(self.vh * self.dv, h, bias=False)
         self.chunked = True
 
-    def forward(self, x):
+    def forward(self, x, state=None):
+        """state, when given, receives the convolution's last K−1 inputs
+        and the delta rule's final state (for step)."""
         B, T, _ = x.shape
-        mix = F.silu(self.conv1d(self.in_proj_qkv(x).transpose(1, 2))[..., :T]).transpose(1, 2)
+        qkv = self.in_proj_qkv(x).transpose(1, 2)
+        mix = F.silu(self.conv1d(qkv)[..., :T]).transpose(1, 2)
         kd = self.kh * self.dk
         q = mix[..., :kd].reshape(B, T, self.kh, self.dk)
         k = mix[..., kd:2 * kd].reshape(B, T, self.kh, self.dk)
@@ -185,10 +214,40 @@ class GatedDeltaNet(nn.Module):
         beta = torch.sigmoid(self.in_proj_b(x))
         g = -self.A_log.exp() * F.softplus(self.in_proj_a(x) + self.dt_bias)
         args = [t.transpose(1, 2) for t in (q, k, v, g, beta)]
-        o = (delta_rule_chunked if self.chunked else delta_rule_recurrent)(*args).transpose(1, 2)
+        if state is not None:
+            state["conv"] = F.pad(qkv, (self.K - 1, 0))[..., -(self.K - 1):]
+            o, state["S"] = delta_rule_chunked(*args, final=True)
+            o = o.transpose(1, 2)
+        else:
+            o = (delta_rule_chunked if self.chunked else delta_rule_recurrent)(*args).transpose(1, 2)
         z = self.in_proj_z(x).view(B, T, self.vh, self.dv)
         o = self.norm(o) * F.silu(z)
         return self.out_proj(o.reshape(B, T, -1))
+
+    def step(self, x, state, pos):
+        """forward for one new token per row, x (B, hidden); state {"conv":
+        the last K−1 convolution inputs, "S": the delta rule's (B, H, dk,
+        dv)}, updated. pos is unused (no positions here)."""
+        B = x.shape[0]
+        qkv = self.in_proj_qkv(x)
+        window = torch.cat([state.get("conv", qkv.new_zeros(B, qkv.shape[1], self.K - 1)), qkv[:, :, None]], -1)
+        state["conv"] = window[..., 1:]
+        mix = F.silu((window * self.conv1d.weight[:, 0]).sum(-1))
+        kd = self.kh * self.dk
+        r = self.vh // self.kh
+        q = (l2norm(mix[:, :kd].reshape(B, self.kh, self.dk)) / math.sqrt(self.dk)).repeat_interleave(r, 1)
+        k = l2norm(mix[:, kd:2 * kd].reshape(B, self.kh, self.dk)).repeat_interleave(r, 1)
+        v = mix[:, 2 * kd:].reshape(B, self.vh, self.dv)
+        beta = torch.sigmoid(self.in_proj_b(x))
+        g = -self.A_log.exp() * F.softplus(self.in_proj_a(x) + self.dt_bias)
+        S = state.get("S", x.new_zeros(B, self.vh, self.dk, self.dv)) * g.exp()[..., None, None]
+        delta = beta[..., None] * (v - torch.einsum("bhkv,bhk->bhv", S, k))
+        S = S + k[..., None] * delta[..., None, :]
+        state["S"] = S
+        o = torch.einsum("bhkv,bhk->bhv", S, q)
+        z = self.in_proj_z(x).view(B, self.vh, self.dv)
+        o = self.norm(o) * F.silu(z)
+        return self.out_proj(o.reshape(B, -1))
 
 
 class MLP(nn.Module):
@@ -214,9 +273,14 @@ class Layer(nn.Module):
             self.self_attn = Attention(c, gated=hybrid, centred=hybrid)
         self.mlp = MLP(h, c["intermediate_size"])
 
-    def forward(self, x):
+    def forward(self, x, state=None):
         mixer = self.linear_attn if hasattr(self, "linear_attn") else self.self_attn
-        x = x + mixer(self.input_layernorm(x))
+        x = x + mixer(self.input_layernorm(x), state)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+    def step(self, x, state, pos):
+        mixer = self.linear_attn if hasattr(self, "linear_attn") else self.self_attn
+        x = x + mixer.step(self.input_layernorm(x), state, pos)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -234,19 +298,39 @@ class LM(nn.Module):
         self.norm = RMSNorm(c["hidden_size"], c["rms_norm_eps"], hybrid)
         init_weights(self, len(self.layers), gen)
 
-    def hidden(self, ids, keep=()):
+    def hidden(self, ids, keep=(), states=None):
         """The final normed hidden states, and the residual stream after
-        the layers in keep (for a DFlash draft's training)."""
+        the layers in keep (for a DFlash draft's training); states, a dict
+        per layer, receive what step needs to go on after ids."""
         x = self.embed_tokens(ids)
         kept = []
         for i, layer in enumerate(self.layers):
-            x = layer(x)
+            x = layer(x, None if states is None else states[i])
             if i in keep:
                 kept.append(x)
         return self.norm(x), kept
 
     def forward(self, ids):
         return self.hidden(ids)[0] @ self.embed_tokens.weight.t()
+
+    @torch.no_grad()
+    def greedy(self, prompts, new):
+        """Greedy continuations of prompts (B, P), new tokens each (B,
+        new): the prompts in one pass, then one token per row at a time,
+        each layer keeping its state (attention's keys and values, the
+        delta rule's and the convolution's), so a token costs one
+        position, not the sequence."""
+        states = [{} for _ in self.layers]
+        E = self.embed_tokens.weight
+        tok = (self.hidden(prompts, states=states)[0][:, -1] @ E.t()).argmax(-1)
+        out = [tok]
+        for pos in range(prompts.shape[1], prompts.shape[1] + new - 1):
+            x = self.embed_tokens(tok)
+            for layer, st in zip(self.layers, states):
+                x = layer.step(x, st, pos)
+            tok = (self.norm(x) @ E.t()).argmax(-1)
+            out.append(tok)
+        return torch.stack(out, 1)
 
     def state_dict_hf(self):
         """The weights under their Hugging Face names."""

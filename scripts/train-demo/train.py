@@ -1,6 +1,7 @@
 """Trains the splash-demo models from GOROOT, deterministically.
 
-  /usr/bin/python3 train.py --out DIR [--steps N] [--draft-steps N] [--dflash-steps N] [--threads N]
+  /usr/bin/python3 train.py --out DIR [--steps N] [--draft-steps N] [--dflash-steps N]
+      [--dflash-gen-steps N] [--threads N]
 
 Steps, each skipped when its output exists (delete DIR to start over):
 
@@ -23,7 +24,10 @@ layers.N.… and norm; no embeddings or head: it uses the target's) and its
 check.json holds a context's target features, the anchor and the draft's
 logits; its held-out figures are the mean accepted length per block with
 the target's teacher-forced greedy tokens as the reference, and decoding
-greedily as Splash does (dflash_chain).
+greedily as Splash does (dflash_chain; its mean is per block, so the hard
+stretches, where blocks are many and short, weigh more than they would
+position by position). DIR/dflash-rows.pt keeps the generations the
+draft's second stage learns.
 """
 
 import argparse
@@ -89,6 +93,13 @@ DFLASH_LAYERS = [0, 1, 2, 3]
 DFLASH_BLOCK = 8
 DFLASH_GAMMA = 4.0
 DFLASH_ANCHORS = 16  # blocks per training row
+# The second stage of the DFlash draft's training learns the target's own
+# greedy generations, as DFlash drafts are trained: DFLASH_ROWS rows of a
+# training prompt of CONTEXT−DFLASH_GEN tokens and the target's DFLASH_GEN
+# greedy tokens after it, the blocks anchored in the generated part.
+DFLASH_ROWS = 1024
+DFLASH_GEN = 96
+DFLASH_GEN_LR = 1e-3
 DFLASH_MASK = "<|endoftext|>"  # the token whose embedding fills a block after its anchor
 
 
@@ -410,17 +421,44 @@ def dflash_chain(draft, target, stream, mask, prompts, prompt_len, new_tokens):
     return tokens / blocks
 
 
+def dflash_rows(args, target, s):
+    """DFLASH_ROWS rows for the DFlash draft's second stage (cached in
+    DIR/dflash-rows.pt): mixed_batch's prompts (a quarter chat, the rest Go
+    source and docs) with the target's greedy continuation (LM.greedy) in
+    their last DFLASH_GEN tokens; and the target's features at every
+    position of them (dflash_targets), kept in memory (1 GB)."""
+    path = os.path.join(args.out, "dflash-rows.pt")
+    t0 = time.time()
+    if os.path.exists(path):
+        rows = torch.load(path).long()
+    else:
+        gen = torch.Generator().manual_seed(SEED + 1)
+        prompt, parts = CONTEXT - DFLASH_GEN, []
+        for i in range(0, DFLASH_ROWS, 64):
+            x, _ = mixed_batch(s, 64, gen)
+            parts.append(torch.cat([x[:, :prompt], target.greedy(x[:, :prompt], DFLASH_GEN)], 1))
+        rows = torch.cat(parts)
+        torch.save(rows.to(torch.int16), path + ".tmp")
+        os.replace(path + ".tmp", path)
+    feats = torch.cat([dflash_targets(target, rows[i:i + 64])[0] for i in range(0, len(rows), 64)])
+    log("dflash: %d rows of the target's greedy generations and their features in %.0f s" % (len(rows), time.time() - t0))
+    return rows, feats
+
+
 def train_dflash(args, tok, s):
-    """The DFlash draft on the frozen target's hidden states. As in DFlash
-    training, each row of CONTEXT tokens carries DFLASH_ANCHORS blocks at
-    random anchors, each seeing the target's features before its anchor,
-    the anchor token and masks; the loss goes through the target's head
-    and decays over the block's positions (DFLASH_GAMMA). The paper's
-    drafts learn the target's own generations; rather than generating (too
-    slow for this budget), the draft learns the target's teacher-forced
-    next-token distribution at each proposal's position (cross-entropy to
-    it), which is the target's greedy choice wherever the text so far is
-    what the target would have written."""
+    """The DFlash draft on the frozen target's hidden states, in two
+    stages. As in DFlash training, each row of CONTEXT tokens carries
+    DFLASH_ANCHORS blocks at random anchors, each seeing the target's
+    features before its anchor, the anchor token and masks; the loss goes
+    through the target's head and decays over the block's positions
+    (DFLASH_GAMMA). First (--dflash-steps) on the corpus, the draft
+    learning the target's teacher-forced next-token distribution at each
+    proposal's position (cross-entropy to it), anchors anywhere in the
+    row: short contexts teach its attention where to look sooner. Then
+    (--dflash-gen-steps) on the target's own greedy generations
+    (dflash_rows), as the paper's drafts are trained: cross-entropy to the
+    generated tokens, anchors in the generated part, the target's features
+    computed once, a new optimiser at DFLASH_GEN_LR."""
     d = os.path.join(args.out, "dflash")
     if os.path.exists(os.path.join(d, "check.json")):
         log("dflash: %s exists, skipped" % d)
@@ -452,15 +490,36 @@ def train_dflash(args, tok, s):
         if args.eval_every and step % args.eval_every == args.eval_every - 1:
             log("dflash: step %d held-out mean accepted length %.2f per block of %d (teacher-forced, 16 windows)" % (
                 step, dflash_acceptance(draft, target, s["heldout_code"], mask, 16), DFLASH_BLOCK))
+    first = dflash_chain(draft, target, s["heldout_code"], mask, 16, CONTEXT - DFLASH_GEN, DFLASH_GEN)
+    log("dflash: after the corpus stage, held-out mean accepted length %.2f per block decoding greedily" % first)
+    rows, feats = dflash_rows(args, target, s)
+    opt = torch.optim.AdamW(draft.parameters(), lr=DFLASH_GEN_LR, betas=(0.9, 0.95), weight_decay=0.1)
+    gen_steps, t1, c1 = args.dflash_gen_steps, time.time(), time.process_time()
+    for step in range(gen_steps):
+        set_lr(opt, DFLASH_GEN_LR, step, gen_steps)
+        idx = torch.randint(0, len(rows), (args.batch,), generator=gen)
+        x = rows[idx]
+        anchors = torch.randint(CONTEXT - DFLASH_GEN, CONTEXT - DFLASH_BLOCK + 1, (args.batch, DFLASH_ANCHORS), generator=gen)
+        logits = dflash_logits(draft, target, x, feats[idx], anchors, mask)
+        want = gather_positions(x, block_positions(anchors) + 1)
+        ce = F.cross_entropy(logits.reshape(-1, VOCAB), want.reshape(-1), reduction="none").view(want.shape)
+        loss = (ce * decay).sum(-1).mean() / decay.sum()
+        optimise(opt, draft.parameters(), loss)
+        if step % 10 == 0 or step == gen_steps - 1:
+            log_step("dflash generations", step, gen_steps, loss.item(), (step + 1) * args.batch * CONTEXT, t1, c1)
+        if args.eval_every and step % args.eval_every == args.eval_every - 1:
+            log("dflash: generations step %d held-out mean accepted length %.2f per block decoding greedily" % (
+                step, dflash_chain(draft, target, s["heldout_code"], mask, 16, CONTEXT - DFLASH_GEN, DFLASH_GEN)))
     tau = dflash_acceptance(draft, target, s["heldout_code"], mask, args.eval_windows)
     chat = dflash_acceptance(draft, target, s["heldout_chat"], mask, args.eval_windows)
     log("dflash: held-out mean accepted length %.2f on Go source, %.2f on chat, per block of %d (teacher-forced; %d steps, %.0f s)" % (
         tau, chat, DFLASH_BLOCK, steps, time.time() - t0))
-    chain = dflash_chain(draft, target, s["heldout_code"], mask, 8, 128, 64)
-    log("dflash: held-out mean accepted length %.2f per block of %d decoding greedily (8 Go source prompts of 128 tokens, 64 tokens each)" % (
-        chain, DFLASH_BLOCK))
+    chain = dflash_chain(draft, target, s["heldout_code"], mask, 16, CONTEXT - DFLASH_GEN, DFLASH_GEN)
+    log("dflash: held-out mean accepted length %.2f per block of %d decoding greedily (16 Go source prompts of %d tokens, %d tokens each; %.2f after the corpus stage)" % (
+        chain, DFLASH_BLOCK, CONTEXT - DFLASH_GEN, DFLASH_GEN, first))
     metrics = {"heldout_code_accepted_length": tau, "heldout_chat_accepted_length": chat,
-               "heldout_code_greedy_accepted_length": chain, "steps": steps, "train_seconds": time.time() - t0}
+               "heldout_code_greedy_accepted_length": chain, "corpus_stage_greedy_accepted_length": first,
+               "steps": steps, "generation_steps": gen_steps, "train_seconds": time.time() - t0}
     export_dflash(draft, target, d, s, mask, metrics)
     log("dflash: written to %s" % d)
 
@@ -545,7 +604,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--steps", type=int, default=3500)
     ap.add_argument("--draft-steps", type=int, default=3000)
-    ap.add_argument("--dflash-steps", type=int, default=1500)
+    ap.add_argument("--dflash-steps", type=int, default=1200)
+    ap.add_argument("--dflash-gen-steps", type=int, default=800)
     ap.add_argument("--dflash-lr", type=float, default=3e-3)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
