@@ -50,7 +50,7 @@ func rowsQ8NEON(t *metal.Tensor, o0, o1 int, a *qacts, rows int, acc []laneAcc, 
 func availableKernels() []kernels {
 	if cpu.ARM64.HasASIMD && cpu.ARM64.HasASIMDDP {
 		return []kernels{{name: "cpu/neon", fused: "neon", rowsQ4: rowsQ4NEON, rowsQ8: rowsQ8NEON,
-			q4Tile: q4TileRowsNEON, q4TileRows: 8, q4Packed: q4PackedRowsNEON, q8Packed: q8PackedRowsNEON, q8Signed: true, packHeight: 8, quantGroups: quantGroupsNEONSlices, dotF32: dot, axpy: axpy, axpyRows: axpyRows, deltaRow: deltaRow,
+			q4Tile: q4TileRowsNEON, q4TileRows: 8, q4Packed: q4PackedRowsNEON, q8Packed: q8PackedRowsNEON, q8Signed: true, packHeight: 8, quantGroups: quantGroupsNEONSlices, dotF32: dotNEON, axpy: axpyNEON, axpyRows: axpyRowsNEON, deltaRow: deltaRowNEON,
 			dotPeak: dotPeakSDOT, dotPeakOps: dotPeakSDOTOps, quantSpeedup: neonSpeedup}}
 	}
 	return nil
