@@ -151,12 +151,17 @@ func (d *deltaHead) gate(t int) (g, beta float32) {
 // (torch_recurrent_gated_delta_rule), in two passes over S per token:
 // u = Sᵀk with the old S, then δ = β(v − e^g u), and S ← e^g S + k δᵀ
 // with o = Sᵀq accumulated from the new rows. u (dv floats) is scratch.
+// The decay e^g is 0 below tinyFactor, as the chunked form's are: a g
+// below about −87 makes it subnormal, and every product with it took the
+// slow path (a random 0.8B hybrid's decode spent twice as long in here,
+// BenchmarkHybrid0_8BQ4); a factor that small changes nothing the state's
+// other terms do not swamp (tinyFactor).
 func deltaRecurrent(d *deltaHead, t0, t1 int, u []float32) {
 	dv := d.dv
 	for t := t0; t < t1; t++ {
 		q, k, v, o := d.q(t), d.k(t), d.v(t), d.o(t)
 		g, beta := d.gate(t)
-		decay := float32(math.Exp(float64(g)))
+		decay := expf(float64(g))
 		clear(u)
 		d.axpyRows(u, d.s, k, dv)
 		for j := range u {

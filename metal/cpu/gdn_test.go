@@ -381,3 +381,34 @@ func TestLogTinyFactor(t *testing.T) {
 		t.Fatalf("math.Log(%g) = %.17g, logTinyFactor %.17g", tinyFactor, got, float64(logTinyFactor))
 	}
 }
+
+// TestDecodeFlushesTinyDecay: a decode token whose gate g is far below
+// −87 (e^g subnormal in float32) forgets the state entirely, as the
+// chunked form does below tinyFactor, instead of leaving subnormal
+// remnants, whose every later product takes x86's slow path: after the
+// token the state is exactly k ⊗ βv, with zeros where v is zero.
+func TestDecodeFlushesTinyDecay(t *testing.T) {
+	d := metal.DeltaDims{KeyHeads: 1, ValueHeads: 1, KeyDim: 8, ValueDim: 8}
+	for _, g := range []float32{-100, -88, float32(logTinyFactor) - 1} {
+		be := New(1)
+		rng := rand.New(rand.NewPCG(5, 6))
+		qkv := randVec(rng, d.QKVDim())
+		v := qkv[2*d.KeyDim:]
+		v[3] = 0
+		state := make([]float32, d.StateLen())
+		for i := range state {
+			state[i] = 1
+		}
+		out := make([]float32, d.ValueDim)
+		be.GatedDeltaRule(out, qkv, []float32{g}, []float32{0.5}, state, 1, d)
+		k := qkv[d.KeyDim : 2*d.KeyDim] // normalised in place
+		for i := range d.KeyDim {
+			for j := range d.ValueDim {
+				if want := k[i] * (0.5 * v[j]); state[i*d.ValueDim+j] != want {
+					t.Fatalf("g=%v: S[%d][%d] = %g, want k⊗βv's %g", g, i, j, state[i*d.ValueDim+j], want)
+				}
+			}
+		}
+		be.Close()
+	}
+}
