@@ -152,10 +152,10 @@ func (d *deltaHead) gate(t int) (g, beta float32) {
 // u = Sᵀk with the old S, then δ = β(v − e^g u), and S ← e^g S + k δᵀ
 // with o = Sᵀq accumulated from the new rows. u (dv floats) is scratch.
 // The decay e^g is 0 below tinyFactor, as the chunked form's are: a g
-// below about −87 makes it subnormal, and every product with it took the
-// slow path (a random 0.8B hybrid's decode spent twice as long in here,
-// BenchmarkHybrid0_8BQ4); a factor that small changes nothing the state's
-// other terms do not swamp (tinyFactor).
+// below about −87 makes it subnormal, and every product with it takes
+// x86's slow path (BenchmarkHybrid0_8BQ4's random gates reach it); a
+// factor that small changes nothing the state's other terms do not swamp
+// (tinyFactor).
 func deltaRecurrent(d *deltaHead, t0, t1 int, u []float32) {
 	dv := d.dv
 	for t := t0; t < t1; t++ {

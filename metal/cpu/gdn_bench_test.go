@@ -88,9 +88,9 @@ func BenchmarkCausalConv1D(b *testing.B) {
 // stream between two layers' delta rules). us/layer is the delta rule's
 // own time; bytes/s counts each state read and written once, as the
 // decode bandwidth bound does (over ns/op, which includes the read between
-// calls: there only us/layer means anything). Compare us/layer with a
-// model's decode (BenchmarkHybrid0_8BQ4's spends about twice as long per
-// layer in its delta rule).
+// calls: there only us/layer means anything). A model's decode spending
+// much longer per layer in its delta rule points at its inputs, not at the
+// memory: subnormal decays did that (deltaRecurrent).
 func BenchmarkGatedDeltaRuleLayers(b *testing.B) {
 	d := metal.DeltaDims{KeyHeads: 16, ValueHeads: 16, KeyDim: 128, ValueDim: 128}
 	be := New(2)
