@@ -21,8 +21,6 @@
 #define FCMEQ4S(d, n, m) WORD $(0x4E20E400 | ((m)<<16) | ((n)<<5) | (d))
 #define NOT16B(d, n) WORD $(0x6E205800 | ((n)<<5) | (d))
 #define XTN4H(d, n) WORD $(0x0E612800 | ((n)<<5) | (d))
-#define EXT8(d, n, m) WORD $(0x6E004000 | ((m)<<16) | ((n)<<5) | (d))
-#define FADDP2S(d, n) WORD $(0x7E30D800 | ((n)<<5) | (d))
 #define BIT16B(d, n, m) WORD $(0x6EA01C00 | ((m)<<16) | ((n)<<5) | (d))
 #define ADD4S(d, n, m) WORD $(0x4EA08400 | ((m)<<16) | ((n)<<5) | (d))
 

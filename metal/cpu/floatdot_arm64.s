@@ -5,10 +5,6 @@
 // float32 products and sums in the same order, no fused multiply-adds
 // (FMUL then FADD wherever the Go rounds a product before its add).
 
-// EXT Vd.16B, Vn.16B, Vm.16B, #8; FADDP Sd, Vn.2S
-#define EXT8(d, n, m) WORD $(0x6E004000 | ((m)<<16) | ((n)<<5) | (d))
-#define FADDP2S(d, n) WORD $(0x7E30D800 | ((n)<<5) | (d))
-
 // func dotBlocksNEON(a, b *float32, blocks int) float32
 // dot's eight partial sums, s0-s3 in V0 and s4-s7 in V1, eight elements a
 // block; then ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)) as dot adds them.

@@ -13,12 +13,9 @@
 #define FMLAE(d, n, m) WORD $(0x4F801000 | ((m)<<16) | ((n)<<5) | (d))
 
 // FCMGT Vd.4S, Vn.4S, Vm.4S (Vn > Vm); BIT Vd.16B, Vn.16B, Vm.16B (Vd
-// takes Vn's bits where Vm's are set); EXT Vd.16B, Vn.16B, Vm.16B, #8;
-// FADDP Sd, Vn.2S
+// takes Vn's bits where Vm's are set)
 #define FCMGT4S(d, n, m) WORD $(0x6EA0E400 | ((m)<<16) | ((n)<<5) | (d))
 #define BIT16B(d, n, m) WORD $(0x6EA01C00 | ((m)<<16) | ((n)<<5) | (d))
-#define EXT8(d, n, m) WORD $(0x6E004000 | ((m)<<16) | ((n)<<5) | (d))
-#define FADDP2S(d, n) WORD $(0x7E30D800 | ((n)<<5) | (d))
 
 // LANESUM leaves in S(d) the dot order's sum of the eight lanes in V(lo)
 // (lanes 0-3) and V(hi) (lanes 4-7): C = lo + hi = (s0+s4, s1+s5, s2+s6,

@@ -19,6 +19,9 @@
 #define FMUL4S(d, n, m) WORD $(0x6E20DC00 | ((m)<<16) | ((n)<<5) | (d))
 #define FADD4S(d, n, m) WORD $(0x4E20D400 | ((m)<<16) | ((n)<<5) | (d))
 #define FMULE(d, n, m) WORD $(0x4F809000 | ((m)<<16) | ((n)<<5) | (d))
+// EXT Vd.16B, Vn.16B, Vm.16B, #8; FADDP Sd, Vn.2S
+#define EXT8(d, n, m) WORD $(0x6E004000 | ((m)<<16) | ((n)<<5) | (d))
+#define FADDP2S(d, n) WORD $(0x7E30D800 | ((n)<<5) | (d))
 // MOVI Vd.16B, #0
 #define ZERO(d) WORD $(0x4F000400 | (d))
 
