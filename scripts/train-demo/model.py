@@ -56,47 +56,36 @@ class Attention(nn.Module):
         self.k_norm = RMSNorm(self.hd, c["rms_norm_eps"], centred)
 
     def forward(self, x, state=None):
-        """state, when given, receives the keys and values (for step)."""
+        """Causal attention over x (B, T, hidden); state, when given, holds
+        the keys and values of the positions before x (none when empty)
+        and receives theirs and x's."""
         B, T, _ = x.shape
+        start = state["k"].shape[1] if state else 0
         q = self.q_proj(x).view(B, T, self.nh, -1)
         if self.gated:
             q, gate = q[..., :self.hd], q[..., self.hd:]
-        pos = torch.arange(T)
+        pos = torch.arange(start, start + T)
         q = rope(self.q_norm(q), pos, self.rot, self.theta)
         k = rope(self.k_norm(self.k_proj(x).view(B, T, self.nkv, self.hd)), pos, self.rot, self.theta)
         v = self.v_proj(x).view(B, T, self.nkv, self.hd)
         if state is not None:
+            if state:
+                k, v = torch.cat([state["k"], k], 1), torch.cat([state["v"], v], 1)
             state["k"], state["v"] = k, v
-        rep = self.nh // self.nkv
-        k, v = k.repeat_interleave(rep, 2), v.repeat_interleave(rep, 2)
-        att = torch.einsum("bthd,bshd->bhts", q, k) / math.sqrt(self.hd)
-        att = att.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf")).softmax(-1)
-        o = torch.einsum("bhts,bshd->bthd", att, v)
+        o = self.attend(q, k, v, torch.ones(T, start + T, dtype=torch.bool).triu(start + 1))
         if self.gated:
             o = o * torch.sigmoid(gate)
         return self.o_proj(o.reshape(B, T, -1))
 
-    def step(self, x, state, pos):
-        """forward for one new token per row, x (B, hidden) at position
-        pos, state {"k", "v"}: the keys and values before it (appended to)."""
-        B = x.shape[0]
-        q = self.q_proj(x).view(B, 1, self.nh, -1)
-        if self.gated:
-            q, gate = q[..., :self.hd], q[..., self.hd:]
-        at = torch.tensor([pos])
-        q = rope(self.q_norm(q), at, self.rot, self.theta)
-        k = rope(self.k_norm(self.k_proj(x).view(B, 1, self.nkv, self.hd)), at, self.rot, self.theta)
-        v = self.v_proj(x).view(B, 1, self.nkv, self.hd)
-        if "k" in state:
-            k, v = torch.cat([state["k"], k], 1), torch.cat([state["v"], v], 1)
-        state["k"], state["v"] = k, v
+    def attend(self, q, k, v, blocked):
+        """softmax(q·kᵀ/sqrt(head_dim)) v per head, the key-value heads
+        shared by nh/nkv query heads each, where blocked (broadcast to (B,
+        heads, queries, keys)) is false."""
         rep = self.nh // self.nkv
         k, v = k.repeat_interleave(rep, 2), v.repeat_interleave(rep, 2)
-        att = (torch.einsum("bthd,bshd->bhts", q, k) / math.sqrt(self.hd)).softmax(-1)
-        o = torch.einsum("bhts,bshd->bthd", att, v)
-        if self.gated:
-            o = o * torch.sigmoid(gate)
-        return self.o_proj(o.reshape(B, -1))
+        att = torch.einsum("bthd,bshd->bhts", q, k) / math.sqrt(self.hd)
+        att = att.masked_fill(blocked, float("-inf")).softmax(-1)
+        return torch.einsum("bhts,bshd->bthd", att, v)
 
 
 def init_weights(model, layers, gen):
@@ -118,12 +107,14 @@ def l2norm(x):
     return x * torch.rsqrt(x.pow(2).sum(-1, keepdim=True) + 1e-6)
 
 
-def delta_rule_recurrent(q, k, v, g, beta):
+def delta_rule_recurrent(q, k, v, g, beta, S=None, final=False):
     """The gated delta rule token by token: per head S ← S·e^g;
     S ← S + k⊗β(v − Sᵀk); o = Sᵀq. q, k (B, H, T, dk) normalised (q also
-    scaled), v (B, H, T, dv), g and beta (B, H, T)."""
+    scaled), v (B, H, T, dv), g and beta (B, H, T); S the state before the
+    first token (zeros when None). final: also return the last S."""
     B, H, T, dk = k.shape
-    S = torch.zeros(B, H, dk, v.shape[-1])
+    if S is None:
+        S = torch.zeros(B, H, dk, v.shape[-1])
     out = []
     for t in range(T):
         S = S * g[:, :, t, None, None].exp()
@@ -131,7 +122,8 @@ def delta_rule_recurrent(q, k, v, g, beta):
         delta = beta[:, :, t, None] * (v[:, :, t] - torch.einsum("bhkv,bhk->bhv", S, kt))
         S = S + kt[..., None] * delta[..., None, :]
         out.append(torch.einsum("bhkv,bhk->bhv", S, q[:, :, t]))
-    return torch.stack(out, 2)
+    o = torch.stack(out, 2)
+    return (o, S) if final else o
 
 
 def delta_rule_chunked(q, k, v, g, beta, chunk=64, final=False):
@@ -199,11 +191,20 @@ class GatedDeltaNet(nn.Module):
         self.chunked = True
 
     def forward(self, x, state=None):
-        """state, when given, receives the convolution's last K−1 inputs
-        and the delta rule's final state (for step)."""
+        """The layer over x (B, T, hidden); state, when given, holds what
+        the positions before x left (none when empty: the convolution's
+        last K−1 inputs, the delta rule's state) and receives what x
+        leaves. The first call runs the chunked rule, later ones (a token
+        at a time) the recurrent one."""
         B, T, _ = x.shape
         qkv = self.in_proj_qkv(x).transpose(1, 2)
-        mix = F.silu(self.conv1d(qkv)[..., :T]).transpose(1, 2)
+        if state:
+            window = torch.cat([state["conv"], qkv], -1)
+            mix = F.conv1d(window, self.conv1d.weight, groups=window.shape[1])
+        else:
+            window = F.pad(qkv, (self.K - 1, 0))
+            mix = self.conv1d(qkv)[..., :T]
+        mix = F.silu(mix).transpose(1, 2)
         kd = self.kh * self.dk
         q = mix[..., :kd].reshape(B, T, self.kh, self.dk)
         k = mix[..., kd:2 * kd].reshape(B, T, self.kh, self.dk)
@@ -214,40 +215,18 @@ class GatedDeltaNet(nn.Module):
         beta = torch.sigmoid(self.in_proj_b(x))
         g = -self.A_log.exp() * F.softplus(self.in_proj_a(x) + self.dt_bias)
         args = [t.transpose(1, 2) for t in (q, k, v, g, beta)]
-        if state is not None:
-            state["conv"] = F.pad(qkv, (self.K - 1, 0))[..., -(self.K - 1):]
-            o, state["S"] = delta_rule_chunked(*args, final=True)
-            o = o.transpose(1, 2)
+        if state is None:
+            o = (delta_rule_chunked if self.chunked else delta_rule_recurrent)(*args)
+        elif state:
+            o, state["S"] = delta_rule_recurrent(*args, S=state["S"], final=True)
         else:
-            o = (delta_rule_chunked if self.chunked else delta_rule_recurrent)(*args).transpose(1, 2)
+            o, state["S"] = delta_rule_chunked(*args, final=True)
+        if state is not None:
+            state["conv"] = window[..., -(self.K - 1):]
+        o = o.transpose(1, 2)
         z = self.in_proj_z(x).view(B, T, self.vh, self.dv)
         o = self.norm(o) * F.silu(z)
         return self.out_proj(o.reshape(B, T, -1))
-
-    def step(self, x, state, pos):
-        """forward for one new token per row, x (B, hidden); state {"conv":
-        the last K−1 convolution inputs, "S": the delta rule's (B, H, dk,
-        dv)}, updated. pos is unused (no positions here)."""
-        B = x.shape[0]
-        qkv = self.in_proj_qkv(x)
-        window = torch.cat([state.get("conv", qkv.new_zeros(B, qkv.shape[1], self.K - 1)), qkv[:, :, None]], -1)
-        state["conv"] = window[..., 1:]
-        mix = F.silu((window * self.conv1d.weight[:, 0]).sum(-1))
-        kd = self.kh * self.dk
-        r = self.vh // self.kh
-        q = (l2norm(mix[:, :kd].reshape(B, self.kh, self.dk)) / math.sqrt(self.dk)).repeat_interleave(r, 1)
-        k = l2norm(mix[:, kd:2 * kd].reshape(B, self.kh, self.dk)).repeat_interleave(r, 1)
-        v = mix[:, 2 * kd:].reshape(B, self.vh, self.dv)
-        beta = torch.sigmoid(self.in_proj_b(x))
-        g = -self.A_log.exp() * F.softplus(self.in_proj_a(x) + self.dt_bias)
-        S = state.get("S", x.new_zeros(B, self.vh, self.dk, self.dv)) * g.exp()[..., None, None]
-        delta = beta[..., None] * (v - torch.einsum("bhkv,bhk->bhv", S, k))
-        S = S + k[..., None] * delta[..., None, :]
-        state["S"] = S
-        o = torch.einsum("bhkv,bhk->bhv", S, q)
-        z = self.in_proj_z(x).view(B, self.vh, self.dv)
-        o = self.norm(o) * F.silu(z)
-        return self.out_proj(o.reshape(B, -1))
 
 
 class MLP(nn.Module):
@@ -278,11 +257,6 @@ class Layer(nn.Module):
         x = x + mixer(self.input_layernorm(x), state)
         return x + self.mlp(self.post_attention_layernorm(x))
 
-    def step(self, x, state, pos):
-        mixer = self.linear_attn if hasattr(self, "linear_attn") else self.self_attn
-        x = x + mixer.step(self.input_layernorm(x), state, pos)
-        return x + self.mlp(self.post_attention_layernorm(x))
-
 
 class LM(nn.Module):
     """A decoder-only LM with tied embeddings; text_config c. hybrid: the
@@ -301,7 +275,8 @@ class LM(nn.Module):
     def hidden(self, ids, keep=(), states=None):
         """The final normed hidden states, and the residual stream after
         the layers in keep (for a DFlash draft's training); states, a dict
-        per layer, receive what step needs to go on after ids."""
+        per layer, hold what earlier calls left (ids continue them) and
+        receive what ids leave."""
         x = self.embed_tokens(ids)
         kept = []
         for i, layer in enumerate(self.layers):
@@ -322,14 +297,11 @@ class LM(nn.Module):
         position, not the sequence."""
         states = [{} for _ in self.layers]
         E = self.embed_tokens.weight
-        tok = (self.hidden(prompts, states=states)[0][:, -1] @ E.t()).argmax(-1)
-        out = [tok]
-        for pos in range(prompts.shape[1], prompts.shape[1] + new - 1):
-            x = self.embed_tokens(tok)
-            for layer, st in zip(self.layers, states):
-                x = layer.step(x, st, pos)
-            tok = (self.norm(x) @ E.t()).argmax(-1)
+        ids, out = prompts, []
+        for _ in range(new):
+            tok = (self.hidden(ids, states=states)[0][:, -1] @ E.t()).argmax(-1)
             out.append(tok)
+            ids = tok[:, None]
         return torch.stack(out, 1)
 
     def state_dict_hf(self):
@@ -356,12 +328,7 @@ class DFlashAttention(Attention):
             rope(self.k_norm(self.k_proj(ctx).view(B, T, self.nkv, self.hd)), ctx_pos, self.rot, self.theta),
             rope(self.k_norm(self.k_proj(x).view(B, n, self.nkv, self.hd)), pos, self.rot, self.theta)], 1)
         v = torch.cat([self.v_proj(ctx), self.v_proj(x)], 1).view(B, T + n, self.nkv, self.hd)
-        rep = self.nh // self.nkv
-        k, v = k.repeat_interleave(rep, 2), v.repeat_interleave(rep, 2)
-        att = torch.einsum("bthd,bshd->bhts", q, k) / math.sqrt(self.hd)
-        att = att.masked_fill(~mask[:, None], float("-inf")).softmax(-1)
-        o = torch.einsum("bhts,bshd->bthd", att, v)
-        return self.o_proj(o.reshape(B, n, -1))
+        return self.o_proj(self.attend(q, k, v, ~mask[:, None]).reshape(B, n, -1))
 
 
 class DFlashLayer(nn.Module):
