@@ -138,9 +138,17 @@ func TestConnectionCapsRefuse(t *testing.T) {
 				t.Errorf("refusal %q", got)
 			}
 			close(eng.Hold) // the streams end, so /metrics gets a connection
-			waitFor(t, "the refusal to be counted", func() bool {
-				return strings.Contains(ts.do(t, "GET", "/metrics", "", "Connection: close").body, "splash_http_connections_refused_total 1\n")
+			// A poll made before the streams end is refused too, so the
+			// count is at least one, not exactly one.
+			var metrics string
+			waitFor(t, "a connection for /metrics", func() bool {
+				res := ts.do(t, "GET", "/metrics", "", "Connection: close")
+				metrics = res.body
+				return res.status == 200
 			})
+			if n := metricValue(metrics, "splash_http_connections_refused_total"); n < 1 {
+				t.Errorf("refused connections counted: %v, want at least 1", n)
+			}
 		})
 	}
 }
@@ -170,4 +178,19 @@ func TestStalledReaderIsCut(t *testing.T) {
 			t.Fatal("the stalled stream was never cut")
 		}
 	}
+}
+
+// metricValue is the value of an unlabelled metric in a Prometheus text
+// page, or -1 if the page does not have it.
+func metricValue(page, name string) float64 {
+	for line := range strings.Lines(page) {
+		value, ok := strings.CutPrefix(strings.TrimSpace(line), name+" ")
+		if !ok {
+			continue
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			return v
+		}
+	}
+	return -1
 }

@@ -18,9 +18,7 @@ import (
 )
 
 // waitFor polls cond until it holds. The ten seconds are a hang guard,
-// not a speed check: a loaded 2-core CI machine took over two to count a
-// refused connection (TestConnectionCapsRefuse), and a passing wait ends
-// as soon as cond holds.
+// not a speed check: a passing wait ends as soon as cond holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
