@@ -67,8 +67,8 @@ func (p *Parser) Feed(chunk string) []Segment {
 			return out
 
 		case inside:
-			ci := strings.Index(p.pending, closeTag)
-			oi := strings.Index(p.pending, openTag)
+			ci := indexOutsideStrings(p.pending, closeTag)
+			oi := indexOutsideStrings(p.pending, openTag)
 			if oi >= 0 && (ci < 0 || oi < ci) {
 				// A new call opens before this one closed: close this one
 				// only if its body is a whole valid call.
@@ -142,6 +142,29 @@ func appendText(out []Segment, text string) []Segment {
 		return out
 	}
 	return append(out, Segment{Text: text})
+}
+
+// indexOutsideStrings is the index of the first tag in a call body that is
+// not inside a JSON string, or -1. A string may hold the tags' text (a
+// model writing about tool calls, or Qwen's added <tool_call> token sampled
+// inside a constrained argument), and that text does not end the call. A
+// body whose string never closes is held back until the stream ends.
+func indexOutsideStrings(body, tag string) int {
+	inStr, esc := false, false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case c == '"':
+			inStr = !inStr
+		case !inStr && c == tag[0] && strings.HasPrefix(body[i:], tag):
+			return i
+		}
+	}
+	return -1
 }
 
 // partialSuffix returns the length of the longest suffix of s that is a

@@ -72,6 +72,17 @@ var outputs = []recorded{
 		want:   []string{"text:ends with <tool_c"},
 	},
 	{
+		name: "tags inside argument strings",
+		output: "<tool_call>\n{\"arguments\": {\"notes\": [\"a<tool_call> b</tool_call>\\\"</tool_call>\"]}, \"name\": \"lookup\"}\n</tool_call>" +
+			"<tool_call>{\"name\": \"b\", \"arguments\": {\"s\": \"\\\\\"}}</tool_call>",
+		want: []string{`call:lookup {"notes":["a<tool_call> b</tool_call>\"</tool_call>"]}`, `call:b {"s":"\\"}`},
+	},
+	{
+		name:   "a string that never closes holds the rest",
+		output: "<tool_call>{\"name\": \"a\", \"arguments\": {\"s\": \"x</tool_call> more",
+		want:   []string{"bad:unterminated tool call"},
+	},
+	{
 		name:   "partial closing tag after a call",
 		output: "<tool_call>{\"name\": \"a\"}</tool_call> </tool",
 		want:   []string{`call:a {}`, "text: </tool"},
