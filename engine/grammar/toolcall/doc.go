@@ -8,7 +8,8 @@
 // A Parser is fed text as it streams (tags may be split across chunks at any
 // byte) and returns Segments as soon as they are decided: text outside calls
 // right away, except a tail that could be the start of "<tool_call>"; a call
-// once its closing tag arrives. Parse does the same for a whole output, and
+// once its closing tag arrives. Inside a call, tags count only outside its
+// JSON strings, so an argument may hold their text. Parse does the same for a whole output, and
 // both give the same segments, up to how plain text is cut into pieces.
 //
 // Repairs, made only when the result is unambiguous:
