@@ -469,6 +469,10 @@ def train_dflash(args, tok, s):
     torch.manual_seed(SEED)
     c = dict(DFLASH, vocab_size=VOCAB)
     draft = DFlash(c, len(DFLASH_LAYERS), SEED)
+
+    def greedy_chain():  # the held-out measure the stages report: 16 prompts, DFLASH_GEN tokens each
+        return dflash_chain(draft, target, s["heldout_code"], mask, 16, CONTEXT - DFLASH_GEN, DFLASH_GEN)
+
     log("dflash: %d parameters, block %d, target layers %s" % (
         sum(p.numel() for p in draft.parameters()), DFLASH_BLOCK, DFLASH_LAYERS))
     gen = torch.Generator().manual_seed(SEED)
@@ -490,7 +494,7 @@ def train_dflash(args, tok, s):
         if args.eval_every and step % args.eval_every == args.eval_every - 1:
             log("dflash: step %d held-out mean accepted length %.2f per block of %d (teacher-forced, 16 windows)" % (
                 step, dflash_acceptance(draft, target, s["heldout_code"], mask, 16), DFLASH_BLOCK))
-    first = dflash_chain(draft, target, s["heldout_code"], mask, 16, CONTEXT - DFLASH_GEN, DFLASH_GEN)
+    first = greedy_chain()
     log("dflash: after the corpus stage, held-out mean accepted length %.2f per block decoding greedily" % first)
     rows, feats = dflash_rows(args, target, s)
     opt = torch.optim.AdamW(draft.parameters(), lr=DFLASH_GEN_LR, betas=(0.9, 0.95), weight_decay=0.1)
@@ -509,12 +513,12 @@ def train_dflash(args, tok, s):
             log_step("dflash generations", step, gen_steps, loss.item(), (step + 1) * args.batch * CONTEXT, t1, c1)
         if args.eval_every and step % args.eval_every == args.eval_every - 1:
             log("dflash: generations step %d held-out mean accepted length %.2f per block decoding greedily" % (
-                step, dflash_chain(draft, target, s["heldout_code"], mask, 16, CONTEXT - DFLASH_GEN, DFLASH_GEN)))
+                step, greedy_chain()))
     tau = dflash_acceptance(draft, target, s["heldout_code"], mask, args.eval_windows)
     chat = dflash_acceptance(draft, target, s["heldout_chat"], mask, args.eval_windows)
     log("dflash: held-out mean accepted length %.2f on Go source, %.2f on chat, per block of %d (teacher-forced; %d steps, %.0f s)" % (
         tau, chat, DFLASH_BLOCK, steps, time.time() - t0))
-    chain = dflash_chain(draft, target, s["heldout_code"], mask, 16, CONTEXT - DFLASH_GEN, DFLASH_GEN)
+    chain = greedy_chain()
     log("dflash: held-out mean accepted length %.2f per block of %d decoding greedily (16 Go source prompts of %d tokens, %d tokens each; %.2f after the corpus stage)" % (
         chain, DFLASH_BLOCK, CONTEXT - DFLASH_GEN, DFLASH_GEN, first))
     metrics = {"heldout_code_accepted_length": tau, "heldout_chat_accepted_length": chat,
